@@ -1,0 +1,1 @@
+"""Pure numeric core: parsing, records, measures, pooling and analyses (numpy/scipy only)."""
