@@ -1,0 +1,106 @@
+"""Campaigns: create, list, read, change settings, open and close submissions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.security import Member, Organiser, SessionDep
+from app.services import campaigns as service
+from app.storage.models import CampaignStatus, TaskKind
+
+router = APIRouter(prefix="/api/campaigns", tags=["campaigns"])
+
+
+class CampaignIn(BaseModel):
+    """A new campaign."""
+
+    name: str = Field(min_length=1, max_length=200)
+    task_kind: TaskKind
+    description: str = ""
+    max_results: int = Field(default=1000, gt=0, le=100_000)
+    max_runs_per_team: int = Field(default=10, gt=0, le=1000)
+    submission_opens_at: datetime | None = None
+    submission_closes_at: datetime | None = None
+    media_url_template: str | None = None
+
+
+class CampaignPatch(BaseModel):
+    """Settings to change; omitted fields stay as they are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = None
+    max_results: int | None = Field(default=None, gt=0, le=100_000)
+    max_runs_per_team: int | None = Field(default=None, gt=0, le=1000)
+    submission_opens_at: datetime | None = None
+    submission_closes_at: datetime | None = None
+    media_url_template: str | None = None
+
+
+class CampaignOut(BaseModel):
+    """A campaign as the API shows it."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    task_kind: TaskKind
+    status: CampaignStatus
+    description: str
+    max_results: int
+    max_runs_per_team: int
+    submission_opens_at: datetime | None
+    submission_closes_at: datetime | None
+    media_url_template: str | None
+    created_at: datetime
+
+
+@router.post("", status_code=201, response_model=CampaignOut)
+def create_campaign(body: CampaignIn, session: SessionDep, principal: Organiser) -> CampaignOut:
+    """Create a campaign in `draft` status."""
+    if body.media_url_template:
+        from app.services.collection import check_url_template
+
+        check_url_template(body.media_url_template)
+    campaign = service.create_campaign(session, principal, service.CampaignSpec(**body.model_dump()))
+    session.commit()
+    return CampaignOut.model_validate(campaign)
+
+
+@router.get("", response_model=list[CampaignOut])
+def list_campaigns(session: SessionDep, principal: Member) -> list[CampaignOut]:
+    """Campaigns the caller belongs to."""
+    return [CampaignOut.model_validate(c) for c in service.list_campaigns(session, principal)]
+
+
+@router.get("/{campaign_id}", response_model=CampaignOut)
+def get_campaign(campaign_id: int, session: SessionDep, principal: Member) -> CampaignOut:
+    """One campaign."""
+    return CampaignOut.model_validate(service.get_campaign(session, principal, campaign_id))
+
+
+@router.patch("/{campaign_id}", response_model=CampaignOut)
+def update_campaign(campaign_id: int, body: CampaignPatch, session: SessionDep, principal: Organiser) -> CampaignOut:
+    """Change a campaign's settings."""
+    campaign = service.update_campaign(session, principal, campaign_id, body.model_dump(exclude_unset=True))
+    session.commit()
+    return CampaignOut.model_validate(campaign)
+
+
+@router.post("/{campaign_id}/open", response_model=CampaignOut)
+def open_submissions(campaign_id: int, session: SessionDep, principal: Organiser) -> CampaignOut:
+    """Open submissions (from draft, or re-open a closed campaign)."""
+    campaign = service.set_status(session, principal, campaign_id, CampaignStatus.open)
+    session.commit()
+    return CampaignOut.model_validate(campaign)
+
+
+@router.post("/{campaign_id}/close", response_model=CampaignOut)
+def close_submissions(campaign_id: int, session: SessionDep, principal: Organiser) -> CampaignOut:
+    """Close submissions."""
+    campaign = service.set_status(session, principal, campaign_id, CampaignStatus.closed)
+    session.commit()
+    return CampaignOut.model_validate(campaign)

@@ -1,0 +1,96 @@
+"""Runs: upload with metadata, list, read, download and delete."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Request, Response, UploadFile
+from pydantic import BaseModel, ConfigDict
+
+from app.api.security import Submitter, SessionDep
+from app.api.uploads import read_limited
+from app.services import runs as service
+
+router = APIRouter(prefix="/api", tags=["runs"])
+
+
+class RunOut(BaseModel):
+    """A run's metadata as the API shows it."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    campaign_id: int
+    team_id: int
+    name: str
+    tag: str | None
+    format: str
+    system_type: str
+    novelty: bool
+    training_type: str
+    priority: int
+    description: str
+    n_entries: int
+    n_topics: int
+    sha256: str
+    created_at: datetime
+
+
+@router.post("/campaigns/{campaign_id}/runs", status_code=201, response_model=RunOut)
+async def upload_run(
+    campaign_id: int,
+    request: Request,
+    file: UploadFile,
+    session: SessionDep,
+    principal: Submitter,
+    name: Annotated[str, Form(description="Run name, unique within the team")],
+    system_type: Annotated[str, Form(description="F (fully automatic), M (manually assisted), R (relevance feedback)")] = "F",
+    novelty: Annotated[bool, Form(description="Novelty run (N)")] = False,
+    training_type: Annotated[str, Form(description="A, D, E or F (TRECVID training types)")] = "D",
+    priority: Annotated[int, Form(description="1 = highest; pools may take priority runs only")] = 1,
+    description: Annotated[str, Form()] = "",
+    format: Annotated[Literal["trec", "xml", "moments"] | None, Form(description="Detected when omitted")] = None,
+    team_id: Annotated[int | None, Form(description="Organisers only: the team the run is for")] = None,
+) -> RunOut:
+    """Upload a run (TREC 6 columns, TRECVID AVS XML or moment TSV/JSONL); it is validated whole first."""
+    data = await read_limited(request, file)
+    metadata = service.RunMetadata(
+        name=name, system_type=system_type, novelty=novelty, training_type=training_type,
+        priority=priority, description=description,
+    )
+    submission = service.Submission(data=data, metadata=metadata, format=format, team_id=team_id)
+    run = service.submit_run(session, principal, campaign_id, submission,
+                             max_errors=request.app.state.settings.max_errors)
+    session.commit()
+    return RunOut.model_validate(run)
+
+
+@router.get("/campaigns/{campaign_id}/runs", response_model=list[RunOut])
+def list_runs(campaign_id: int, session: SessionDep, principal: Submitter) -> list[RunOut]:
+    """Runs of the campaign: all for organisers, its own for a team."""
+    return [RunOut.model_validate(r) for r in service.list_runs(session, principal, campaign_id)]
+
+
+@router.get("/runs/{run_id}", response_model=RunOut)
+def get_run(run_id: int, session: SessionDep, principal: Submitter) -> RunOut:
+    """One run's metadata."""
+    return RunOut.model_validate(service.visible_run(session, principal, run_id))
+
+
+@router.get("/runs/{run_id}/download", response_class=Response)
+def download_run(run_id: int, session: SessionDep, principal: Submitter) -> Response:
+    """The run as a file: TREC 6 columns for shot runs, `topic video start end score tag` TSV for moments."""
+    run, chunks = service.download_run(session, principal, run_id)
+    body = b"".join(chunks)
+    filename = f"{run.name}.{'tsv' if run.format == 'moments' else 'txt'}"
+    return Response(body, media_type="text/plain; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@router.delete("/runs/{run_id}", status_code=204, response_class=Response)
+def delete_run(run_id: int, session: SessionDep, principal: Submitter) -> Response:
+    """Delete a run (teams: while submissions are open)."""
+    service.delete_run(session, principal, run_id)
+    session.commit()
+    return Response(status_code=204)

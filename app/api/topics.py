@@ -1,0 +1,59 @@
+"""Topics of a campaign."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, UploadFile
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.security import Member, Organiser, SessionDep
+from app.api.uploads import read_limited
+from app.evaluation.topics_file import TopicDef
+from app.services import topics as service
+
+router = APIRouter(prefix="/api/campaigns/{campaign_id}/topics", tags=["topics"])
+
+
+class TopicIn(BaseModel):
+    """A topic to add."""
+
+    number: str = Field(min_length=1, max_length=64, pattern=r"^\S+$")
+    title: str = Field(min_length=1)
+    description: str = ""
+
+
+class TopicOut(BaseModel):
+    """A topic as stored."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    number: str
+    title: str
+    description: str
+
+
+@router.post("", status_code=201, response_model=list[TopicOut])
+def add_topics(campaign_id: int, body: list[TopicIn], session: SessionDep, principal: Organiser) -> list[TopicOut]:
+    """Add topics given as JSON."""
+    defs = [TopicDef(t.number, t.title, t.description) for t in body]
+    rows = service.add_topics(session, principal, campaign_id, defs)
+    session.commit()
+    return [TopicOut.model_validate(t) for t in rows]
+
+
+@router.post("/file", status_code=201, response_model=list[TopicOut])
+async def add_topics_file(
+    campaign_id: int, request: Request, file: UploadFile, session: SessionDep, principal: Organiser
+) -> list[TopicOut]:
+    """Add topics from a file: TRECVID `number text` lines, TREC topics XML or TRECVID topics XML."""
+    data = await read_limited(request, file)
+    rows = service.add_topics_file(session, principal, campaign_id, data,
+                                   max_errors=request.app.state.settings.max_errors)
+    session.commit()
+    return [TopicOut.model_validate(t) for t in rows]
+
+
+@router.get("", response_model=list[TopicOut])
+def list_topics(campaign_id: int, session: SessionDep, principal: Member) -> list[TopicOut]:
+    """The campaign's topics."""
+    return [TopicOut.model_validate(t) for t in service.list_topics(session, principal, campaign_id)]

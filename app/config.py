@@ -1,0 +1,30 @@
+"""Service settings, read from the environment (prefix TRECPOOL_, plus DATABASE_URL)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """All tunables of the service; every limit is a setting."""
+
+    model_config = SettingsConfigDict(env_prefix="TRECPOOL_", extra="ignore")
+
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "TRECPOOL_DATABASE_URL")
+    )
+    data_dir: Path = Field(default=Path(".trecpool"), description="Where the embedded PostgreSQL keeps its data.")
+    max_upload_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="Largest accepted upload (413 above).")
+    max_errors: int = Field(default=50, gt=0, description="How many validation errors one response lists at most.")
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()

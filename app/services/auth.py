@@ -1,0 +1,87 @@
+"""API tokens (stored hashed) and the principal a token speaks for."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.services.errors import Forbidden, NotFound, Unauthenticated
+from app.storage.models import ApiToken, Assessor, Role, Team
+
+TOKEN_PREFIX = "tp_"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: a role plus the team, assessor or campaign the token is bound to."""
+
+    role: Role
+    token_id: int
+    campaign_id: int | None = None
+    team_id: int | None = None
+    assessor_id: int | None = None
+
+    def may_organise(self, campaign_id: int) -> bool:
+        """Whether this principal organises `campaign_id` (unbound organiser tokens organise all)."""
+        return self.role is Role.organiser and self.campaign_id in (None, campaign_id)
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(
+    session: Session,
+    role: Role,
+    *,
+    label: str = "",
+    campaign_id: int | None = None,
+    team_id: int | None = None,
+    assessor_id: int | None = None,
+) -> str:
+    """Store a new token and return its plain text (shown once, never stored)."""
+    if role is Role.team:
+        team = session.get(Team, team_id) if team_id is not None else None
+        if team is None:
+            raise NotFound(f"team {team_id} not found")
+        campaign_id = team.campaign_id
+    elif role is Role.assessor:
+        assessor = session.get(Assessor, assessor_id) if assessor_id is not None else None
+        if assessor is None:
+            raise NotFound(f"assessor {assessor_id} not found")
+        campaign_id = assessor.campaign_id
+    plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    session.add(
+        ApiToken(
+            token_hash=hash_token(plain), role=role, label=label,
+            campaign_id=campaign_id, team_id=team_id, assessor_id=assessor_id,
+        )
+    )
+    session.flush()
+    return plain
+
+
+def authenticate(session: Session, token: str | None) -> Principal:
+    """The principal of a bearer token, or Unauthenticated."""
+    if not token:
+        raise Unauthenticated("missing bearer token (Authorization: Bearer <token>)")
+    row = session.scalar(
+        select(ApiToken).where(ApiToken.token_hash == hash_token(token), ApiToken.revoked_at.is_(None))
+    )
+    if row is None:
+        raise Unauthenticated("invalid or revoked token")
+    return Principal(
+        role=row.role, token_id=row.id, campaign_id=row.campaign_id,
+        team_id=row.team_id, assessor_id=row.assessor_id,
+    )
+
+
+def require_organiser(principal: Principal, campaign_id: int) -> None:
+    """Forbidden unless the principal organises the campaign."""
+    if not principal.may_organise(campaign_id):
+        raise Forbidden("only the campaign's organisers may do this")

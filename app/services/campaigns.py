@@ -1,0 +1,128 @@
+"""Campaign use cases: create, read, change settings and move through the lifecycle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.services.auth import Principal, require_organiser
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from app.storage.models import Campaign, CampaignStatus, Role, TaskKind
+
+# Which statuses each transition may start from.
+TRANSITIONS: dict[CampaignStatus, tuple[CampaignStatus, ...]] = {
+    CampaignStatus.open: (CampaignStatus.draft, CampaignStatus.closed),
+    CampaignStatus.closed: (CampaignStatus.open,),
+}
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """What an organiser gives to create a campaign."""
+
+    name: str
+    task_kind: TaskKind
+    description: str = ""
+    max_results: int = 1000
+    max_runs_per_team: int = 10
+    submission_opens_at: datetime | None = None
+    submission_closes_at: datetime | None = None
+    media_url_template: str | None = None
+
+
+def _check_window(opens: datetime | None, closes: datetime | None) -> None:
+    """InvalidInput if the submission window ends before it starts."""
+    if opens and closes and closes <= opens:
+        raise InvalidInput(
+            "submission window is empty",
+            [{"field": "submission_closes_at", "message": "must be after submission_opens_at"}],
+        )
+
+
+def create_campaign(session: Session, principal: Principal, spec: CampaignSpec) -> Campaign:
+    """Create a draft campaign; only unbound organiser tokens may."""
+    if principal.role is not Role.organiser or principal.campaign_id is not None:
+        raise Forbidden("only an organiser token not bound to a campaign may create campaigns")
+    _check_window(spec.submission_opens_at, spec.submission_closes_at)
+    if session.scalar(select(Campaign.id).where(Campaign.name == spec.name)) is not None:
+        raise Conflict(f"a campaign named {spec.name!r} exists already")
+    campaign = Campaign(**spec.__dict__, status=CampaignStatus.draft)
+    session.add(campaign)
+    try:
+        session.flush()
+    except IntegrityError:
+        raise Conflict(f"a campaign named {spec.name!r} exists already") from None
+    return campaign
+
+
+def get_campaign(session: Session, principal: Principal, campaign_id: int) -> Campaign:
+    """The campaign if the caller belongs to it (NotFound otherwise, so ids are not probed)."""
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None or not _may_see(principal, campaign):
+        raise NotFound(f"campaign {campaign_id} not found")
+    return campaign
+
+
+def get_organised(session: Session, principal: Principal, campaign_id: int) -> Campaign:
+    """The campaign, checked that the caller organises it."""
+    campaign = get_campaign(session, principal, campaign_id)
+    require_organiser(principal, campaign_id)
+    return campaign
+
+
+def _may_see(principal: Principal, campaign: Campaign) -> bool:
+    """Organisers see what they organise; teams and assessors see their own campaign."""
+    if principal.role is Role.organiser:
+        return principal.may_organise(campaign.id)
+    return principal.campaign_id == campaign.id
+
+
+def list_campaigns(session: Session, principal: Principal) -> list[Campaign]:
+    """Campaigns the caller may see, oldest first."""
+    query = select(Campaign).order_by(Campaign.id)
+    if principal.campaign_id is not None:
+        query = query.where(Campaign.id == principal.campaign_id)
+    return list(session.scalars(query))
+
+
+def update_campaign(session: Session, principal: Principal, campaign_id: int, changes: dict[str, object]) -> Campaign:
+    """Change settings of a campaign (window, limits, description, media URL template)."""
+    campaign = get_organised(session, principal, campaign_id)
+    allowed = {"description", "max_results", "max_runs_per_team", "submission_opens_at",
+               "submission_closes_at", "media_url_template"}
+    unknown = sorted(set(changes) - allowed)
+    if unknown:
+        raise InvalidInput("unknown fields", [{"field": f, "message": "cannot be changed"} for f in unknown])
+    if "max_results" in changes and campaign.status not in (CampaignStatus.draft, CampaignStatus.open):
+        raise Forbidden("max_results is fixed once submissions have closed")
+    opens = changes.get("submission_opens_at", campaign.submission_opens_at)
+    closes = changes.get("submission_closes_at", campaign.submission_closes_at)
+    _check_window(opens, closes)  # type: ignore[arg-type]
+    for key, value in changes.items():
+        setattr(campaign, key, value)
+    session.flush()
+    return campaign
+
+
+def set_status(session: Session, principal: Principal, campaign_id: int, target: CampaignStatus) -> Campaign:
+    """Open or close submissions, following the lifecycle."""
+    campaign = get_organised(session, principal, campaign_id)
+    sources = TRANSITIONS.get(target)
+    if sources is None or campaign.status not in sources:
+        raise Conflict(f"cannot move campaign from {campaign.status.value} to {target.value}")
+    campaign.status = target
+    session.flush()
+    return campaign
+
+
+def submissions_open(campaign: Campaign, now: datetime) -> bool:
+    """Whether runs may be submitted or deleted at `now`."""
+    if campaign.status is not CampaignStatus.open:
+        return False
+    if campaign.submission_opens_at and now < campaign.submission_opens_at:
+        return False
+    return not (campaign.submission_closes_at and now >= campaign.submission_closes_at)

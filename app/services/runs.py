@@ -1,0 +1,232 @@
+"""Run submission: validate a whole file, then store it with COPY in the caller's transaction."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+import numpy as np
+from psycopg import sql
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from app.evaluation.errors import FormatError
+from app.services import run_files
+from app.services.auth import Principal
+from app.services.campaigns import get_campaign, submissions_open
+from app.services.collection import has_collection
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from app.services.topics import topic_ids_by_number
+from app.services.validation import from_format_error, invalid_file
+from app.storage.bulk import copy_out, copy_rows
+from app.storage.models import Campaign, CampaignStatus, Role, Run, TaskKind, Team
+
+RunFormat = Literal["trec", "xml", "moments"]
+SYSTEM_TYPES = ("F", "M", "R")
+TRAINING_TYPES = ("A", "D", "E", "F")
+
+
+@dataclass(frozen=True)
+class RunMetadata:
+    """What a team says about a run (TRECVID run metadata)."""
+
+    name: str
+    system_type: str = "F"
+    novelty: bool = False
+    training_type: str = "D"
+    priority: int = 1
+    description: str = ""
+
+    def problems(self) -> list[dict[str, object]]:
+        """Field errors of this metadata, empty when valid."""
+        found: list[dict[str, object]] = []
+        if not self.name or len(self.name) > 200 or any(c.isspace() for c in self.name):
+            found.append({"field": "name", "message": "1-200 characters, no white space"})
+        if self.system_type not in SYSTEM_TYPES:
+            found.append({"field": "system_type", "message": f"one of {', '.join(SYSTEM_TYPES)}"})
+        if self.training_type not in TRAINING_TYPES:
+            found.append({"field": "training_type", "message": f"one of {', '.join(TRAINING_TYPES)}"})
+        if self.priority < 1:
+            found.append({"field": "priority", "message": "must be >= 1"})
+        return found
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A run upload: its bytes, format and metadata, and for organisers the team it is for."""
+
+    data: bytes
+    metadata: RunMetadata
+    format: RunFormat | None = None
+    team_id: int | None = None
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+
+
+def _now() -> datetime:
+    """The current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+def _resolve_team(session: Session, principal: Principal, campaign: Campaign, team_id: int | None) -> Team:
+    """The submitting team: the token's own, or (for organisers) the one named."""
+    if principal.role is Role.team:
+        if team_id is not None and team_id != principal.team_id:
+            raise Forbidden("a team token submits for its own team only")
+        team_id = principal.team_id
+    elif principal.may_organise(campaign.id):
+        if team_id is None:
+            raise InvalidInput("organisers must name the team", [{"field": "team_id", "message": "required"}])
+    else:
+        raise Forbidden("only teams and organisers submit runs")
+    team = session.get(Team, team_id)
+    if team is None or team.campaign_id != campaign.id:
+        raise NotFound(f"team {team_id} not found in campaign {campaign.id}")
+    return team
+
+
+def _check_quota(session: Session, campaign: Campaign, team: Team, name: str) -> None:
+    """Conflict if the name is taken or the team has used up its runs."""
+    names = list(session.scalars(select(Run.name).where(Run.team_id == team.id)))
+    if name in names:
+        raise Conflict(f"team {team.name!r} already has a run named {name!r}")
+    if len(names) >= campaign.max_runs_per_team:
+        raise Conflict(f"team {team.name!r} has used all {campaign.max_runs_per_team} runs this campaign allows")
+
+
+def submit_run(
+    session: Session, principal: Principal, campaign_id: int, submission: Submission, *, max_errors: int
+) -> Run:
+    """Validate an uploaded run completely and store it; raises before anything is written."""
+    campaign = get_campaign(session, principal, campaign_id)
+    team = _resolve_team(session, principal, campaign, submission.team_id)
+    if not submissions_open(campaign, _now()):
+        raise Forbidden("the submission window of this campaign is closed")
+    meta = submission.metadata
+    if meta.problems():
+        raise InvalidInput("invalid run metadata", meta.problems())
+    _check_quota(session, campaign, team, meta.name)
+    fmt = submission.format or run_files.detect_format(submission.data, campaign.task_kind)
+    if (fmt == "moments") != (campaign.task_kind is TaskKind.moments):
+        raise InvalidInput(
+            f"a {campaign.task_kind.value} campaign does not take {fmt} runs",
+            [{"field": "format", "message": f"not allowed for task kind {campaign.task_kind.value}"}],
+        )
+    try:
+        parsed = run_files.parse(submission.data, fmt, max_errors=max_errors)
+    except FormatError as exc:
+        raise from_format_error("run file", exc, max_errors) from None
+    topic_ids = topic_ids_by_number(session, campaign.id)
+    errors = run_files.check_against_campaign(parsed, topic_ids, campaign.max_results)
+    if errors:
+        raise invalid_file("run file", errors, max_errors)
+    run = Run(
+        campaign_id=campaign.id, team_id=team.id, name=meta.name, tag=parsed.tag, format=fmt,
+        system_type=meta.system_type, novelty=meta.novelty, training_type=meta.training_type,
+        priority=meta.priority, description=meta.description, n_entries=parsed.n_rows,
+        n_topics=len(np.unique(parsed.topics)), sha256=hashlib.sha256(submission.data).hexdigest(),
+    )
+    session.add(run)
+    session.flush()
+    _store_entries(session, run, parsed, topic_ids)
+    if has_collection(session, campaign.id):
+        errors = _unknown_in_collection(session, run, parsed)
+        if errors:
+            raise invalid_file("run file", errors, max_errors)
+    return run
+
+
+def _store_entries(session: Session, run: Run, parsed: run_files.ParsedRun, topic_ids: dict[str, int]) -> None:
+    """COPY the parsed rows into run_entries or moment_entries."""
+    n = parsed.n_rows
+    topic_col = run_files.topic_id_column(parsed.topics, topic_ids)
+    ids = np.full(n, run.id, dtype=np.int64)
+    seq = np.arange(n, dtype=np.int64)
+    if parsed.moments is not None:
+        m = parsed.moments
+        copy_rows(session, "moment_entries", ("run_id", "seq", "topic_id", "video_id", "start", "end", "score"),
+                  [ids, seq, topic_col, m.videos, m.starts, m.ends, m.scores])
+    else:
+        t = parsed.trec
+        assert t is not None
+        copy_rows(session, "run_entries", ("run_id", "seq", "topic_id", "docno", "rank", "score"),
+                  [ids, seq, topic_col, t.docs, t.ranks, t.scores])
+
+
+def _unknown_in_collection(session: Session, run: Run, parsed: run_files.ParsedRun) -> list[tuple[int, str]]:
+    """Line errors for shots (or videos) of the stored run that the collection lacks."""
+    if parsed.moments is not None:
+        query = text(
+            "SELECT e.seq, e.video_id FROM moment_entries e WHERE e.run_id = :run AND NOT EXISTS ("
+            "SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.video_id = e.video_id) "
+            "ORDER BY e.seq LIMIT 1000"
+        )
+        what = "video"
+    else:
+        query = text(
+            "SELECT e.seq, e.docno FROM run_entries e WHERE e.run_id = :run AND NOT EXISTS ("
+            "SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.shot_id = e.docno) "
+            "ORDER BY e.seq LIMIT 1000"
+        )
+        what = "shot"
+    rows = session.execute(query, {"run": run.id, "campaign": run.campaign_id}).all()
+    return [(int(parsed.lines[seq]), f"{what} {value!r} is not in the collection") for seq, value in rows]
+
+
+def visible_run(session: Session, principal: Principal, run_id: int) -> Run:
+    """A run the caller may see: organisers of its campaign, or its own team (NotFound otherwise)."""
+    run = session.get(Run, run_id)
+    if run is None or not (
+        principal.may_organise(run.campaign_id) or (principal.role is Role.team and principal.team_id == run.team_id)
+    ):
+        raise NotFound(f"run {run_id} not found")
+    return run
+
+
+def list_runs(session: Session, principal: Principal, campaign_id: int) -> list[Run]:
+    """Runs of a campaign the caller may see: all for organisers, its own for a team."""
+    get_campaign(session, principal, campaign_id)
+    query = select(Run).where(Run.campaign_id == campaign_id).order_by(Run.id)
+    if principal.role is Role.team:
+        query = query.where(Run.team_id == principal.team_id)
+    elif not principal.may_organise(campaign_id):
+        raise Forbidden("assessors do not see runs")
+    return list(session.scalars(query))
+
+
+def delete_run(session: Session, principal: Principal, run_id: int) -> None:
+    """Delete a run: teams while submissions are open, organisers until the campaign is pooled."""
+    run = visible_run(session, principal, run_id)
+    campaign = session.get(Campaign, run.campaign_id)
+    assert campaign is not None
+    if principal.role is Role.team and not submissions_open(campaign, _now()):
+        raise Forbidden("runs can be deleted only while submissions are open")
+    if campaign.status not in (CampaignStatus.draft, CampaignStatus.open, CampaignStatus.closed):
+        raise Forbidden("runs of a pooled campaign cannot be deleted")
+    session.delete(run)
+    session.flush()
+
+
+def download_run(session: Session, principal: Principal, run_id: int) -> tuple[Run, Iterator[bytes]]:
+    """The run and a stream of its file (TREC 6 columns, or moment TSV) in upload order."""
+    run = visible_run(session, principal, run_id)
+    tag = sql.Literal(run.tag or run.name)
+    if run.format == "moments":
+        query = sql.SQL(
+            "SELECT t.number, e.video_id, e.start, e.end, e.score, {} FROM moment_entries e "
+            "JOIN topics t ON t.id = e.topic_id WHERE e.run_id = {} ORDER BY e.seq"
+        ).format(tag, sql.Literal(run.id))
+        return run, copy_out(session, query, delimiter="\t")
+    query = sql.SQL(
+        "SELECT t.number, 'Q0', e.docno, e.rank, e.score, {} FROM run_entries e "
+        "JOIN topics t ON t.id = e.topic_id WHERE e.run_id = {} ORDER BY e.seq"
+    ).format(tag, sql.Literal(run.id))
+    return run, copy_out(session, query, delimiter=" ")
+
+
+def run_counts(session: Session, campaign_id: int) -> dict[int, int]:
+    """Number of runs per team id."""
+    rows = session.execute(select(Run.team_id, func.count()).where(Run.campaign_id == campaign_id).group_by(Run.team_id))
+    return dict(rows.tuples())

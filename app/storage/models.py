@@ -1,0 +1,421 @@
+"""SQLAlchemy models of the whole campaign domain."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Double,
+    Enum,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base with stable constraint names for migrations."""
+
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {dict[str, Any]: JSONB}
+
+
+def _enum(cls: type[enum.Enum], name: str) -> Enum:
+    """A PostgreSQL enum type storing the members' values."""
+    return Enum(cls, name=name, values_callable=lambda e: [m.value for m in e])
+
+
+class TaskKind(str, enum.Enum):
+    """What a campaign's runs rank: shots (AVS) or moments (VMR)."""
+
+    shots = "shots"
+    moments = "moments"
+
+
+class CampaignStatus(str, enum.Enum):
+    """Campaign lifecycle, in order."""
+
+    draft = "draft"
+    open = "open"
+    closed = "closed"
+    pooled = "pooled"
+    judging = "judging"
+    evaluated = "evaluated"
+    published = "published"
+
+
+class Role(str, enum.Enum):
+    """Who a token speaks for."""
+
+    organiser = "organiser"
+    team = "team"
+    assessor = "assessor"
+
+
+class Verdict(str, enum.Enum):
+    """An assessor's answer about one pooled item."""
+
+    relevant = "relevant"
+    not_relevant = "not_relevant"
+    unsure = "unsure"
+
+
+class Campaign(Base):
+    """One evaluation campaign (a task of one year, say)."""
+
+    __tablename__ = "campaigns"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    task_kind: Mapped[TaskKind] = mapped_column(_enum(TaskKind, "task_kind"))
+    status: Mapped[CampaignStatus] = mapped_column(
+        _enum(CampaignStatus, "campaign_status"), default=CampaignStatus.draft
+    )
+    max_results: Mapped[int] = mapped_column(Integer, default=1000)
+    max_runs_per_team: Mapped[int] = mapped_column(Integer, default=10)
+    submission_opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    submission_closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    media_url_template: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (
+        CheckConstraint("max_results > 0", name="max_results_positive"),
+        CheckConstraint("max_runs_per_team > 0", name="max_runs_positive"),
+    )
+
+
+class CollectionItem(Base):
+    """One shot of the master shot reference."""
+
+    __tablename__ = "collection_items"
+
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), primary_key=True)
+    shot_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    video_id: Mapped[str] = mapped_column(Text)
+    start: Mapped[float] = mapped_column(Double)
+    end: Mapped[float] = mapped_column(Double)
+
+    __table_args__ = (
+        Index("ix_collection_items_video", "campaign_id", "video_id", "start"),
+        CheckConstraint('start >= 0 AND "end" >= start', name="valid_interval"),
+    )
+
+
+class Topic(Base):
+    """A search topic; `number` is its id in files (e.g. 1661)."""
+
+    __tablename__ = "topics"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    number: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text, default="")
+
+    __table_args__ = (UniqueConstraint("campaign_id", "number"),)
+
+
+class Team(Base):
+    """A participating team."""
+
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+
+class Assessor(Base):
+    """A person who judges pooled items."""
+
+    __tablename__ = "assessors"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+
+class ApiToken(Base):
+    """A bearer token; only its SHA-256 is stored."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[Role] = mapped_column(_enum(Role, "role"))
+    label: Mapped[str] = mapped_column(String(200), default="")
+    campaign_id: Mapped[int | None] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"))
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    assessor_id: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint(
+            "(role <> 'team' OR team_id IS NOT NULL) AND (role <> 'assessor' OR assessor_id IS NOT NULL)",
+            name="principal_present",
+        ),
+    )
+
+
+class Run(Base):
+    """A submitted run with its metadata; its rows live in run_entries or moment_entries."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    tag: Mapped[str | None] = mapped_column(String(200))
+    format: Mapped[str] = mapped_column(String(16))
+    system_type: Mapped[str] = mapped_column(String(1))
+    novelty: Mapped[bool] = mapped_column(Boolean, default=False)
+    training_type: Mapped[str] = mapped_column(String(1))
+    priority: Mapped[int] = mapped_column(Integer, default=1)
+    description: Mapped[str] = mapped_column(Text, default="")
+    n_entries: Mapped[int] = mapped_column(Integer, default=0)
+    n_topics: Mapped[int] = mapped_column(Integer, default=0)
+    sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    team: Mapped[Team] = relationship(lazy="joined")
+
+    __table_args__ = (
+        UniqueConstraint("team_id", "name"),
+        CheckConstraint("system_type IN ('F', 'M', 'R')", name="system_type"),
+        CheckConstraint("training_type IN ('A', 'D', 'E', 'F')", name="training_type"),
+        CheckConstraint("priority >= 1", name="priority_positive"),
+    )
+
+
+class RunEntry(Base):
+    """One ranked shot (or document) of a run; `seq` is its position in the uploaded file."""
+
+    __tablename__ = "run_entries"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"))
+    docno: Mapped[str] = mapped_column(Text)
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Double)
+
+
+class MomentEntry(Base):
+    """One ranked moment of a moment run."""
+
+    __tablename__ = "moment_entries"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"))
+    video_id: Mapped[str] = mapped_column(Text)
+    start: Mapped[float] = mapped_column(Double)
+    end: Mapped[float] = mapped_column(Double)
+    score: Mapped[float] = mapped_column(Double)
+
+
+class GroundTruthSegment(Base):
+    """A relevant moment of a topic (uploaded or marked by an assessor)."""
+
+    __tablename__ = "ground_truth_segments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), index=True)
+    video_id: Mapped[str] = mapped_column(Text)
+    start: Mapped[float] = mapped_column(Double)
+    end: Mapped[float] = mapped_column(Double)
+    assessor_id: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (CheckConstraint('start >= 0 AND "end" > start', name="valid_interval"),)
+
+
+class Pool(Base):
+    """A reproducible pool: its parameters and seed are stored with it."""
+
+    __tablename__ = "pools"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # depth | stratified
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class PoolRun(Base):
+    """Which runs a pool was built from."""
+
+    __tablename__ = "pool_runs"
+
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+
+
+class PoolItem(Base):
+    """One pooled shot of a topic, with its stratum and place in the judging order."""
+
+    __tablename__ = "pool_items"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"))
+    docno: Mapped[str] = mapped_column(Text)
+    stratum: Mapped[int] = mapped_column(Integer, default=1)
+    sampled: Mapped[bool] = mapped_column(Boolean, default=True)
+    best_rank: Mapped[int] = mapped_column(Integer)
+    n_runs: Mapped[int] = mapped_column(Integer)
+    judging_order: Mapped[int] = mapped_column(Integer)
+    leased_to: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        UniqueConstraint("pool_id", "topic_id", "docno"),
+        Index("ix_pool_items_queue", "pool_id", "topic_id", "judging_order"),
+    )
+
+
+class Assignment(Base):
+    """An assessor owns (or shares) the judging of a topic."""
+
+    __tablename__ = "assignments"
+
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"), primary_key=True)
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
+    assessor_id: Mapped[int] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Judgement(Base):
+    """An assessor's current verdict on a pool item in one round (1 = first, 2 = QC re-judgement, 3 = adjudication)."""
+
+    __tablename__ = "judgements"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pool_item_id: Mapped[int] = mapped_column(ForeignKey("pool_items.id", ondelete="CASCADE"))
+    assessor_id: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    round: Mapped[int] = mapped_column(Integer, default=1)
+    verdict: Mapped[Verdict] = mapped_column(_enum(Verdict, "verdict"))
+    grade: Mapped[int | None] = mapped_column(Integer)
+    seconds_spent: Mapped[float | None] = mapped_column(Double)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (UniqueConstraint("pool_item_id", "round"),)
+
+
+class JudgementChange(Base):
+    """History of every judgement change: who, when, old, new."""
+
+    __tablename__ = "judgement_changes"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    judgement_id: Mapped[int] = mapped_column(ForeignKey("judgements.id", ondelete="CASCADE"), index=True)
+    changed_by: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    old_verdict: Mapped[Verdict | None] = mapped_column(_enum(Verdict, "verdict"))
+    new_verdict: Mapped[Verdict] = mapped_column(_enum(Verdict, "verdict"))
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class QrelsVersion(Base):
+    """An immutable set of judgements (cut from the pool or imported) that scores refer to."""
+
+    __tablename__ = "qrels_versions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    label: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(16))  # trec | sample_eval
+    source: Mapped[str] = mapped_column(String(16))  # cut | imported
+    pool_id: Mapped[int | None] = mapped_column(ForeignKey("pools.id", ondelete="SET NULL"))
+    n_entries: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (UniqueConstraint("campaign_id", "label"),)
+
+
+class QrelsEntry(Base):
+    """One line of a qrels version; grade -1 = pooled but not sampled."""
+
+    __tablename__ = "qrels_entries"
+
+    qrels_version_id: Mapped[int] = mapped_column(
+        ForeignKey("qrels_versions.id", ondelete="CASCADE"), primary_key=True
+    )
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
+    docno: Mapped[str] = mapped_column(Text, primary_key=True)
+    stratum: Mapped[int | None] = mapped_column(Integer)
+    grade: Mapped[int] = mapped_column(Integer)
+
+
+class Evaluation(Base):
+    """A bulk evaluation job of a campaign's runs against one qrels version."""
+
+    __tablename__ = "evaluations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    qrels_version_id: Mapped[int | None] = mapped_column(ForeignKey("qrels_versions.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | running | done | failed
+    progress: Mapped[float] = mapped_column(Double, default=0.0)
+    measures: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Score(Base):
+    """One number: run x topic (or 'all') x measure, for an evaluation."""
+
+    __tablename__ = "scores"
+
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    measure: Mapped[str] = mapped_column(String(64), primary_key=True)
+    topic: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[float] = mapped_column(Double)
+
+
+class Blob(Base):
+    """Generated artefacts (plots, reports) kept with the campaign."""
+
+    __tablename__ = "blobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    media_type: Mapped[str] = mapped_column(String(100))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
