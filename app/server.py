@@ -34,8 +34,9 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> Fa
         length = request.headers.get("content-length")
         limit = settings.max_upload_bytes + MULTIPART_SLACK
         if length is not None and length.isdigit() and int(length) > limit:
-            return JSONResponse({"detail": f"request body over the limit of {settings.max_upload_bytes} bytes"},
-                                status_code=413)
+            return JSONResponse(
+                {"detail": f"request body over the limit of {settings.max_upload_bytes} bytes"}, status_code=413
+            )
         return await call_next(request)
 
     return app

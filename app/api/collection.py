@@ -25,13 +25,21 @@ class CollectionOut(BaseModel):
 
 @router.put("", response_model=CollectionOut)
 async def upload_collection(
-    campaign_id: int, request: Request, file: UploadFile, session: SessionDep, principal: Organiser,
+    campaign_id: int,
+    request: Request,
+    file: UploadFile,
+    session: SessionDep,
+    principal: Organiser,
     media_url_template: Annotated[str | None, Form()] = None,
 ) -> CollectionOut:
     """Replace the master shot reference with a TSV file: `shot_id video_id start end` per line."""
     data = await read_limited(request, file)
     summary = service.replace_collection(
-        session, principal, campaign_id, data, media_url_template=media_url_template,
+        session,
+        principal,
+        campaign_id,
+        data,
+        media_url_template=media_url_template,
         max_errors=request.app.state.settings.max_errors,
     )
     session.commit()

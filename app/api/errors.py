@@ -48,8 +48,10 @@ async def _request_error(request: Request, exc: Exception) -> JSONResponse:
     """FastAPI's request validation errors in the same shape, naming each field."""
     assert isinstance(exc, RequestValidationError)
     errors = [
-        {"field": ".".join(str(p) for p in e["loc"] if p not in ("body", "query", "path", "form")) or None,
-         "message": e["msg"]}
+        {
+            "field": ".".join(str(p) for p in e["loc"] if p not in ("body", "query", "path", "form")) or None,
+            "message": e["msg"],
+        }
         for e in exc.errors()
     ]
     return JSONResponse({"detail": "invalid request", "errors": errors}, status_code=422)

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict
 
-from app.api.security import Submitter, SessionDep
+from app.api.security import SessionDep, Submitter
 from app.api.uploads import read_limited
 from app.services import runs as service
 
@@ -45,7 +45,9 @@ async def upload_run(
     session: SessionDep,
     principal: Submitter,
     name: Annotated[str, Form(description="Run name, unique within the team")],
-    system_type: Annotated[str, Form(description="F (fully automatic), M (manually assisted), R (relevance feedback)")] = "F",
+    system_type: Annotated[
+        str, Form(description="F (fully automatic), M (manually assisted), R (relevance feedback)")
+    ] = "F",
     novelty: Annotated[bool, Form(description="Novelty run (N)")] = False,
     training_type: Annotated[str, Form(description="A, D, E or F (TRECVID training types)")] = "D",
     priority: Annotated[int, Form(description="1 = highest; pools may take priority runs only")] = 1,
@@ -56,12 +58,17 @@ async def upload_run(
     """Upload a run (TREC 6 columns, TRECVID AVS XML or moment TSV/JSONL); it is validated whole first."""
     data = await read_limited(request, file)
     metadata = service.RunMetadata(
-        name=name, system_type=system_type, novelty=novelty, training_type=training_type,
-        priority=priority, description=description,
+        name=name,
+        system_type=system_type,
+        novelty=novelty,
+        training_type=training_type,
+        priority=priority,
+        description=description,
     )
     submission = service.Submission(data=data, metadata=metadata, format=format, team_id=team_id)
-    run = service.submit_run(session, principal, campaign_id, submission,
-                             max_errors=request.app.state.settings.max_errors)
+    run = service.submit_run(
+        session, principal, campaign_id, submission, max_errors=request.app.state.settings.max_errors
+    )
     session.commit()
     return RunOut.model_validate(run)
 
@@ -84,8 +91,11 @@ def download_run(run_id: int, session: SessionDep, principal: Submitter) -> Resp
     run, chunks = service.download_run(session, principal, run_id)
     body = b"".join(chunks)
     filename = f"{run.name}.{'tsv' if run.format == 'moments' else 'txt'}"
-    return Response(body, media_type="text/plain; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return Response(
+        body,
+        media_type="text/plain; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
 
 
 @router.delete("/runs/{run_id}", status_code=204, response_class=Response)

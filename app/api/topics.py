@@ -47,8 +47,9 @@ async def add_topics_file(
 ) -> list[TopicOut]:
     """Add topics from a file: TRECVID `number text` lines, TREC topics XML or TRECVID topics XML."""
     data = await read_limited(request, file)
-    rows = service.add_topics_file(session, principal, campaign_id, data,
-                                   max_errors=request.app.state.settings.max_errors)
+    rows = service.add_topics_file(
+        session, principal, campaign_id, data, max_errors=request.app.state.settings.max_errors
+    )
     session.commit()
     return [TopicOut.model_validate(t) for t in rows]
 

@@ -58,8 +58,12 @@ def create_token(
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     session.add(
         ApiToken(
-            token_hash=hash_token(plain), role=role, label=label,
-            campaign_id=campaign_id, team_id=team_id, assessor_id=assessor_id,
+            token_hash=hash_token(plain),
+            role=role,
+            label=label,
+            campaign_id=campaign_id,
+            team_id=team_id,
+            assessor_id=assessor_id,
         )
     )
     session.flush()
@@ -76,8 +80,11 @@ def authenticate(session: Session, token: str | None) -> Principal:
     if row is None:
         raise Unauthenticated("invalid or revoked token")
     return Principal(
-        role=row.role, token_id=row.id, campaign_id=row.campaign_id,
-        team_id=row.team_id, assessor_id=row.assessor_id,
+        role=row.role,
+        token_id=row.id,
+        campaign_id=row.campaign_id,
+        team_id=row.team_id,
+        assessor_id=row.assessor_id,
     )
 
 

@@ -92,8 +92,14 @@ def list_campaigns(session: Session, principal: Principal) -> list[Campaign]:
 def update_campaign(session: Session, principal: Principal, campaign_id: int, changes: dict[str, object]) -> Campaign:
     """Change settings of a campaign (window, limits, description, media URL template)."""
     campaign = get_organised(session, principal, campaign_id)
-    allowed = {"description", "max_results", "max_runs_per_team", "submission_opens_at",
-               "submission_closes_at", "media_url_template"}
+    allowed = {
+        "description",
+        "max_results",
+        "max_runs_per_team",
+        "submission_opens_at",
+        "submission_closes_at",
+        "media_url_template",
+    }
     unknown = sorted(set(changes) - allowed)
     if unknown:
         raise InvalidInput("unknown fields", [{"field": f, "message": "cannot be changed"} for f in unknown])

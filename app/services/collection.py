@@ -41,8 +41,13 @@ def check_url_template(template: str) -> None:
 
 
 def replace_collection(
-    session: Session, principal: Principal, campaign_id: int, data: bytes,
-    *, media_url_template: str | None, max_errors: int,
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    data: bytes,
+    *,
+    media_url_template: str | None,
+    max_errors: int,
 ) -> CollectionSummary:
     """Replace the campaign's master shot reference with the uploaded TSV, in one transaction."""
     campaign = get_organised(session, principal, campaign_id)
@@ -56,7 +61,9 @@ def replace_collection(
     session.execute(delete(CollectionItem).where(CollectionItem.campaign_id == campaign_id))
     n = len(reference.shot_ids)
     copy_rows(
-        session, "collection_items", ("campaign_id", "shot_id", "video_id", "start", "end"),
+        session,
+        "collection_items",
+        ("campaign_id", "shot_id", "video_id", "start", "end"),
         [[campaign_id] * n, reference.shot_ids, reference.video_ids, reference.starts, reference.ends],
     )
     session.flush()

@@ -123,10 +123,19 @@ def submit_run(
     if errors:
         raise invalid_file("run file", errors, max_errors)
     run = Run(
-        campaign_id=campaign.id, team_id=team.id, name=meta.name, tag=parsed.tag, format=fmt,
-        system_type=meta.system_type, novelty=meta.novelty, training_type=meta.training_type,
-        priority=meta.priority, description=meta.description, n_entries=parsed.n_rows,
-        n_topics=len(np.unique(parsed.topics)), sha256=hashlib.sha256(submission.data).hexdigest(),
+        campaign_id=campaign.id,
+        team_id=team.id,
+        name=meta.name,
+        tag=parsed.tag,
+        format=fmt,
+        system_type=meta.system_type,
+        novelty=meta.novelty,
+        training_type=meta.training_type,
+        priority=meta.priority,
+        description=meta.description,
+        n_entries=parsed.n_rows,
+        n_topics=len(np.unique(parsed.topics)),
+        sha256=hashlib.sha256(submission.data).hexdigest(),
     )
     session.add(run)
     session.flush()
@@ -146,13 +155,21 @@ def _store_entries(session: Session, run: Run, parsed: run_files.ParsedRun, topi
     seq = np.arange(n, dtype=np.int64)
     if parsed.moments is not None:
         m = parsed.moments
-        copy_rows(session, "moment_entries", ("run_id", "seq", "topic_id", "video_id", "start", "end", "score"),
-                  [ids, seq, topic_col, m.videos, m.starts, m.ends, m.scores])
+        copy_rows(
+            session,
+            "moment_entries",
+            ("run_id", "seq", "topic_id", "video_id", "start", "end", "score"),
+            [ids, seq, topic_col, m.videos, m.starts, m.ends, m.scores],
+        )
     else:
         t = parsed.trec
         assert t is not None
-        copy_rows(session, "run_entries", ("run_id", "seq", "topic_id", "docno", "rank", "score"),
-                  [ids, seq, topic_col, t.docs, t.ranks, t.scores])
+        copy_rows(
+            session,
+            "run_entries",
+            ("run_id", "seq", "topic_id", "docno", "rank", "score"),
+            [ids, seq, topic_col, t.docs, t.ranks, t.scores],
+        )
 
 
 def _unknown_in_collection(session: Session, run: Run, parsed: run_files.ParsedRun) -> list[tuple[int, str]]:
@@ -228,5 +245,7 @@ def download_run(session: Session, principal: Principal, run_id: int) -> tuple[R
 
 def run_counts(session: Session, campaign_id: int) -> dict[int, int]:
     """Number of runs per team id."""
-    rows = session.execute(select(Run.team_id, func.count()).where(Run.campaign_id == campaign_id).group_by(Run.team_id))
+    rows = session.execute(
+        select(Run.team_id, func.count()).where(Run.campaign_id == campaign_id).group_by(Run.team_id)
+    )
     return dict(rows.tuples())

@@ -26,8 +26,12 @@ def add_topics(session: Session, principal: Principal, campaign_id: int, topics:
     numbers = [t.number for t in topics]
     duplicates = sorted({n for n in numbers if numbers.count(n) > 1})
     if duplicates:
-        raise InvalidInput("duplicate topic numbers", [{"field": "number", "message": f"{n} given twice"} for n in duplicates])
-    existing = set(session.scalars(select(Topic.number).where(Topic.campaign_id == campaign_id, Topic.number.in_(numbers))))
+        raise InvalidInput(
+            "duplicate topic numbers", [{"field": "number", "message": f"{n} given twice"} for n in duplicates]
+        )
+    existing = set(
+        session.scalars(select(Topic.number).where(Topic.campaign_id == campaign_id, Topic.number.in_(numbers)))
+    )
     if existing:
         raise Conflict(f"topics already registered: {', '.join(sorted(existing))}")
     rows = [Topic(campaign_id=campaign_id, number=t.number, title=t.title, description=t.description) for t in topics]
@@ -36,7 +40,9 @@ def add_topics(session: Session, principal: Principal, campaign_id: int, topics:
     return rows
 
 
-def add_topics_file(session: Session, principal: Principal, campaign_id: int, data: bytes, *, max_errors: int) -> list[Topic]:
+def add_topics_file(
+    session: Session, principal: Principal, campaign_id: int, data: bytes, *, max_errors: int
+) -> list[Topic]:
     """Add the topics of an uploaded topics file."""
     get_organised(session, principal, campaign_id)
     try:

@@ -22,7 +22,9 @@ def _text_column(values: np.ndarray | Sequence[object]) -> list[str]:
     return cells
 
 
-def copy_rows(session: Session, table: str, columns: Sequence[str], data: Sequence[np.ndarray | Sequence[object]]) -> int:
+def copy_rows(
+    session: Session, table: str, columns: Sequence[str], data: Sequence[np.ndarray | Sequence[object]]
+) -> int:
     """COPY parallel column arrays into `table` in the session's transaction; returns the row count."""
     if not data or len(data[0]) == 0:
         return 0
@@ -40,8 +42,6 @@ def copy_rows(session: Session, table: str, columns: Sequence[str], data: Sequen
 def copy_out(session: Session, query: sql.Composable, *, delimiter: str = "\t") -> Iterator[bytes]:
     """Stream the text rows of a SELECT with COPY TO STDOUT."""
     raw = session.connection().connection.driver_connection
-    statement = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT text, DELIMITER {})").format(
-        query, sql.Literal(delimiter)
-    )
+    statement = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT text, DELIMITER {})").format(query, sql.Literal(delimiter))
     with raw.cursor() as cursor, cursor.copy(statement) as copy:
         yield from (bytes(block) for block in copy)

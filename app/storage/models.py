@@ -47,14 +47,14 @@ def _enum(cls: type[enum.Enum], name: str) -> Enum:
     return Enum(cls, name=name, values_callable=lambda e: [m.value for m in e])
 
 
-class TaskKind(str, enum.Enum):
+class TaskKind(enum.StrEnum):
     """What a campaign's runs rank: shots (AVS) or moments (VMR)."""
 
     shots = "shots"
     moments = "moments"
 
 
-class CampaignStatus(str, enum.Enum):
+class CampaignStatus(enum.StrEnum):
     """Campaign lifecycle, in order."""
 
     draft = "draft"
@@ -66,7 +66,7 @@ class CampaignStatus(str, enum.Enum):
     published = "published"
 
 
-class Role(str, enum.Enum):
+class Role(enum.StrEnum):
     """Who a token speaks for."""
 
     organiser = "organiser"
@@ -74,7 +74,7 @@ class Role(str, enum.Enum):
     assessor = "assessor"
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     """An assessor's answer about one pooled item."""
 
     relevant = "relevant"
@@ -369,9 +369,7 @@ class QrelsEntry(Base):
 
     __tablename__ = "qrels_entries"
 
-    qrels_version_id: Mapped[int] = mapped_column(
-        ForeignKey("qrels_versions.id", ondelete="CASCADE"), primary_key=True
-    )
+    qrels_version_id: Mapped[int] = mapped_column(ForeignKey("qrels_versions.id", ondelete="CASCADE"), primary_key=True)
     topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
     docno: Mapped[str] = mapped_column(Text, primary_key=True)
     stratum: Mapped[int | None] = mapped_column(Integer)

@@ -40,8 +40,10 @@ def make_run(rng: np.random.Generator, tag: str) -> bytes:
     for topic in range(1, N_TOPICS + 1):
         shots = rng.choice(1_000_000, size=DEPTH, replace=False)
         scores = np.sort(rng.random(DEPTH))[::-1]
-        lines += [f"{topic} Q0 shot{s // 200}_{s % 200} {r + 1} {v:.6f} {tag}" for r, (s, v) in
-                  enumerate(zip(shots.tolist(), scores.tolist(), strict=True))]
+        lines += [
+            f"{topic} Q0 shot{s // 200}_{s % 200} {r + 1} {v:.6f} {tag}"
+            for r, (s, v) in enumerate(zip(shots.tolist(), scores.tolist(), strict=True))
+        ]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -64,8 +66,9 @@ def main() -> None:
     with session_scope(sessions) as session:
         token = create_token(session, Role.organiser, label="bench")
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(database_url=url), sessions), port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(Settings(database_url=url), sessions), port=port, log_level="warning")
+    )
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
@@ -74,16 +77,23 @@ def main() -> None:
     files = [make_run(rng, f"bench{i}") for i in range(args.runs)]
     n_lines = args.runs * N_TOPICS * DEPTH
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=120) as http:
-        campaign = http.post("/api/campaigns", json={"name": f"bench-{time.time_ns()}", "task_kind": "shots",
-                                                     "max_runs_per_team": args.runs + 1}).json()["id"]
-        http.post(f"/api/campaigns/{campaign}/topics",
-                  json=[{"number": str(t), "title": f"t{t}"} for t in range(1, N_TOPICS + 1)]).raise_for_status()
+        campaign = http.post(
+            "/api/campaigns",
+            json={"name": f"bench-{time.time_ns()}", "task_kind": "shots", "max_runs_per_team": args.runs + 1},
+        ).json()["id"]
+        http.post(
+            f"/api/campaigns/{campaign}/topics",
+            json=[{"number": str(t), "title": f"t{t}"} for t in range(1, N_TOPICS + 1)],
+        ).raise_for_status()
         http.post(f"/api/campaigns/{campaign}/open").raise_for_status()
         team = http.post(f"/api/campaigns/{campaign}/teams", json={"name": "bench"}).json()["id"]
         start = time.perf_counter()
         for i, data in enumerate(files):
-            response = http.post(f"/api/campaigns/{campaign}/runs", data={"name": f"run{i}", "team_id": str(team)},
-                                 files={"file": ("run.txt", data)})
+            response = http.post(
+                f"/api/campaigns/{campaign}/runs",
+                data={"name": f"run{i}", "team_id": str(team)},
+                files={"file": ("run.txt", data)},
+            )
             response.raise_for_status()
         rest_seconds = time.perf_counter() - start
         run_ids = [r["id"] for r in http.get(f"/api/campaigns/{campaign}/runs").json()]
@@ -98,17 +108,23 @@ def main() -> None:
         query = text("SELECT number, id FROM topics WHERE campaign_id = :c")
         topic_ids = dict(session.execute(query, {"c": campaign}).tuples())
         start = time.perf_counter()
-        session.add_all(RunEntry(run_id=run_ids[0], seq=1_000_000 + seq, topic_id=topic_ids[str(t)], docno=d,
-                                 rank=r, score=s) for seq, t, d, r, s in rows)
+        session.add_all(
+            RunEntry(run_id=run_ids[0], seq=1_000_000 + seq, topic_id=topic_ids[str(t)], docno=d, rank=r, score=s)
+            for seq, t, d, r, s in rows
+        )
         session.flush()
         orm_seconds = time.perf_counter() - start
         session.rollback()
     rest_rate = n_lines / rest_seconds
     orm_rate = len(rows) / orm_seconds
-    print(f"REST upload (parse + validate + COPY, end to end): {n_lines:,} lines in {rest_seconds:.2f} s "
-          f"= {rest_rate:,.0f} lines/s")
-    print(f"plain ORM insert of the same rows:                 {len(rows):,} lines in {orm_seconds:.2f} s "
-          f"= {orm_rate:,.0f} lines/s")
+    print(
+        f"REST upload (parse + validate + COPY, end to end): {n_lines:,} lines in {rest_seconds:.2f} s "
+        f"= {rest_rate:,.0f} lines/s"
+    )
+    print(
+        f"plain ORM insert of the same rows:                 {len(rows):,} lines in {orm_seconds:.2f} s "
+        f"= {orm_rate:,.0f} lines/s"
+    )
     print(f"ratio REST / ORM: {rest_rate / orm_rate:.1f}x   (target: REST >= 200,000 lines/s)")
     engine.dispose()
 

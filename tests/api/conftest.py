@@ -62,8 +62,9 @@ class CampaignHandle:
 
     def team(self, name: str | None = None) -> tuple[int, dict[str, str]]:
         """Register a team; returns its id and auth headers."""
-        response = self.client.post(f"/api/campaigns/{self.id}/teams", json={"name": name or f"team{next(_names)}"},
-                                    headers=self.organiser)
+        response = self.client.post(
+            f"/api/campaigns/{self.id}/teams", json={"name": name or f"team{next(_names)}"}, headers=self.organiser
+        )
         assert response.status_code == 201, response.text
         body = response.json()
         return body["id"], auth(body["token"])
@@ -72,13 +73,20 @@ class CampaignHandle:
         """POST a run file with metadata; returns the response."""
         data = {"name": name or f"run{next(_names)}", **{k: str(v) for k, v in form.items()}}
         body = content.encode() if isinstance(content, str) else content
-        return self.client.post(f"/api/campaigns/{self.id}/runs", data=data,
-                                files={"file": ("run.txt", body, "text/plain")}, headers=headers)
+        return self.client.post(
+            f"/api/campaigns/{self.id}/runs",
+            data=data,
+            files={"file": ("run.txt", body, "text/plain")},
+            headers=headers,
+        )
 
     def set_collection(self, tsv: str):  # type: ignore[no-untyped-def]
         """PUT a master shot reference."""
-        return self.client.put(f"/api/campaigns/{self.id}/collection",
-                               files={"file": ("msr.tsv", tsv.encode(), "text/plain")}, headers=self.organiser)
+        return self.client.put(
+            f"/api/campaigns/{self.id}/collection",
+            files={"file": ("msr.tsv", tsv.encode(), "text/plain")},
+            headers=self.organiser,
+        )
 
 
 @pytest.fixture
@@ -91,8 +99,11 @@ def make_campaign(client: TestClient, organiser: dict[str, str]):  # type: ignor
         assert response.status_code == 201, response.text
         cid = response.json()["id"]
         numbers = [str(i) for i in range(1, n_topics + 1)]
-        response = client.post(f"/api/campaigns/{cid}/topics", json=[{"number": n, "title": f"topic {n}"} for n in numbers],
-                               headers=organiser)
+        response = client.post(
+            f"/api/campaigns/{cid}/topics",
+            json=[{"number": n, "title": f"topic {n}"} for n in numbers],
+            headers=organiser,
+        )
         assert response.status_code == 201, response.text
         if open_:
             assert client.post(f"/api/campaigns/{cid}/open", headers=organiser).status_code == 200

@@ -23,18 +23,25 @@ def test_duplicate_name_is_409(client, organiser):
 
 
 def test_invalid_fields_are_named(client, organiser):
-    response = client.post("/api/campaigns", json={"name": "x", "task_kind": "audio", "max_results": 0},
-                           headers=organiser)
+    response = client.post(
+        "/api/campaigns", json={"name": "x", "task_kind": "audio", "max_results": 0}, headers=organiser
+    )
     assert response.status_code == 422
     fields = {e["field"] for e in response.json()["errors"]}
     assert fields == {"task_kind", "max_results"}
 
 
 def test_window_must_not_be_empty(client, organiser):
-    response = client.post("/api/campaigns", json={
-        "name": "badwindow", "task_kind": "shots",
-        "submission_opens_at": "2026-05-01T00:00:00Z", "submission_closes_at": "2026-04-01T00:00:00Z"},
-        headers=organiser)
+    response = client.post(
+        "/api/campaigns",
+        json={
+            "name": "badwindow",
+            "task_kind": "shots",
+            "submission_opens_at": "2026-05-01T00:00:00Z",
+            "submission_closes_at": "2026-04-01T00:00:00Z",
+        },
+        headers=organiser,
+    )
     assert response.status_code == 422
     assert response.json()["errors"][0]["field"] == "submission_closes_at"
 
@@ -49,12 +56,15 @@ def test_lifecycle_open_close_reopen(make_campaign, client, organiser):
 
 def test_patch_settings(make_campaign, client, organiser):
     campaign = make_campaign()
-    response = client.patch(f"/api/campaigns/{campaign.id}", json={"max_runs_per_team": 2, "description": "d"},
-                            headers=organiser)
+    response = client.patch(
+        f"/api/campaigns/{campaign.id}", json={"max_runs_per_team": 2, "description": "d"}, headers=organiser
+    )
     assert response.status_code == 200
     assert (response.json()["max_runs_per_team"], response.json()["description"]) == (2, "d")
-    assert client.patch(f"/api/campaigns/{campaign.id}", json={"status": "published"},
-                        headers=organiser).status_code == 422
+    assert (
+        client.patch(f"/api/campaigns/{campaign.id}", json={"status": "published"}, headers=organiser).status_code
+        == 422
+    )
 
 
 def test_teams_see_only_their_campaign_and_cannot_create(make_campaign, client):

@@ -28,14 +28,20 @@ def test_collection_errors_name_every_line(make_campaign):
 
 def test_media_url_template_is_checked(make_campaign, client, organiser):
     campaign = make_campaign()
-    response = client.put(f"/api/campaigns/{campaign.id}/collection", data={"media_url_template": "http://x/{nope}"},
-                          files={"file": ("m.tsv", b"s1 v1 0 1\n")}, headers=organiser)
+    response = client.put(
+        f"/api/campaigns/{campaign.id}/collection",
+        data={"media_url_template": "http://x/{nope}"},
+        files={"file": ("m.tsv", b"s1 v1 0 1\n")},
+        headers=organiser,
+    )
     assert response.status_code == 422
     assert response.json()["errors"][0]["field"] == "media_url_template"
 
 
 def test_topics_from_trecvid_file(client, organiser):
-    cid = client.post("/api/campaigns", json={"name": "tv21-topics", "task_kind": "shots"}, headers=organiser).json()["id"]
+    cid = client.post("/api/campaigns", json={"name": "tv21-topics", "task_kind": "shots"}, headers=organiser).json()[
+        "id"
+    ]
     data = (DATA / "tv21.avs.topics.txt").read_bytes()
     response = client.post(f"/api/campaigns/{cid}/topics/file", files={"file": ("t.txt", data)}, headers=organiser)
     assert response.status_code == 201, response.text
@@ -45,19 +51,29 @@ def test_topics_from_trecvid_file(client, organiser):
 
 
 def test_topics_from_trec_xml(client, organiser):
-    cid = client.post("/api/campaigns", json={"name": "xml-topics", "task_kind": "shots"}, headers=organiser).json()["id"]
+    cid = client.post("/api/campaigns", json={"name": "xml-topics", "task_kind": "shots"}, headers=organiser).json()[
+        "id"
+    ]
     xml = b'<topics><topic number="7"><query>covid origin</query><narrative>n</narrative></topic></topics>'
     response = client.post(f"/api/campaigns/{cid}/topics/file", files={"file": ("t.xml", xml)}, headers=organiser)
     assert response.status_code == 201
-    assert response.json()[0] == {"id": response.json()[0]["id"], "number": "7", "title": "covid origin",
-                                  "description": "n"}
+    assert response.json()[0] == {
+        "id": response.json()[0]["id"],
+        "number": "7",
+        "title": "covid origin",
+        "description": "n",
+    }
 
 
 def test_topic_numbers_are_unique(make_campaign, client, organiser):
     campaign = make_campaign(n_topics=2)
-    response = client.post(f"/api/campaigns/{campaign.id}/topics", json=[{"number": "1", "title": "again"}],
-                           headers=organiser)
+    response = client.post(
+        f"/api/campaigns/{campaign.id}/topics", json=[{"number": "1", "title": "again"}], headers=organiser
+    )
     assert response.status_code == 409
-    response = client.post(f"/api/campaigns/{campaign.id}/topics",
-                           json=[{"number": "9", "title": "a"}, {"number": "9", "title": "b"}], headers=organiser)
+    response = client.post(
+        f"/api/campaigns/{campaign.id}/topics",
+        json=[{"number": "9", "title": "a"}, {"number": "9", "title": "b"}],
+        headers=organiser,
+    )
     assert response.status_code == 422

@@ -1,0 +1,216 @@
+"""Pool builders: depth-k and stratified (TRECVID) pools over many runs at once, reproducible from a seed."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from app.evaluation.errors import FormatError
+
+
+class RankedRun(Protocol):
+    """What pooling needs of a run: parallel per-row arrays."""
+
+    topics: np.ndarray
+    docs: np.ndarray
+    scores: np.ndarray
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """Ranks `first`..`last` (1-based, inclusive), sampled at `rate` (0 < rate <= 1)."""
+
+    first: int
+    last: int
+    rate: float
+
+
+TRECVID_STRATA = (Stratum(1, 300, 1.0), Stratum(301, 1000, 0.25))
+_STRATUM = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*:\s*([0-9.]+%?)\s*$")
+
+
+def parse_strata(spec: str) -> tuple[Stratum, ...]:
+    """Strata from text like `1-300:1.0, 301-1000:25%`; ranges must be consecutive from rank 1."""
+    strata = []
+    for number, part in enumerate(spec.split(","), start=1):
+        match = _STRATUM.match(part)
+        if match is None:
+            raise FormatError([(0, f"stratum {number} ({part.strip()!r}) is not FIRST-LAST:RATE")], source="strata")
+        first, last, rate_text = int(match.group(1)), int(match.group(2)), match.group(3)
+        rate = float(rate_text[:-1]) / 100 if rate_text.endswith("%") else float(rate_text)
+        strata.append(Stratum(first, last, rate))
+    check_strata(strata)
+    return tuple(strata)
+
+
+def check_strata(strata: Sequence[Stratum]) -> None:
+    """FormatError unless strata are consecutive rank ranges from 1 with rates in (0, 1]."""
+    errors = []
+    expected_first = 1
+    for number, stratum in enumerate(strata, start=1):
+        if stratum.first != expected_first or stratum.last < stratum.first:
+            errors.append((0, f"stratum {number} must cover ranks {expected_first}-N with N >= {expected_first}"))
+        if not 0.0 < stratum.rate <= 1.0:
+            errors.append((0, f"stratum {number} has sampling rate {stratum.rate}, outside (0, 1]"))
+        expected_first = stratum.last + 1
+    if not strata:
+        errors.append((0, "at least one stratum is needed"))
+    if errors:
+        raise FormatError(errors, source="strata")
+
+
+@dataclass(frozen=True)
+class PoolTable:
+    """A built pool: one row per (topic, doc), sorted by topic then judging order."""
+
+    topics: np.ndarray  # str
+    docs: np.ndarray  # str
+    strata: np.ndarray  # int, 1-based
+    sampled: np.ndarray  # bool: to be judged (always True in a depth pool)
+    best_ranks: np.ndarray  # int, best 1-based rank over the pooled runs
+    n_runs: np.ndarray  # int, how many pooled runs returned the doc within the pool depth
+    judging_order: np.ndarray  # int, 0-based position in the topic's shuffled judging queue (-1 if unsampled)
+
+    def __len__(self) -> int:
+        """Number of pooled (topic, doc) pairs."""
+        return len(self.topics)
+
+
+def rank_rows(runs: Sequence[RankedRun]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenate runs and rank each (run, topic) list: score descending, ties by docno descending."""
+    sizes = [len(r.topics) for r in runs]
+    run_index = np.repeat(np.arange(len(runs)), sizes)
+    topics = np.concatenate([np.asarray(r.topics, dtype=str) for r in runs]) if runs else np.array([], dtype=str)
+    docs = np.concatenate([np.asarray(r.docs, dtype=str) for r in runs]) if runs else np.array([], dtype=str)
+    scores = np.concatenate([np.asarray(r.scores, dtype=np.float64) for r in runs]) if runs else np.array([])
+    _, doc_codes = np.unique(docs, return_inverse=True)
+    _, topic_codes = np.unique(topics, return_inverse=True)
+    order = np.lexsort((-doc_codes, -scores, topic_codes, run_index))
+    group = run_index[order] * (topic_codes.max(initial=0) + 1) + topic_codes[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(group) else np.array([], dtype=np.int64)
+    position = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = position + 1
+    return run_index, topics, docs, ranks
+
+
+def _stable_seed(seed: int, topic: str) -> np.random.Generator:
+    """A generator for one topic that does not depend on which other topics exist."""
+    return np.random.default_rng([seed, zlib.crc32(topic.encode())])
+
+
+def build_pool(
+    runs: Sequence[RankedRun], *, depth: int | None = None, strata: Sequence[Stratum] | None = None, seed: int = 0
+) -> PoolTable:
+    """A depth-k pool (`depth`) or a stratified pool (`strata`) over `runs`, shuffled for judging with `seed`."""
+    if (depth is None) == (strata is None):
+        raise ValueError("give exactly one of depth or strata")
+    if depth is not None:
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        strata = (Stratum(1, depth, 1.0),)
+    assert strata is not None
+    check_strata(strata)
+    run_index, topics, docs, ranks = rank_rows(runs)
+    keep = ranks <= strata[-1].last
+    run_index, topics, docs, ranks = run_index[keep], topics[keep], docs[keep], ranks[keep]
+    pair_keys, pair_of_row = np.unique(np.char.add(np.char.add(topics, "\x00"), docs), return_inverse=True)
+    n_pairs = len(pair_keys)
+    best = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, pair_of_row, ranks)
+    n_runs = np.bincount(pair_of_row, minlength=n_pairs)
+    first_row = np.full(n_pairs, -1, dtype=np.int64)
+    first_row[pair_of_row[::-1]] = np.arange(len(pair_of_row))[::-1]
+    pair_topics, pair_docs = topics[first_row], docs[first_row]
+    lasts = np.array([s.last for s in strata])
+    pair_strata = np.searchsorted(lasts, best) + 1
+    sampled = np.zeros(n_pairs, dtype=bool)
+    judging_order = np.full(n_pairs, -1, dtype=np.int64)
+    for topic in np.unique(pair_topics).tolist():
+        rng = _stable_seed(seed, topic)
+        in_topic = np.flatnonzero(pair_topics == topic)
+        for number, stratum in enumerate(strata, start=1):
+            members = in_topic[pair_strata[in_topic] == number]
+            take = int(np.floor(stratum.rate * len(members) + 0.5))
+            sampled[rng.choice(members, size=take, replace=False) if take < len(members) else members] = True
+        chosen = in_topic[sampled[in_topic]]
+        judging_order[chosen] = rng.permutation(len(chosen))
+    order = np.lexsort((pair_docs, np.where(sampled, judging_order, np.iinfo(np.int64).max), pair_topics))
+    return PoolTable(
+        topics=pair_topics[order],
+        docs=pair_docs[order],
+        strata=pair_strata[order],
+        sampled=sampled[order],
+        best_ranks=best[order],
+        n_runs=n_runs[order],
+        judging_order=judging_order[order],
+    )
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    """Pool statistics of the kind TRECVID reports."""
+
+    topic_strata: dict[str, dict[int, tuple[int, int]]]  # topic -> stratum -> (pooled, sampled)
+    judged_share: np.ndarray  # [run, topic]: share of the run's results (within the pool depth) that are sampled
+    unique_per_run: np.ndarray  # [run]: pooled docs that only this run contributed
+    unique_per_group: dict[str, int]  # group -> pooled docs only that group's runs contributed
+    topics: list[str]
+
+
+def pool_stats(
+    runs: Sequence[RankedRun], pool: PoolTable, *, depth: int, groups: Sequence[str] | None = None
+) -> PoolStats:
+    """Per-topic stratum sizes, each run's judged share per topic, and unique contributions per run and group.
+
+    `depth` is the deepest pooled rank (the last stratum's end): only rows within it contribute to the pool.
+    """
+    run_index, topics, docs, ranks = rank_rows(runs)
+    pool_keys = np.char.add(np.char.add(pool.topics.astype(str), "\x00"), pool.docs.astype(str))
+    row_keys = np.char.add(np.char.add(topics, "\x00"), docs)
+    if len(pool_keys):
+        sorter = np.argsort(pool_keys)
+        where = sorter[np.clip(np.searchsorted(pool_keys, row_keys, sorter=sorter), 0, len(pool_keys) - 1)]
+        in_pool = pool_keys[where] == row_keys
+        judged = in_pool & pool.sampled[where]
+    else:
+        where = np.zeros(len(row_keys), dtype=np.int64)
+        in_pool = judged = np.zeros(len(row_keys), dtype=bool)
+    topic_names = sorted(set(pool.topics.tolist()) | set(topics.tolist()))
+    topic_codes = np.searchsorted(np.array(topic_names, dtype=str), topics)
+    shape = (len(runs), len(topic_names))
+    returned = np.zeros(shape)
+    judged_count = np.zeros(shape)
+    np.add.at(returned, (run_index, topic_codes), 1)
+    np.add.at(judged_count, (run_index, topic_codes), judged)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = judged_count / returned
+    contributed = in_pool & (ranks <= depth)
+    contributors = np.bincount(where[contributed], minlength=len(pool_keys))
+    unique_rows = contributed & (contributors[where] == 1)
+    unique_per_run = np.bincount(run_index[unique_rows], minlength=len(runs))
+    unique_per_group: dict[str, int] = {}
+    if groups is not None:
+        group_codes = np.unique(np.asarray(groups, dtype=str), return_inverse=True)[1].reshape(-1)[run_index]
+        names = sorted(set(groups))
+        pairs = np.unique(np.stack([where[contributed], group_codes[contributed]]), axis=1)
+        groups_per_item = np.bincount(pairs[0], minlength=len(pool_keys))
+        only = pairs[1][groups_per_item[pairs[0]] == 1]
+        counts = np.bincount(only, minlength=len(names))
+        unique_per_group = {name: int(counts[i]) for i, name in enumerate(names)}
+    topic_strata: dict[str, dict[int, tuple[int, int]]] = {}
+    keys, pooled = np.unique(np.stack([pool.topics.astype(str), pool.strata.astype(str)]), axis=1, return_counts=True)
+    sampled_keys, sampled = np.unique(
+        np.stack([pool.topics.astype(str)[pool.sampled], pool.strata.astype(str)[pool.sampled]]),
+        axis=1,
+        return_counts=True,
+    )
+    sampled_of = {(t, s): n for (t, s), n in zip(sampled_keys.T.tolist(), sampled.tolist(), strict=True)}
+    for (topic, stratum), n in zip(keys.T.tolist(), pooled.tolist(), strict=True):
+        topic_strata.setdefault(topic, {})[int(stratum)] = (n, sampled_of.get((topic, stratum), 0))
+    return PoolStats(topic_strata, share, unique_per_run, unique_per_group, topic_names)
