@@ -248,4 +248,4 @@ def run_counts(session: Session, campaign_id: int) -> dict[int, int]:
     rows = session.execute(
         select(Run.team_id, func.count()).where(Run.campaign_id == campaign_id).group_by(Run.team_id)
     )
-    return dict(rows.tuples())
+    return {team_id: count for team_id, count in rows}

@@ -62,4 +62,4 @@ def list_topics(session: Session, principal: Principal, campaign_id: int) -> lis
 def topic_ids_by_number(session: Session, campaign_id: int) -> dict[str, int]:
     """Map from topic number to topic row id."""
     rows = session.execute(select(Topic.number, Topic.id).where(Topic.campaign_id == campaign_id))
-    return dict(rows.tuples())
+    return {number: topic_id for number, topic_id in rows}

@@ -106,7 +106,7 @@ def main() -> None:
             rows.append((seq, int(topic), doc, int(rank), float(score)))
     with sessions() as session:
         query = text("SELECT number, id FROM topics WHERE campaign_id = :c")
-        topic_ids = dict(session.execute(query, {"c": campaign}).tuples())
+        topic_ids = {number: tid for number, tid in session.execute(query, {"c": campaign})}
         start = time.perf_counter()
         session.add_all(
             RunEntry(run_id=run_ids[0], seq=1_000_000 + seq, topic_id=topic_ids[str(t)], docno=d, rank=r, score=s)
