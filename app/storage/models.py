@@ -39,7 +39,7 @@ class Base(DeclarativeBase):
     """Declarative base with stable constraint names for migrations."""
 
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {dict[str, Any]: JSONB}
+    type_annotation_map = {dict[str, Any]: JSONB, dict[str, Any] | None: JSONB}
 
 
 def _enum(cls: type[enum.Enum], name: str) -> Enum:
@@ -295,9 +295,7 @@ class PoolItem(Base):
     sampled: Mapped[bool] = mapped_column(Boolean, default=True)
     best_rank: Mapped[int] = mapped_column(Integer)
     n_runs: Mapped[int] = mapped_column(Integer)
-    judging_order: Mapped[int] = mapped_column(Integer)
-    leased_to: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
-    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    judging_order: Mapped[int] = mapped_column(Integer)  # -1 when not sampled
 
     __table_args__ = (
         UniqueConstraint("pool_id", "topic_id", "docno"),
@@ -314,6 +312,30 @@ class Assignment(Base):
     topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"), primary_key=True)
     assessor_id: Mapped[int] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class JudgingTask(Base):
+    """One judgement to be made: round 1 for every sampled item, round 2 for items quality control flags.
+
+    A task is leased to one assessor at a time; an expired lease returns it to the queue.
+    """
+
+    __tablename__ = "judging_tasks"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pool_item_id: Mapped[int] = mapped_column(ForeignKey("pool_items.id", ondelete="CASCADE"))
+    round: Mapped[int] = mapped_column(Integer, default=1)
+    reason: Mapped[str] = mapped_column(String(200), default="pooled")
+    excluded_assessor_id: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    leased_to: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    leased_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        UniqueConstraint("pool_item_id", "round"),
+        Index("ix_judging_tasks_open", "done_at", "round"),
+    )
 
 
 class Judgement(Base):
@@ -402,6 +424,35 @@ class Score(Base):
     measure: Mapped[str] = mapped_column(String(64), primary_key=True)
     topic: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[float] = mapped_column(Double)
+
+
+class LeaderboardSnapshot(Base):
+    """A frozen, published leaderboard: public without a token once made."""
+
+    __tablename__ = "leaderboard_snapshots"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"))
+    content: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class AnalysisJob(Base):
+    """A background analysis (pool depth, leave-one-out, stability...) and its result."""
+
+    __tablename__ = "analysis_jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(40))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    progress: Mapped[float] = mapped_column(Double, default=0.0)
+    result: Mapped[dict[str, Any] | None] = mapped_column()
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Blob(Base):

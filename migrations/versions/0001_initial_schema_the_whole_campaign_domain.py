@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-21 23:53:11.196765
+Create Date: 2026-11-22 00:05:23.053772
 """
 
 from alembic import op
@@ -33,6 +33,21 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_campaigns')),
     sa.UniqueConstraint('name', name=op.f('uq_campaigns_name'))
     )
+    op.create_table('analysis_jobs',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('campaign_id', sa.Integer(), nullable=False),
+    sa.Column('kind', sa.String(length=40), nullable=False),
+    sa.Column('params', postgresql.JSONB(astext_type=sa.Text()), nullable=False),
+    sa.Column('status', sa.String(length=16), nullable=False),
+    sa.Column('progress', sa.Double(), nullable=False),
+    sa.Column('result', postgresql.JSONB(astext_type=sa.Text()), nullable=True),
+    sa.Column('error', sa.Text(), nullable=True),
+    sa.Column('created_at', sa.DateTime(timezone=True), server_default=sa.text('now()'), nullable=False),
+    sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
+    sa.ForeignKeyConstraint(['campaign_id'], ['campaigns.id'], name=op.f('fk_analysis_jobs_campaign_id_campaigns'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_analysis_jobs'))
+    )
+    op.create_index(op.f('ix_analysis_jobs_campaign_id'), 'analysis_jobs', ['campaign_id'], unique=False)
     op.create_table('assessors',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('campaign_id', sa.Integer(), nullable=False),
@@ -148,9 +163,6 @@ def upgrade() -> None:
     sa.Column('best_rank', sa.Integer(), nullable=False),
     sa.Column('n_runs', sa.Integer(), nullable=False),
     sa.Column('judging_order', sa.Integer(), nullable=False),
-    sa.Column('leased_to', sa.Integer(), nullable=True),
-    sa.Column('lease_expires_at', sa.DateTime(timezone=True), nullable=True),
-    sa.ForeignKeyConstraint(['leased_to'], ['assessors.id'], name=op.f('fk_pool_items_leased_to_assessors'), ondelete='SET NULL'),
     sa.ForeignKeyConstraint(['pool_id'], ['pools.id'], name=op.f('fk_pool_items_pool_id_pools'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['topic_id'], ['topics.id'], name=op.f('fk_pool_items_topic_id_topics'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_pool_items')),
@@ -228,6 +240,23 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_judgements')),
     sa.UniqueConstraint('pool_item_id', 'round', name=op.f('uq_judgements_pool_item_id_round'))
     )
+    op.create_table('judging_tasks',
+    sa.Column('id', sa.BigInteger(), nullable=False),
+    sa.Column('pool_item_id', sa.BigInteger(), nullable=False),
+    sa.Column('round', sa.Integer(), nullable=False),
+    sa.Column('reason', sa.String(length=200), nullable=False),
+    sa.Column('excluded_assessor_id', sa.Integer(), nullable=True),
+    sa.Column('leased_to', sa.Integer(), nullable=True),
+    sa.Column('leased_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('lease_expires_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('done_at', sa.DateTime(timezone=True), nullable=True),
+    sa.ForeignKeyConstraint(['excluded_assessor_id'], ['assessors.id'], name=op.f('fk_judging_tasks_excluded_assessor_id_assessors'), ondelete='SET NULL'),
+    sa.ForeignKeyConstraint(['leased_to'], ['assessors.id'], name=op.f('fk_judging_tasks_leased_to_assessors'), ondelete='SET NULL'),
+    sa.ForeignKeyConstraint(['pool_item_id'], ['pool_items.id'], name=op.f('fk_judging_tasks_pool_item_id_pool_items'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_judging_tasks')),
+    sa.UniqueConstraint('pool_item_id', 'round', name=op.f('uq_judging_tasks_pool_item_id_round'))
+    )
+    op.create_index('ix_judging_tasks_open', 'judging_tasks', ['done_at', 'round'], unique=False)
     op.create_table('moment_entries',
     sa.Column('run_id', sa.Integer(), nullable=False),
     sa.Column('seq', sa.Integer(), nullable=False),
@@ -280,6 +309,17 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_judgement_changes'))
     )
     op.create_index(op.f('ix_judgement_changes_judgement_id'), 'judgement_changes', ['judgement_id'], unique=False)
+    op.create_table('leaderboard_snapshots',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('campaign_id', sa.Integer(), nullable=False),
+    sa.Column('evaluation_id', sa.Integer(), nullable=False),
+    sa.Column('content', postgresql.JSONB(astext_type=sa.Text()), nullable=False),
+    sa.Column('published_at', sa.DateTime(timezone=True), server_default=sa.text('now()'), nullable=False),
+    sa.ForeignKeyConstraint(['campaign_id'], ['campaigns.id'], name=op.f('fk_leaderboard_snapshots_campaign_id_campaigns'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['evaluation_id'], ['evaluations.id'], name=op.f('fk_leaderboard_snapshots_evaluation_id_evaluations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_leaderboard_snapshots'))
+    )
+    op.create_index(op.f('ix_leaderboard_snapshots_campaign_id'), 'leaderboard_snapshots', ['campaign_id'], unique=False)
     op.create_table('scores',
     sa.Column('evaluation_id', sa.Integer(), nullable=False),
     sa.Column('run_id', sa.Integer(), nullable=False),
@@ -294,12 +334,16 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('scores')
+    op.drop_index(op.f('ix_leaderboard_snapshots_campaign_id'), table_name='leaderboard_snapshots')
+    op.drop_table('leaderboard_snapshots')
     op.drop_index(op.f('ix_judgement_changes_judgement_id'), table_name='judgement_changes')
     op.drop_table('judgement_changes')
     op.drop_table('run_entries')
     op.drop_table('qrels_entries')
     op.drop_table('pool_runs')
     op.drop_table('moment_entries')
+    op.drop_index('ix_judging_tasks_open', table_name='judging_tasks')
+    op.drop_table('judging_tasks')
     op.drop_table('judgements')
     op.drop_index(op.f('ix_evaluations_campaign_id'), table_name='evaluations')
     op.drop_table('evaluations')
@@ -326,6 +370,8 @@ def downgrade() -> None:
     op.drop_table('blobs')
     op.drop_index(op.f('ix_assessors_campaign_id'), table_name='assessors')
     op.drop_table('assessors')
+    op.drop_index(op.f('ix_analysis_jobs_campaign_id'), table_name='analysis_jobs')
+    op.drop_table('analysis_jobs')
     op.drop_table('campaigns')
     for name in ('verdict', 'role', 'campaign_status', 'task_kind'):
         sa.Enum(name=name).drop(op.get_bind(), checkfirst=True)
