@@ -106,7 +106,7 @@ def test_empty_file(make_campaign):
     _, team = campaign.team()
     response = campaign.upload(team, "\n  \n")
     assert response.status_code == 422
-    assert "empty" in response.json()["detail"] + response.json()["errors"][0]["message"]
+    assert "no results" in response.json()["errors"][0]["message"]
 
 
 def test_non_utf8_bytes(make_campaign):
