@@ -23,16 +23,23 @@ def satisfies_inv(sigma: np.ndarray, sigma_p: np.ndarray, q: int, k: int) -> boo
     """True if (sigma, sigma') differ only at topic q, rank k (1-based) and meet A.1 and A.2."""
     diff = np.argwhere(sigma != sigma_p)
     prior = sigma_p[q, : k - 1]
-    return (diff.tolist() == [[q, k - 1]] and k > 1 and sigma[q, k - 1] < sigma_p[q, k - 1]
-            and sigma_p[q, k - 1] <= prior.max())
+    return (
+        diff.tolist() == [[q, k - 1]]
+        and k > 1
+        and sigma[q, k - 1] < sigma_p[q, k - 1]
+        and sigma_p[q, k - 1] <= prior.max()
+    )
 
 
 def satisfies_mon(sigma: np.ndarray, sigma_p: np.ndarray, q: int, k: int) -> bool:
     """True if (sigma, sigma') differ only at topic q, rank k (1-based) and meet A.1 and A.3."""
     diff = np.argwhere(sigma != sigma_p)
     prior = sigma_p[q, : k - 1]
-    return (diff.tolist() == [[q, k - 1]] and sigma[q, k - 1] < sigma_p[q, k - 1]
-            and (k == 1 or sigma_p[q, k - 1] > prior.max()))
+    return (
+        diff.tolist() == [[q, k - 1]]
+        and sigma[q, k - 1] < sigma_p[q, k - 1]
+        and (k == 1 or sigma_p[q, k - 1] > prior.max())
+    )
 
 
 @st.composite
@@ -151,8 +158,7 @@ def integral_of_recall(r: np.ndarray, k: int, strict: bool) -> float:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=0, max_size=12), st.integers(1, 12),
-       st.booleans())
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=0, max_size=12), st.integers(1, 12), st.booleans())
 def test_axiou_is_recall_integrated_over_theta_and_averaged_over_k(values, cutoff, strict):
     r = np.array(values, dtype=np.float64)
     marginal = sum(integral_of_recall(r, k, strict) for k in range(1, cutoff + 1)) / cutoff

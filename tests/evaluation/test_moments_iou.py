@@ -38,18 +38,14 @@ def test_temporal_iou(a, b, expected):
 
 
 def test_temporal_iou_broadcasts():
-    iou = temporal_iou(np.array([[0.0], [2.0]]), np.array([[10.0], [4.0]]), np.array([0.0, 5.0]),
-                       np.array([10.0, 10.0]))
+    iou = temporal_iou(
+        np.array([[0.0], [2.0]]), np.array([[10.0], [4.0]]), np.array([0.0, 5.0]), np.array([10.0, 10.0])
+    )
     # row 0: [0,10] vs [0,10] -> 1, vs [5,10] -> 5/10; row 1: [2,4] vs [0,10] -> 2/10, vs [5,10] -> 0
     np.testing.assert_allclose(iou, [[1.0, 0.5], [0.2, 0.0]])
 
 
-GT = parse_moment_ground_truth(
-    "10 vidA 0 10\n"
-    "10 vidA 20 30\n"
-    "2 vidB 5 15\n"
-    "x vidC 0 4\n"
-)
+GT = parse_moment_ground_truth("10 vidA 0 10\n10 vidA 20 30\n2 vidB 5 15\nx vidC 0 4\n")
 
 
 def test_segments_are_padded_per_topic_in_natural_topic_order():

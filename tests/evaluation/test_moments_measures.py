@@ -126,9 +126,12 @@ iou_values = st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.55, 0.6, 0.7, 0.75, 0.8, 0.9
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 4).flatmap(lambda g: st.lists(st.lists(iou_values, min_size=g, max_size=g), min_size=1,
-                                                    max_size=13)),
-       st.integers(0, 2))
+@given(
+    st.integers(1, 4).flatmap(
+        lambda g: st.lists(st.lists(iou_values, min_size=g, max_size=g), min_size=1, max_size=13)
+    ),
+    st.integers(0, 2),
+)
 def test_map_agrees_with_a_loop_reference(rows, extra_pad):
     iou = np.array(rows)
     n_gt = iou.shape[1]
@@ -183,8 +186,25 @@ def test_map_default_is_point_five_to_point_nine_five():
 
 
 @pytest.mark.parametrize(
-    "name", ["AxIoU", "AxIoU@0", "R@5", "R@5,0", "R@5,1.5", "R@5,>1", "R@0,0.5", "AP@5", "DCG@x", "nDCG@5",
-             "mAP@0", "mAP@0.9:0.5", "mAP@0.5:0.92", "mAP@1.2", "axiou@5", ""],
+    "name",
+    [
+        "AxIoU",
+        "AxIoU@0",
+        "R@5",
+        "R@5,0",
+        "R@5,1.5",
+        "R@5,>1",
+        "R@0,0.5",
+        "AP@5",
+        "DCG@x",
+        "nDCG@5",
+        "mAP@0",
+        "mAP@0.9:0.5",
+        "mAP@0.5:0.92",
+        "mAP@1.2",
+        "axiou@5",
+        "",
+    ],
 )
 def test_bad_measure_names(name):
     with pytest.raises(MeasureError):
@@ -216,8 +236,9 @@ def test_evaluate_moments_hand_worked():
 
 
 def test_evaluate_moment_files_defaults_gzip_and_names():
-    res = evaluate_moment_files(str(DATA / "gt.tsv"), [str(DATA / "run_tagged.tsv"),
-                                                      str(DATA / "run_untagged.jsonl.gz")], None)
+    res = evaluate_moment_files(
+        str(DATA / "gt.tsv"), [str(DATA / "run_tagged.tsv"), str(DATA / "run_untagged.jsonl.gz")], None
+    )
     assert list(res) == ["sysA", "run_untagged.jsonl.gz"]
     assert list(res["sysA"]) == list(DEFAULT_MOMENT_MEASURES)
     assert set(DEFAULT_MOMENT_MEASURES) >= {"AxIoU@1", "AxIoU@5", "AxIoU@10", "R@1,0.3", "R@5,0.7", "R@10,0.5", "mAP"}

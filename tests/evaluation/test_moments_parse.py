@@ -85,7 +85,7 @@ def test_json_line_errors():
         '{"topic": "1", "video_id": "v", "start": 0, "end": 1}\n'
         '{"topic": "1", "video_id": "v", "start": 0, "end": 1, "score": true}\n'
         '{"topic": "1", "video_id": "v", "start": 0, "end": 1, "score": NaN}\n'
-        '[1, 2]\n'
+        "[1, 2]\n"
         '{"topic": "1", "video_id": "v", \n'
         '{"topic": "", "video_id": "v", "start": 0, "end": 1, "score": 1}\n'
     )

@@ -19,7 +19,9 @@ from app.evaluation.moments.parse import (
 from app.evaluation.moments.relevance import ground_truth_segments, moment_relevance, rank_moments
 
 DEFAULT_MOMENT_MEASURES: tuple[str, ...] = (
-    "AxIoU@1", "AxIoU@5", "AxIoU@10",
+    "AxIoU@1",
+    "AxIoU@5",
+    "AxIoU@10",
     *(f"R@{k},{t}" for k in (1, 5, 10) for t in ("0.3", "0.5", "0.7")),
     "mAP",
 )
@@ -34,8 +36,13 @@ def _run_name(run: MomentRunTable, i: int, run_names: Sequence[str] | None) -> s
     return f"run{i}"
 
 
-def evaluate_moments(ground_truth: MomentGroundTruth, runs: Sequence[MomentRunTable], measures: Sequence[str],
-                     *, run_names: Sequence[str] | None = None) -> dict[str, dict[str, dict[str, float]]]:
+def evaluate_moments(
+    ground_truth: MomentGroundTruth,
+    runs: Sequence[MomentRunTable],
+    measures: Sequence[str],
+    *,
+    run_names: Sequence[str] | None = None,
+) -> dict[str, dict[str, dict[str, float]]]:
     """{run: {measure: {topic: value, ..., "all": mean over every ground-truth topic}}}; missing topics score 0."""
     specs = [parse_moment_measure(m) for m in measures]
     if not specs:
@@ -68,8 +75,9 @@ def _read(path: str) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def evaluate_moment_files(ground_truth_path: str, run_paths: list[str],
-                          measures: list[str] | None) -> dict[str, dict[str, dict[str, float]]]:
+def evaluate_moment_files(
+    ground_truth_path: str, run_paths: list[str], measures: list[str] | None
+) -> dict[str, dict[str, dict[str, float]]]:
     """Evaluate moment run files (plain or .gz) against a ground-truth file; runs named by tag, else basename."""
     ground_truth = parse_moment_ground_truth(_read(ground_truth_path), source=ground_truth_path)
     runs = [parse_moment_run(_read(path), source=path) for path in run_paths]

@@ -121,8 +121,9 @@ def dcg_at(r: np.ndarray, k: int) -> np.ndarray:
     return (_top(r, k) / np.log2(np.arange(2, k + 2))).sum(axis=-1)
 
 
-def detection_map(iou: np.ndarray, gt_mask: np.ndarray, thresholds: Sequence[float],
-                  depth: int = MAP_DEPTH) -> np.ndarray:
+def detection_map(
+    iou: np.ndarray, gt_mask: np.ndarray, thresholds: Sequence[float], depth: int = MAP_DEPTH
+) -> np.ndarray:
     """Moment-DETR / QVHighlights MR-mAP per topic: detection AP at each IoU threshold, averaged over thresholds.
 
     iou is [..., D, G] (ranked predictions x ground-truth segments, rank order = score order), gt_mask [..., G].
@@ -158,8 +159,9 @@ def detection_map(iou: np.ndarray, gt_mask: np.ndarray, thresholds: Sequence[flo
     return ap.mean(axis=-1)
 
 
-def moment_scores(relevance: MomentRelevance | np.ndarray,
-                  measures: Sequence[str | MomentMeasure]) -> dict[str, np.ndarray]:
+def moment_scores(
+    relevance: MomentRelevance | np.ndarray, measures: Sequence[str | MomentMeasure]
+) -> dict[str, np.ndarray]:
     """Per-topic scores {measure name: [n_run, n_topic] (leading shape of the input)} for many runs at once.
 
     `relevance` is a MomentRelevance, or a bare relevance array r [..., depth] for measures other than mAP.

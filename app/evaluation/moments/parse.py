@@ -137,8 +137,14 @@ def _json_fields(text: str, with_score: bool) -> tuple[str, str, object, object,
     tag = obj.get("tag")
     if tag is not None and (not isinstance(tag, str) or not tag.strip()):
         raise ValueError(f"tag {tag!r} is not a non-empty string")
-    return (_ident(obj["topic"], "topic"), _ident(obj[video_key], "video_id"), obj["start"], obj["end"],
-            obj.get("score"), tag.strip() if isinstance(tag, str) else None)
+    return (
+        _ident(obj["topic"], "topic"),
+        _ident(obj[video_key], "video_id"),
+        obj["start"],
+        obj["end"],
+        obj.get("score"),
+        tag.strip() if isinstance(tag, str) else None,
+    )
 
 
 def _column_fields(text: str, with_score: bool) -> tuple[str, str, object, object, object, object]:
@@ -146,8 +152,11 @@ def _column_fields(text: str, with_score: bool) -> tuple[str, str, object, objec
     parts = text.split()
     allowed = (5, 6) if with_score else (4,)
     if len(parts) not in allowed:
-        expected = "5 or 6 columns (topic video_id start end score [tag])" if with_score \
+        expected = (
+            "5 or 6 columns (topic video_id start end score [tag])"
+            if with_score
             else "4 columns (topic video_id start end)"
+        )
         raise ValueError(f"{len(parts)} columns, expected {expected}")
     score = parts[4] if with_score else None
     tag = parts[5] if len(parts) == 6 else None
@@ -200,12 +209,12 @@ def parse_moment_run(data: bytes | str, *, max_errors: int = 50, source: str = "
             errors.add(number, f"mixed tags: {row_tag!r} here, {tag!r} on line {tag_line}")
     errors.raise_if_any()
     lines, topics, videos, starts, ends, scores = _columns(rows)
-    return MomentRunTable(tag=tag, topics=topics, videos=videos, starts=starts, ends=ends, scores=scores,
-                          lines=lines)
+    return MomentRunTable(tag=tag, topics=topics, videos=videos, starts=starts, ends=ends, scores=scores, lines=lines)
 
 
-def parse_moment_ground_truth(data: bytes | str, *, max_errors: int = 50,
-                              source: str = "ground truth") -> MomentGroundTruth:
+def parse_moment_ground_truth(
+    data: bytes | str, *, max_errors: int = 50, source: str = "ground truth"
+) -> MomentGroundTruth:
     """Parse moment ground truth (`topic video_id start end` columns or JSON lines); FormatError on bad lines.
 
     Every segment needs 0 <= start < end: a zero-length segment could never overlap anything (IoU 0), so it is

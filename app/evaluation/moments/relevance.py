@@ -142,6 +142,7 @@ def moment_relevance(ranked: RankedMoments, segments: GroundTruthSegments) -> Mo
     """IoU tensors of ranked moments against (possibly perturbed) ground-truth segments."""
     gv = segments.video[None, :, None, :]
     same = (ranked.video[..., None] == gv) & (gv >= 0)
-    iou = temporal_iou(ranked.start[..., None], ranked.end[..., None],
-                       segments.start[None, :, None, :], segments.end[None, :, None, :])
+    iou = temporal_iou(
+        ranked.start[..., None], ranked.end[..., None], segments.start[None, :, None, :], segments.end[None, :, None, :]
+    )
     return MomentRelevance(iou=np.where(same, iou, 0.0), gt_mask=segments.mask)
