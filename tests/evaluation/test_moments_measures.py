@@ -275,3 +275,9 @@ def test_array_level_scores_for_many_runs_at_once():
     np.testing.assert_allclose(moment_scores(rel.relevance, ["AxIoU@5"])["AxIoU@5"], scores["AxIoU@5"])
     with pytest.raises(MeasureError):
         moment_scores(rel.relevance, ["mAP"])
+
+
+def test_run_topics_only_averages_over_answered_topics():
+    # sysA answers topics 1 and 2 (not 3): AxIoU@1 = 0 and 1 -> mean 1/2 instead of 1/3
+    res = evaluate_moments(GT, [RUN_A], ["AxIoU@1"], run_topics_only=True)
+    assert res["sysA"]["AxIoU@1"] == {"1": 0.0, "2": 1.0, "all": 0.5}

@@ -42,8 +42,12 @@ def evaluate_moments(
     measures: Sequence[str],
     *,
     run_names: Sequence[str] | None = None,
+    run_topics_only: bool = False,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """{run: {measure: {topic: value, ..., "all": mean over every ground-truth topic}}}; missing topics score 0."""
+    """{run: {measure: {topic: value, ..., "all": mean over every ground-truth topic}}}; missing topics score 0.
+
+    With `run_topics_only`, only the ground-truth topics the run answers are listed and averaged.
+    """
     specs = [parse_moment_measure(m) for m in measures]
     if not specs:
         raise MeasureError("no moment measures given")
@@ -56,12 +60,14 @@ def evaluate_moments(
     depth = max(spec.k for spec in specs)
     result: dict[str, dict[str, dict[str, float]]] = {}
     for name, run in zip(names, runs, strict=True):
-        relevance = moment_relevance(rank_moments(segments, [run], depth), segments)
-        scores = moment_scores(relevance, specs)
+        ranked = rank_moments(segments, [run], depth)
+        scores = moment_scores(moment_relevance(ranked, segments), specs)
+        keep = ranked.valid[0, :, 0] if run_topics_only else np.ones(len(topics), dtype=bool)
+        kept = [t for t, k in zip(topics, keep.tolist(), strict=True) if k]
         per_run: dict[str, dict[str, float]] = {}
         for spec in specs:
-            values = scores[spec.name][0]
-            per_topic = dict(zip(topics, values.tolist(), strict=True))
+            values = scores[spec.name][0][keep]
+            per_topic = dict(zip(kept, values.tolist(), strict=True))
             per_topic["all"] = float(np.mean(values)) if len(values) else 0.0
             per_run[spec.name] = per_topic
         result[name] = per_run
