@@ -132,6 +132,9 @@ def detection_map(
     becomes matched (true positive); otherwise it is a false positive. With precision p_i = TP_i / i at rank i,
     npos = number of segments, AP_t = (1/npos) sum_{i: TP at i} max_{j >= i} p_j (the all-point interpolated
     VOC / ActivityNet AP). The result is mean_t AP_t; mean over topics is left to the caller.
+    Differences from Moment-DETR's standalone_eval: values are in [0, 1] (not percent, not rounded); the list is
+    sorted by score before the cut at `depth` (Moment-DETR cuts the submitted order, then sorts); a topic without
+    predictions scores 0 instead of being required to be present.
     """
     thr = np.asarray(thresholds, dtype=np.float64)
     if thr.size == 0 or np.any(thr <= 0):
