@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 from psycopg import sql
-from sqlalchemy import func, select, text
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
@@ -22,7 +22,7 @@ from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_out, copy_rows
-from app.storage.models import Campaign, CampaignStatus, Role, Run, TaskKind, Team
+from app.storage.models import Campaign, CampaignStatus, MomentEntry, Role, Run, RunEntry, TaskKind, Team
 
 RunFormat = Literal["trec", "xml", "moments"]
 SYSTEM_TYPES = ("F", "M", "R")
@@ -222,6 +222,8 @@ def delete_run(session: Session, principal: Principal, run_id: int) -> None:
         raise Forbidden("runs can be deleted only while submissions are open")
     if campaign.status not in (CampaignStatus.draft, CampaignStatus.open, CampaignStatus.closed):
         raise Forbidden("runs of a pooled campaign cannot be deleted")
+    entries = MomentEntry if run.format == "moments" else RunEntry
+    session.execute(delete(entries).where(entries.run_id == run.id))
     session.delete(run)
     session.flush()
 

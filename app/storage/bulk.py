@@ -29,7 +29,7 @@ def copy_rows(
     if not data or len(data[0]) == 0:
         return 0
     cells = [_text_column(column) for column in data]
-    payload = "".join("\t".join(row) + "\n" for row in zip(*cells, strict=True)).encode()
+    payload = ("\n".join(map("\t".join, zip(*cells, strict=True))) + "\n").encode()
     raw = session.connection().connection.driver_connection
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 00:05:23.053772
+Create Date: 2026-11-22 00:08:28.266036
 """
 
 from alembic import op
@@ -32,6 +32,25 @@ def upgrade() -> None:
     sa.CheckConstraint('max_runs_per_team > 0', name=op.f('ck_campaigns_max_runs_positive')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_campaigns')),
     sa.UniqueConstraint('name', name=op.f('uq_campaigns_name'))
+    )
+    op.create_table('moment_entries',
+    sa.Column('run_id', sa.Integer(), nullable=False),
+    sa.Column('seq', sa.Integer(), nullable=False),
+    sa.Column('topic_id', sa.Integer(), nullable=False),
+    sa.Column('video_id', sa.Text(), nullable=False),
+    sa.Column('start', sa.Double(), nullable=False),
+    sa.Column('end', sa.Double(), nullable=False),
+    sa.Column('score', sa.Double(), nullable=False),
+    sa.PrimaryKeyConstraint('run_id', 'seq', name=op.f('pk_moment_entries'))
+    )
+    op.create_table('run_entries',
+    sa.Column('run_id', sa.Integer(), nullable=False),
+    sa.Column('seq', sa.Integer(), nullable=False),
+    sa.Column('topic_id', sa.Integer(), nullable=False),
+    sa.Column('docno', sa.Text(), nullable=False),
+    sa.Column('rank', sa.Integer(), nullable=False),
+    sa.Column('score', sa.Double(), nullable=False),
+    sa.PrimaryKeyConstraint('run_id', 'seq', name=op.f('pk_run_entries'))
     )
     op.create_table('analysis_jobs',
     sa.Column('id', sa.Integer(), nullable=False),
@@ -257,18 +276,6 @@ def upgrade() -> None:
     sa.UniqueConstraint('pool_item_id', 'round', name=op.f('uq_judging_tasks_pool_item_id_round'))
     )
     op.create_index('ix_judging_tasks_open', 'judging_tasks', ['done_at', 'round'], unique=False)
-    op.create_table('moment_entries',
-    sa.Column('run_id', sa.Integer(), nullable=False),
-    sa.Column('seq', sa.Integer(), nullable=False),
-    sa.Column('topic_id', sa.Integer(), nullable=False),
-    sa.Column('video_id', sa.Text(), nullable=False),
-    sa.Column('start', sa.Double(), nullable=False),
-    sa.Column('end', sa.Double(), nullable=False),
-    sa.Column('score', sa.Double(), nullable=False),
-    sa.ForeignKeyConstraint(['run_id'], ['runs.id'], name=op.f('fk_moment_entries_run_id_runs'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['topic_id'], ['topics.id'], name=op.f('fk_moment_entries_topic_id_topics'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('run_id', 'seq', name=op.f('pk_moment_entries'))
-    )
     op.create_table('pool_runs',
     sa.Column('pool_id', sa.Integer(), nullable=False),
     sa.Column('run_id', sa.Integer(), nullable=False),
@@ -285,17 +292,6 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['qrels_version_id'], ['qrels_versions.id'], name=op.f('fk_qrels_entries_qrels_version_id_qrels_versions'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['topic_id'], ['topics.id'], name=op.f('fk_qrels_entries_topic_id_topics'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('qrels_version_id', 'topic_id', 'docno', name=op.f('pk_qrels_entries'))
-    )
-    op.create_table('run_entries',
-    sa.Column('run_id', sa.Integer(), nullable=False),
-    sa.Column('seq', sa.Integer(), nullable=False),
-    sa.Column('topic_id', sa.Integer(), nullable=False),
-    sa.Column('docno', sa.Text(), nullable=False),
-    sa.Column('rank', sa.Integer(), nullable=False),
-    sa.Column('score', sa.Double(), nullable=False),
-    sa.ForeignKeyConstraint(['run_id'], ['runs.id'], name=op.f('fk_run_entries_run_id_runs'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['topic_id'], ['topics.id'], name=op.f('fk_run_entries_topic_id_topics'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('run_id', 'seq', name=op.f('pk_run_entries'))
     )
     op.create_table('judgement_changes',
     sa.Column('id', sa.BigInteger(), nullable=False),
@@ -338,10 +334,8 @@ def downgrade() -> None:
     op.drop_table('leaderboard_snapshots')
     op.drop_index(op.f('ix_judgement_changes_judgement_id'), table_name='judgement_changes')
     op.drop_table('judgement_changes')
-    op.drop_table('run_entries')
     op.drop_table('qrels_entries')
     op.drop_table('pool_runs')
-    op.drop_table('moment_entries')
     op.drop_index('ix_judging_tasks_open', table_name='judging_tasks')
     op.drop_table('judging_tasks')
     op.drop_table('judgements')
@@ -372,6 +366,8 @@ def downgrade() -> None:
     op.drop_table('assessors')
     op.drop_index(op.f('ix_analysis_jobs_campaign_id'), table_name='analysis_jobs')
     op.drop_table('analysis_jobs')
+    op.drop_table('run_entries')
+    op.drop_table('moment_entries')
     op.drop_table('campaigns')
     for name in ('verdict', 'role', 'campaign_status', 'task_kind'):
         sa.Enum(name=name).drop(op.get_bind(), checkfirst=True)
