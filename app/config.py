@@ -20,6 +20,9 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default=Path(".trecpool"), description="Where the embedded PostgreSQL keeps its data.")
     max_upload_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="Largest accepted upload (413 above).")
     max_errors: int = Field(default=50, gt=0, description="How many validation errors one response lists at most.")
+    judging_lease_seconds: float = Field(
+        default=300.0, gt=0, description="How long an item stays leased to one assessor."
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

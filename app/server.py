@@ -7,11 +7,11 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
-from app.api import campaigns, collection, health, runs, teams, topics
+from app.api import campaigns, collection, health, judging, pools, qrels, runs, teams, topics
 from app.api.errors import install_error_handlers
 from app.config import Settings
 
-ROUTERS = (health, campaigns, collection, topics, teams, runs)
+ROUTERS = (health, campaigns, collection, topics, teams, runs, pools, judging, qrels)
 MULTIPART_SLACK = 1 << 20
 
 

@@ -110,3 +110,29 @@ def make_campaign(client: TestClient, organiser: dict[str, str]):  # type: ignor
         return CampaignHandle(client, organiser, cid, numbers)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def live_server(settings: Settings, sessions) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The app served by uvicorn on a free loopback port (for concurrency and browser tests)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings, sessions), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)

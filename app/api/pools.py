@@ -1,0 +1,157 @@
+"""Pools of a campaign: build, statistics, topic assignments, progress, quality control, adjudication, qrels cut."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from app.api.security import Organiser, SessionDep
+from app.services import judging, pools, qrels, quality
+from app.storage.models import Verdict
+
+router = APIRouter(prefix="/api", tags=["pools"])
+
+
+class PoolIn(BaseModel):
+    """How to build a pool."""
+
+    kind: Literal["depth", "stratified"] = "stratified"
+    depth: int | None = Field(default=None, ge=1, description="For depth pools: the top k of every run")
+    strata: str | None = Field(default=None, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'")
+    seed: int | None = Field(default=None, ge=0, description="Random when omitted; stored with the pool")
+    max_priority: int | None = Field(default=None, ge=1, description="Only runs with priority <= this")
+    system_types: list[Literal["F", "M", "R"]] | None = None
+    run_ids: list[int] | None = None
+
+
+class PoolOut(BaseModel):
+    """A pool with its parameters, seed and per-topic counts."""
+
+    id: int
+    campaign_id: int
+    kind: str
+    seed: int
+    params: dict[str, object]
+    topics: list[dict[str, object]]
+
+
+class AssignmentIn(BaseModel):
+    """A topic given to an assessor."""
+
+    topic: str
+    assessor_id: int
+
+
+class AssignmentsIn(BaseModel):
+    """Assignments to add; `shared` lets several assessors work one topic."""
+
+    assignments: list[AssignmentIn]
+    shared: bool = False
+
+
+class AdjudicationIn(BaseModel):
+    """An organiser's final verdict on a pooled item."""
+
+    pool_item_id: int
+    verdict: Literal[Verdict.relevant, Verdict.not_relevant]
+
+
+class LabelIn(BaseModel):
+    """A label for a new qrels version."""
+
+    label: str = Field(min_length=1, max_length=200)
+
+
+def _out(session: SessionDep, pool) -> PoolOut:  # type: ignore[no-untyped-def]
+    return PoolOut(
+        id=pool.id,
+        campaign_id=pool.campaign_id,
+        kind=pool.kind,
+        seed=pool.seed,
+        params=pool.params,
+        topics=pools.topic_counts(session, pool),
+    )
+
+
+@router.post("/campaigns/{campaign_id}/pools", status_code=201, response_model=PoolOut)
+def build_pool(campaign_id: int, body: PoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
+    """Build the pool of a closed campaign (reproducible from the returned seed)."""
+    spec = pools.PoolSpec(
+        kind=body.kind,
+        depth=body.depth,
+        strata=body.strata,
+        seed=body.seed,
+        max_priority=body.max_priority,
+        system_types=tuple(body.system_types) if body.system_types else None,
+        run_ids=tuple(body.run_ids) if body.run_ids else None,
+    )
+    pool = pools.create_pool(session, principal, campaign_id, spec)
+    session.commit()
+    return _out(session, pool)
+
+
+@router.get("/pools/{pool_id}", response_model=PoolOut)
+def get_pool(pool_id: int, session: SessionDep, principal: Organiser) -> PoolOut:
+    """A pool and its per-topic counts."""
+    return _out(session, pools.get_pool(session, principal, pool_id))
+
+
+@router.get("/pools/{pool_id}/stats")
+def pool_stats(pool_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Judged share of each run's results (min/max/mean), unique contributions per run and team."""
+    return pools.statistics(session, principal, pool_id)
+
+
+@router.post("/pools/{pool_id}/assignments", status_code=201)
+def assign(pool_id: int, body: AssignmentsIn, session: SessionDep, principal: Organiser) -> dict[str, int]:
+    """Give topics to assessors."""
+    made = pools.assign_topics(
+        session, principal, pool_id, [(a.topic, a.assessor_id) for a in body.assignments], shared=body.shared
+    )
+    session.commit()
+    return {"created": len(made)}
+
+
+@router.get("/pools/{pool_id}/progress")
+def progress(pool_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Judging progress per topic and round, and per assessor with time spent."""
+    return judging.pool_progress(session, principal, pool_id)  # type: ignore[return-value]
+
+
+@router.post("/pools/{pool_id}/quality-control")
+def quality_control(
+    pool_id: int, session: SessionDep, principal: Organiser, min_runs: int = 10, window: int = 5
+) -> dict[str, int]:
+    """Queue second judgements for frequent false positives and neighbour disagreements."""
+    result = quality.run_quality_control(session, principal, pool_id, min_runs=min_runs, window=window)
+    session.commit()
+    return result
+
+
+@router.get("/pools/{pool_id}/adjudication")
+def adjudication_queue(pool_id: int, session: SessionDep, principal: Organiser) -> list[dict[str, object]]:
+    """Items whose judgements disagree or are unsure."""
+    return quality.adjudication_queue(session, principal, pool_id)
+
+
+@router.post("/pools/{pool_id}/adjudication", status_code=204)
+def adjudicate(pool_id: int, body: AdjudicationIn, session: SessionDep, principal: Organiser) -> None:
+    """Decide an item."""
+    quality.adjudicate(session, principal, pool_id, body.pool_item_id, Verdict(body.verdict))
+    session.commit()
+
+
+@router.get("/pools/{pool_id}/agreement")
+def agreement(pool_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Cohen's kappa per topic and per assessor pair."""
+    return quality.agreement(session, principal, pool_id)  # type: ignore[return-value]
+
+
+@router.post("/pools/{pool_id}/qrels", status_code=201)
+def cut_qrels(pool_id: int, body: LabelIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Freeze the current judgements as an immutable qrels version."""
+    version = qrels.cut_qrels(session, principal, pool_id, body.label)
+    session.commit()
+    return {"id": version.id, "label": version.label, "kind": version.kind, "n_entries": version.n_entries}

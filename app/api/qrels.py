@@ -1,0 +1,65 @@
+"""Qrels versions: import, list, export."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Request, Response, UploadFile
+from pydantic import BaseModel, ConfigDict
+
+from app.api.security import Organiser, SessionDep
+from app.api.uploads import read_limited
+from app.services import qrels
+
+router = APIRouter(prefix="/api", tags=["qrels"])
+
+
+class QrelsOut(BaseModel):
+    """A qrels version."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    campaign_id: int
+    label: str
+    kind: str
+    source: str
+    pool_id: int | None
+    n_entries: int
+
+
+@router.post("/campaigns/{campaign_id}/qrels", status_code=201, response_model=QrelsOut)
+async def import_qrels(
+    campaign_id: int,
+    request: Request,
+    file: UploadFile,
+    session: SessionDep,
+    principal: Organiser,
+    label: Annotated[str, Form(min_length=1, max_length=200)],
+) -> QrelsOut:
+    """Import TREC qrels (4 columns) or sample_eval qrels (5 columns, grade -1 = unsampled) as a new version."""
+    data = await read_limited(request, file)
+    version = qrels.import_qrels(
+        session, principal, campaign_id, data, label, max_errors=request.app.state.settings.max_errors
+    )
+    session.commit()
+    return QrelsOut.model_validate(version)
+
+
+@router.get("/campaigns/{campaign_id}/qrels", response_model=list[QrelsOut])
+def list_qrels(campaign_id: int, session: SessionDep, principal: Organiser) -> list[QrelsOut]:
+    """The campaign's qrels versions."""
+    return [QrelsOut.model_validate(v) for v in qrels.list_qrels(session, principal, campaign_id)]
+
+
+@router.get("/qrels/{qrels_id}/download", response_class=Response)
+def download(
+    qrels_id: int, session: SessionDep, principal: Organiser, format: Literal["trec", "sample_eval"] = "trec"
+) -> Response:
+    """The version as a TREC or sample_eval qrels file."""
+    body = b"".join(qrels.export_qrels(session, principal, qrels_id, format))
+    return Response(
+        body,
+        media_type="text/plain; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="qrels-{qrels_id}.{format}.txt"'},
+    )

@@ -1,0 +1,261 @@
+"""Pool use cases: build a reproducible pool of a closed campaign, assign topics, report pool statistics."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import delete, func, insert, literal, select
+from sqlalchemy.orm import Session
+
+from app.evaluation.errors import FormatError
+from app.evaluation.pooling import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
+from app.services.auth import Principal
+from app.services.campaigns import get_organised
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from app.services.run_arrays import load_runs
+from app.services.run_files import topic_id_column
+from app.services.topics import topic_ids_by_number
+from app.storage.bulk import copy_rows
+from app.storage.models import (
+    Assessor,
+    Assignment,
+    Campaign,
+    CampaignStatus,
+    Judgement,
+    JudgingTask,
+    Pool,
+    PoolItem,
+    PoolRun,
+    Run,
+    TaskKind,
+    Team,
+    Topic,
+)
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """How to build a pool: depth-k or strata, which runs, and the seed (random when omitted)."""
+
+    kind: str = "stratified"  # depth | stratified
+    depth: int | None = None
+    strata: str | None = None  # e.g. "1-300:1.0, 301-1000:0.25"; TRECVID's when omitted
+    seed: int | None = None
+    max_priority: int | None = None  # only runs with priority <= this
+    system_types: tuple[str, ...] | None = None  # only these run types
+    run_ids: tuple[int, ...] | None = None  # only these runs
+
+
+def _strata_of(spec: PoolSpec) -> tuple[Stratum, ...]:
+    """The strata a spec asks for, validated."""
+    if spec.kind == "depth":
+        if spec.depth is None or spec.depth < 1:
+            raise InvalidInput("a depth pool needs depth >= 1", [{"field": "depth", "message": "required, >= 1"}])
+        return (Stratum(1, spec.depth, 1.0),)
+    if spec.kind != "stratified":
+        raise InvalidInput("unknown pool kind", [{"field": "kind", "message": "depth or stratified"}])
+    if spec.strata is None:
+        return TRECVID_STRATA
+    try:
+        return parse_strata(spec.strata)
+    except FormatError as exc:
+        raise InvalidInput("invalid strata", [{"field": "strata", "message": m} for _, m in exc.errors]) from None
+
+
+def _select_runs(session: Session, campaign: Campaign, spec: PoolSpec) -> list[Run]:
+    """The campaign's runs the spec selects."""
+    query = select(Run).where(Run.campaign_id == campaign.id).order_by(Run.id)
+    if spec.max_priority is not None:
+        query = query.where(Run.priority <= spec.max_priority)
+    if spec.system_types:
+        query = query.where(Run.system_type.in_(spec.system_types))
+    if spec.run_ids:
+        query = query.where(Run.id.in_(spec.run_ids))
+    runs = list(session.scalars(query))
+    if spec.run_ids and len(runs) != len(set(spec.run_ids)):
+        missing = sorted(set(spec.run_ids) - {r.id for r in runs})
+        raise InvalidInput("unknown runs", [{"field": "run_ids", "message": f"not in this campaign: {missing}"}])
+    if not runs:
+        raise InvalidInput("no runs match the selection", [{"field": "runs", "message": "selection is empty"}])
+    return runs
+
+
+def current_pool(session: Session, campaign_id: int) -> Pool | None:
+    """The campaign's pool (the newest), if any."""
+    return session.scalar(select(Pool).where(Pool.campaign_id == campaign_id).order_by(Pool.id.desc()).limit(1))
+
+
+def create_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> Pool:
+    """Build and store the pool of a closed shots campaign; replaces an earlier pool with no judgements yet."""
+    campaign = get_organised(session, principal, campaign_id)
+    if campaign.task_kind is not TaskKind.shots:
+        raise Forbidden("pools are built for shot campaigns; moment campaigns take ground-truth segments")
+    if campaign.status not in (CampaignStatus.closed, CampaignStatus.pooled):
+        raise Conflict(f"close submissions before pooling (campaign is {campaign.status.value})")
+    strata = _strata_of(spec)
+    previous = current_pool(session, campaign_id)
+    if previous is not None:
+        judged = session.scalar(
+            select(func.count()).select_from(Judgement).join(PoolItem).where(PoolItem.pool_id == previous.id)
+        )
+        if judged:
+            raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
+        session.execute(delete(Pool).where(Pool.id == previous.id))
+    runs = _select_runs(session, campaign, spec)
+    seed = spec.seed if spec.seed is not None else secrets.randbits(48)
+    table = build_pool(load_runs(session, [r.id for r in runs]), strata=strata, seed=seed)
+    params = {
+        "strata": [[s.first, s.last, s.rate] for s in strata],
+        "depth": spec.depth,
+        "max_priority": spec.max_priority,
+        "system_types": list(spec.system_types or []),
+        "run_ids": [r.id for r in runs],
+    }
+    pool = Pool(campaign_id=campaign_id, kind=spec.kind, params=params, seed=seed)
+    session.add(pool)
+    session.flush()
+    session.execute(insert(PoolRun), [{"pool_id": pool.id, "run_id": r.id} for r in runs])
+    _store_items(session, pool, table, topic_ids_by_number(session, campaign_id))
+    campaign.status = CampaignStatus.pooled
+    session.flush()
+    return pool
+
+
+def _store_items(session: Session, pool: Pool, table: PoolTable, topic_ids: dict[str, int]) -> None:
+    """COPY the pool's items, then create a round-1 judging task for every sampled item."""
+    n = len(table)
+    copy_rows(
+        session,
+        "pool_items",
+        ("pool_id", "topic_id", "docno", "stratum", "sampled", "best_rank", "n_runs", "judging_order"),
+        [
+            np.full(n, pool.id),
+            topic_id_column(table.topics, topic_ids),
+            table.docs,
+            table.strata,
+            np.where(table.sampled, "t", "f"),
+            table.best_ranks,
+            table.n_runs,
+            table.judging_order,
+        ],
+    )
+    session.execute(
+        insert(JudgingTask).from_select(
+            ["pool_item_id", "round", "reason"],
+            select(PoolItem.id, literal(1), literal("pooled")).where(PoolItem.pool_id == pool.id, PoolItem.sampled),
+        )
+    )
+
+
+def get_pool(session: Session, principal: Principal, pool_id: int) -> Pool:
+    """A pool of a campaign the caller organises."""
+    pool = session.get(Pool, pool_id)
+    if pool is None:
+        raise NotFound(f"pool {pool_id} not found")
+    get_organised(session, principal, pool.campaign_id)
+    return pool
+
+
+def topic_counts(session: Session, pool: Pool) -> list[dict[str, object]]:
+    """Per topic and stratum: pooled and sampled items."""
+    rows = session.execute(
+        select(Topic.number, PoolItem.stratum, func.count(), func.count().filter(PoolItem.sampled))
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id)
+        .group_by(Topic.number, PoolItem.stratum)
+        .order_by(Topic.number, PoolItem.stratum)
+    )
+    out: dict[str, dict[str, object]] = {}
+    for number, stratum, pooled, sampled in rows:
+        entry = out.setdefault(number, {"topic": number, "pooled": 0, "sampled": 0, "strata": {}})
+        entry["pooled"] = int(entry["pooled"]) + pooled  # type: ignore[call-overload]
+        entry["sampled"] = int(entry["sampled"]) + sampled  # type: ignore[call-overload]
+        entry["strata"][str(stratum)] = {"pooled": pooled, "sampled": sampled}  # type: ignore[index]
+    return list(out.values())
+
+
+def statistics(session: Session, principal: Principal, pool_id: int) -> dict[str, object]:
+    """TRECVID pool statistics: judged share of each run's results (min/max/mean), unique contributions."""
+    pool = get_pool(session, principal, pool_id)
+    run_ids = list(pool.params["run_ids"])
+    runs = list(session.scalars(select(Run).where(Run.id.in_(run_ids)).order_by(Run.id)))
+    teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == pool.campaign_id))}
+    stored = load_runs(session, [r.id for r in runs])
+    items = session.execute(
+        select(Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled, PoolItem.best_rank, PoolItem.n_runs)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id)
+    ).all()
+    columns = list(zip(*items, strict=True)) if items else [[]] * 6
+    table = PoolTable(
+        topics=np.array(columns[0], dtype=str),
+        docs=np.array(columns[1], dtype=str),
+        strata=np.array(columns[2], dtype=np.int64),
+        sampled=np.array(columns[3], dtype=bool),
+        best_ranks=np.array(columns[4], dtype=np.int64),
+        n_runs=np.array(columns[5], dtype=np.int64),
+        judging_order=np.zeros(len(items), dtype=np.int64),
+    )
+    depth = int(pool.params["strata"][-1][1])
+    result = pool_stats(stored, table, depth=depth, groups=[teams[r.team_id] for r in runs])
+    share = result.judged_share
+    finite = share[np.isfinite(share)]
+    return {
+        "pool_id": pool.id,
+        "topics": topic_counts(session, pool),
+        "judged_share": {
+            "min": float(finite.min()) if finite.size else None,
+            "max": float(finite.max()) if finite.size else None,
+            "mean": float(finite.mean()) if finite.size else None,
+        },
+        "runs": [
+            {
+                "run_id": r.id,
+                "run": r.name,
+                "team": teams[r.team_id],
+                "unique_contributions": int(result.unique_per_run[i]),
+                "judged_share_mean": float(np.nanmean(share[i])) if np.isfinite(share[i]).any() else None,
+            }
+            for i, r in enumerate(runs)
+        ],
+        "teams": [{"team": name, "unique_contributions": n} for name, n in result.unique_per_group.items()],
+    }
+
+
+def assign_topics(
+    session: Session, principal: Principal, pool_id: int, pairs: Sequence[tuple[str, int]], *, shared: bool = False
+) -> list[Assignment]:
+    """Give topics to assessors; a topic has one owner unless `shared` is set."""
+    pool = get_pool(session, principal, pool_id)
+    topic_ids = topic_ids_by_number(session, pool.campaign_id)
+    assessors = {a.id for a in session.scalars(select(Assessor).where(Assessor.campaign_id == pool.campaign_id))}
+    errors = [
+        {
+            "field": f"assignments[{i}]",
+            "message": f"unknown topic {t!r}" if t not in topic_ids else f"unknown assessor {a}",
+        }
+        for i, (t, a) in enumerate(pairs)
+        if t not in topic_ids or a not in assessors
+    ]
+    if errors:
+        raise InvalidInput("invalid assignments", errors)
+    existing = {
+        (a.topic_id, a.assessor_id) for a in session.scalars(select(Assignment).where(Assignment.pool_id == pool.id))
+    }
+    owned = {t for t, _ in existing}
+    made = []
+    for number, assessor_id in pairs:
+        key = (topic_ids[number], assessor_id)
+        if key in existing:
+            continue
+        if key[0] in owned and not shared:
+            raise Conflict(f"topic {number} already has an assessor; pass shared=true to add another")
+        row = Assignment(pool_id=pool.id, topic_id=key[0], assessor_id=assessor_id)
+        session.add(row)
+        existing.add(key)
+        made.append(row)
+    session.flush()
+    return made

@@ -1,0 +1,188 @@
+"""Qrels versions: cut from a pool's judgements, imported from files, exported as TREC or sample_eval qrels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from psycopg import sql
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.evaluation.errors import FormatError
+from app.evaluation.records import Qrels
+from app.evaluation.trec_files import parse_qrels
+from app.services.auth import Principal
+from app.services.campaigns import get_organised
+from app.services.errors import Conflict, InvalidInput, NotFound
+from app.services.pools import get_pool
+from app.services.quality import verdicts_by_round
+from app.services.run_files import topic_id_column
+from app.services.topics import topic_ids_by_number
+from app.services.validation import from_format_error, invalid_file
+from app.storage.bulk import copy_out, copy_rows
+from app.storage.models import PoolItem, QrelsEntry, QrelsVersion, Topic, Verdict
+
+UNJUDGED = -1
+
+
+def final_grade(rounds: dict[int, object]) -> int:
+    """The grade an item's judgements settle on: adjudication, else agreeing rounds, else the first round.
+
+    `unsure` left unadjudicated counts as not relevant.
+    """
+    for round_ in (3, 2, 1):
+        judgement = rounds.get(round_)
+        if judgement is None:
+            continue
+        if round_ == 2 and 1 in rounds and rounds[1].verdict is not judgement.verdict:  # type: ignore[attr-defined]
+            continue  # unresolved disagreement: the first judgement stands until adjudicated
+        return 1 if judgement.verdict is Verdict.relevant else 0  # type: ignore[attr-defined]
+    return UNJUDGED
+
+
+def _check_label(session: Session, campaign_id: int, label: str) -> None:
+    """Conflict if the label is used in the campaign."""
+    taken = session.scalar(
+        select(QrelsVersion.id).where(QrelsVersion.campaign_id == campaign_id, QrelsVersion.label == label)
+    )
+    if taken is not None:
+        raise Conflict(f"qrels version {label!r} exists already; versions are immutable")
+
+
+def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) -> QrelsVersion:
+    """Freeze the pool's current judgements as a new, immutable qrels version.
+
+    Stratified pools give sample_eval qrels (unsampled and not yet judged items graded -1); depth pools give TREC
+    qrels of the judged items.
+    """
+    pool = get_pool(session, principal, pool_id)
+    _check_label(session, pool.campaign_id, label)
+    by_item = verdicts_by_round(session, pool)
+    items = session.execute(
+        select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id)
+    ).all()
+    stratified = pool.kind == "stratified"
+    columns = list(zip(*items, strict=True)) if items else [[]] * 4
+    grades = np.array([final_grade(by_item.get(i, {})) for i in columns[0]], dtype=np.int64)
+    keep = np.ones(len(items), dtype=bool) if stratified else grades != UNJUDGED
+    qrels = Qrels(
+        topics=np.array(columns[1], dtype=str)[keep],
+        docs=np.array(columns[2], dtype=str)[keep],
+        grades=grades[keep],
+        strata=np.array(columns[3], dtype=np.int64)[keep] if stratified else None,
+    )
+    version = _store(
+        session, pool.campaign_id, label, qrels, topic_ids_by_number(session, pool.campaign_id), source="cut"
+    )
+    version.pool_id = pool.id
+    session.flush()
+    return version
+
+
+def import_qrels(
+    session: Session, principal: Principal, campaign_id: int, data: bytes, label: str, *, max_errors: int
+) -> QrelsVersion:
+    """Store an uploaded TREC or sample_eval qrels file as a new version (topics must be registered)."""
+    get_organised(session, principal, campaign_id)
+    _check_label(session, campaign_id, label)
+    try:
+        qrels = parse_qrels(data, max_errors=max_errors, source="qrels file")
+    except FormatError as exc:
+        raise from_format_error("qrels file", exc, max_errors) from None
+    topic_ids = topic_ids_by_number(session, campaign_id)
+    known = np.isin(qrels.topics.astype(str), np.array(list(topic_ids), dtype=str))
+    if not known.all():
+        lines = qrels.lines if qrels.lines is not None else np.arange(1, len(qrels.topics) + 1)
+        first = {}
+        for index in np.flatnonzero(~known).tolist():
+            first.setdefault(str(qrels.topics[index]), int(lines[index]))
+        raise invalid_file(
+            "qrels file",
+            [(line, f"unknown topic {t!r}") for t, line in sorted(first.items(), key=lambda x: x[1])],
+            max_errors,
+        )
+    return _store(session, campaign_id, label, qrels, topic_ids, source="imported")
+
+
+def _store(
+    session: Session, campaign_id: int, label: str, qrels: Qrels, topic_ids: dict[str, int], *, source: str
+) -> QrelsVersion:
+    """COPY a parsed qrels into a new version."""
+    stratified = qrels.strata is not None
+    version = QrelsVersion(
+        campaign_id=campaign_id,
+        label=label,
+        kind="sample_eval" if stratified else "trec",
+        source=source,
+        n_entries=len(qrels.topics),
+    )
+    session.add(version)
+    session.flush()
+    n = len(qrels.topics)
+    copy_rows(
+        session,
+        "qrels_entries",
+        ("qrels_version_id", "topic_id", "docno", "stratum", "grade"),
+        [
+            np.full(n, version.id),
+            topic_id_column(qrels.topics, topic_ids),
+            qrels.docs,
+            qrels.strata if stratified else np.full(n, "\\N"),
+            qrels.grades,
+        ],
+    )
+    return version
+
+
+def list_qrels(session: Session, principal: Principal, campaign_id: int) -> list[QrelsVersion]:
+    """The campaign's qrels versions, oldest first."""
+    get_organised(session, principal, campaign_id)
+    return list(
+        session.scalars(select(QrelsVersion).where(QrelsVersion.campaign_id == campaign_id).order_by(QrelsVersion.id))
+    )
+
+
+def get_qrels(session: Session, principal: Principal, qrels_id: int) -> QrelsVersion:
+    """A qrels version of a campaign the caller organises."""
+    version = session.get(QrelsVersion, qrels_id)
+    if version is None:
+        raise NotFound(f"qrels version {qrels_id} not found")
+    get_organised(session, principal, version.campaign_id)
+    return version
+
+
+def export_qrels(session: Session, principal: Principal, qrels_id: int, fmt: str) -> Iterator[bytes]:
+    """The version as a file: `trec` (topic 0 doc grade; unjudged lines left out) or `sample_eval` (with stratum)."""
+    version = get_qrels(session, principal, qrels_id)
+    if fmt not in ("trec", "sample_eval"):
+        raise InvalidInput("unknown qrels format", [{"field": "format", "message": "trec or sample_eval"}])
+    if fmt == "sample_eval" and version.kind != "sample_eval":
+        raise InvalidInput("this version has no strata", [{"field": "format", "message": "use trec"}])
+    columns = (
+        "t.number, '0', e.docno, e.stratum, e.grade" if fmt == "sample_eval" else "t.number, '0', e.docno, e.grade"
+    )
+    where = "" if fmt == "sample_eval" else " AND e.grade <> -1"
+    query = sql.SQL(
+        "SELECT " + columns + " FROM qrels_entries e JOIN topics t ON t.id = e.topic_id "
+        "WHERE e.qrels_version_id = {}" + where + ' ORDER BY length(t.number), t.number, e.docno COLLATE "C"'
+    ).format(sql.Literal(version.id))
+    return copy_out(session, query, delimiter=" ")
+
+
+def load_qrels(session: Session, version: QrelsVersion) -> Qrels:
+    """A stored version as the numeric core's Qrels."""
+    rows = session.execute(
+        select(Topic.number, QrelsEntry.docno, QrelsEntry.stratum, QrelsEntry.grade)
+        .join(Topic, Topic.id == QrelsEntry.topic_id)
+        .where(QrelsEntry.qrels_version_id == version.id)
+    ).all()
+    columns = list(zip(*rows, strict=True)) if rows else [[]] * 4
+    return Qrels(
+        topics=np.array(columns[0], dtype=str),
+        docs=np.array(columns[1], dtype=str),
+        grades=np.array(columns[3], dtype=np.int64),
+        strata=np.array(columns[2], dtype=np.int64) if version.kind == "sample_eval" else None,
+    )
