@@ -15,7 +15,7 @@ cli = typer.Typer(
 )
 
 # Each module defines `register(cli: typer.Typer) -> None`.
-_COMMAND_MODULES = ("evaluate", "server", "database", "tokens")
+_COMMAND_MODULES = ("evaluate", "analyse", "demo", "server", "database", "tokens")
 
 
 def _register_all() -> None:
