@@ -1,0 +1,189 @@
+"""Leave-one-run-out / leave-one-group-out / leave-one-run-type-out (Zobel 1998; Westerveld, TRECVID 2003).
+
+A unit (a run, a team's runs, or all runs of a type) *uniquely contributed* a qrels line when some pooled run of
+that unit ranks the line's doc within the pool depth k and no pooled run of another unit does. Leaving the unit
+out removes those lines, relevant or not (for stratified qrels also the `-1` lines), and re-evaluates every run.
+Only pooled runs contribute (the `contributed_judgments` flag; all runs when unknown), so a unit without pooled
+runs removes nothing.
+
+The pool depth k is a parameter: a campaign's real depth is often not in its data (TREC-COVID round 1). A run's
+contribution is then "the qrels lines whose doc it ranks within k" (trec_eval order, after the max_results cut);
+with k = max_results, every judged doc the run retrieved counts as its contribution. Lines no pooled run ranks
+within k are never removed.
+
+Per unit: the scores of all runs on its reduced qrels (tau_b against the full ranking). Per run: original score,
+reduced score (with its own unit left out), delta, % delta, and rank change (its rank when only its own score is
+replaced by the reduced one, minus its original rank; positive = it drops). Overall: tau_b / tau_AP between the
+original scores and each run's reduced score, and the largest drop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.analyses.kendall import tau_ap, tau_b
+from app.evaluation.analyses.lines import LineIndex, SubsetScorer, index_lines, run_mask
+from app.evaluation.ranking import PreparedRuns, prepare_runs
+from app.evaluation.records import Qrels, RunTable
+
+
+@dataclass(frozen=True)
+class LeaveOutResult:
+    """Scores with each unit's unique contributions removed."""
+
+    measure: str
+    by: str
+    depth: int
+    runs: list[str]
+    unit_of_run: list[str]
+    units: list[str]  # distinct units, first-appearance order
+    removed_lines: np.ndarray  # int64 [n_unit]
+    removed_relevant: np.ndarray  # int64 [n_unit]
+    unit_scores: np.ndarray  # float64 [n_unit, n_run]: every run on the unit's reduced qrels
+    unit_tau_b: np.ndarray  # float64 [n_unit]: ranking on the unit's reduced qrels vs the full ranking
+    original: np.ndarray  # float64 [n_run]
+    reduced: np.ndarray  # float64 [n_run]: with its own unit left out
+    rank_change: np.ndarray  # int64 [n_run]
+    tau_b: float
+    tau_ap: float
+
+    @property
+    def delta(self) -> np.ndarray:
+        """reduced - original, per run."""
+        return self.reduced - self.original
+
+    @property
+    def percent_delta(self) -> np.ndarray:
+        """100 * delta / original (0 where the original is 0)."""
+        out = np.zeros_like(self.original)
+        np.divide(100.0 * self.delta, self.original, out=out, where=self.original != 0)
+        return out
+
+    @property
+    def max_drop(self) -> float:
+        """Largest original - reduced over runs (0 if none drops)."""
+        return float(max(0.0, np.max(-self.delta, initial=0.0)))
+
+    @property
+    def max_percent_drop(self) -> float:
+        """Largest percentage drop over runs."""
+        return float(max(0.0, np.max(-self.percent_delta, initial=0.0)))
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON."""
+        return {
+            "measure": self.measure,
+            "by": self.by,
+            "depth": self.depth,
+            "tau_b": self.tau_b,
+            "tau_ap": self.tau_ap,
+            "max_drop": self.max_drop,
+            "max_percent_drop": self.max_percent_drop,
+            "units": [
+                {
+                    "unit": u,
+                    "removed_lines": int(self.removed_lines[i]),
+                    "removed_relevant": int(self.removed_relevant[i]),
+                    "tau_b": float(self.unit_tau_b[i]),
+                }
+                for i, u in enumerate(self.units)
+            ],
+            "runs": [
+                {
+                    "run": r,
+                    "unit": self.unit_of_run[i],
+                    "original": float(self.original[i]),
+                    "reduced": float(self.reduced[i]),
+                    "delta": float(self.delta[i]),
+                    "percent_delta": float(self.percent_delta[i]),
+                    "rank_change": int(self.rank_change[i]),
+                }
+                for i, r in enumerate(self.runs)
+            ],
+        }
+
+
+def unique_owner(index: LineIndex, unit_codes: np.ndarray, pooled: np.ndarray, depth: int) -> np.ndarray:
+    """[n_line] the unit that alone contributed each line (its pooled runs rank it within `depth`), else -1."""
+    prepared = index.prepared
+    width = min(depth, prepared.depth)
+    n_unit = int(unit_codes.max(initial=-1)) + 1
+    pair_keys = []
+    for r in np.flatnonzero(pooled).tolist():
+        block = prepared.pairs[r, :, :width]
+        pairs = block[block >= 0]
+        pairs = pairs[index.pair_line[pairs] >= 0]  # judged pairs only
+        pair_keys.append(pairs * n_unit + unit_codes[r])
+    owner = np.full(index.n_lines, -1, dtype=np.int64)
+    if not pair_keys:
+        return owner
+    keys = np.unique(np.concatenate(pair_keys))
+    pair, unit = keys // max(n_unit, 1), keys % max(n_unit, 1)
+    units_per_pair = np.bincount(pair, minlength=len(index.pair_line))
+    single = units_per_pair[pair] == 1
+    owner[index.pair_line[pair[single]]] = unit[single]
+    return owner
+
+
+def leave_out(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    *,
+    units: Sequence[str] | None = None,
+    by: str = "run",
+    measure: str = "AP",
+    pooled: Sequence[str] | None = None,
+    depth: int | None = None,
+    max_results: int = 1000,
+) -> LeaveOutResult:
+    """Leave each unit out in turn. `units[i]` is run i's unit (its own name when None); `pooled` the runs that
+    built the pool (all when None); `depth` the pool depth k (max_results when None)."""
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    names = list(prepared.names)
+    unit_of_run = list(names) if units is None else [str(u) for u in units]
+    if len(unit_of_run) != len(names):
+        raise ValueError("one unit per run is needed")
+    k = prepared.max_results if depth is None else int(depth)
+    if k < 1:
+        raise ValueError("the pool depth must be at least 1")
+    distinct = list(dict.fromkeys(unit_of_run))
+    code_of = {u: i for i, u in enumerate(distinct)}
+    codes = np.array([code_of[u] for u in unit_of_run], dtype=np.int64)
+    pooled_mask = run_mask(names, pooled)
+
+    index = index_lines(prepared, qrels)
+    owner = unique_owner(index, codes, pooled_mask, k)
+    scorer = SubsetScorer(index, measure)
+    full = scorer.mean()
+
+    n_unit, n_run = len(distinct), len(names)
+    unit_scores = np.empty((n_unit, n_run))
+    removed = np.bincount(owner[owner >= 0], minlength=n_unit).astype(np.int64)
+    removed_rel = np.bincount(owner[(owner >= 0) & index.relevant], minlength=n_unit).astype(np.int64)
+    for u in range(n_unit):
+        unit_scores[u] = full if removed[u] == 0 else scorer.mean(owner != u)
+    unit_tau = np.array([tau_b(full, s) for s in unit_scores])
+    reduced = unit_scores[codes, np.arange(n_run)]
+    original_rank = 1 + np.sum(full[None, :] > full[:, None], axis=1)
+    others = ~np.eye(n_run, dtype=bool)
+    new_rank = 1 + np.sum((full[None, :] > reduced[:, None]) & others, axis=1)
+    return LeaveOutResult(
+        measure=scorer.measure,
+        by=by,
+        depth=k,
+        runs=names,
+        unit_of_run=unit_of_run,
+        units=distinct,
+        removed_lines=removed,
+        removed_relevant=removed_rel,
+        unit_scores=unit_scores,
+        unit_tau_b=unit_tau,
+        original=full,
+        reduced=reduced,
+        rank_change=(new_rank - original_rank).astype(np.int64),
+        tau_b=tau_b(full, reduced),
+        tau_ap=tau_ap(full, reduced),
+    )

@@ -1,0 +1,195 @@
+"""Qrels lines against runs prepared once: which run ranks each line where, and scores under reduced qrels.
+
+Pool-depth and leave-out analyses evaluate every run against many *subsets of one qrels*. Everything that does not
+depend on the subset is computed once here: each line's (topic, doc) pair in the prepared runs, the rank at which
+each run retrieved it, and, for AP, the list of relevant retrieved entries. AP under any subset of lines is then a
+few array passes over those entries (`APKernel`), far cheaper than a fresh evaluation; other measures fall back to
+`evaluate_prepared` on the subset (runs still prepared only once).
+
+Means are always over the topics of the *full* qrels (trec_eval -c): a topic whose lines were all removed scores 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.evaluator import evaluate_prepared
+from app.evaluation.ranking import PreparedRuns, lookup, summarise_qrels
+from app.evaluation.records import Qrels
+from app.evaluation.registry import resolve
+
+NEVER = np.iinfo(np.int64).max  # rank of a line no selected run retrieved
+
+
+@dataclass(frozen=True)
+class LineIndex:
+    """Each qrels line located in the prepared runs."""
+
+    prepared: PreparedRuns
+    qrels: Qrels
+    topics: list[str]  # the qrels' topics, in evaluation order
+    line_topic: np.ndarray  # int64 [n_line] index into topics
+    line_pair: np.ndarray  # int64 [n_line] pair id in `prepared`, -1 if no run retrieved the line
+    relevant: np.ndarray  # bool [n_line] grade >= 1
+    pair_line: np.ndarray  # int64 [n_pair + 1] line of each pair, -1 if unjudged; last slot -1 (padding lookups)
+
+    @property
+    def n_lines(self) -> int:
+        """Number of qrels lines."""
+        return len(self.line_topic)
+
+
+def index_lines(prepared: PreparedRuns, qrels: Qrels) -> LineIndex:
+    """Find every qrels line's pair id in the prepared runs (one searchsorted)."""
+    judged, line_topic, _ = summarise_qrels(qrels)
+    n_pair = len(prepared.pair_topic)
+    n_doc = max(len(prepared.docs), 1)
+    topic_ids = {name: i for i, name in enumerate(prepared.topics)}
+    column = np.array([topic_ids.get(t, -1) for t in judged.topics], dtype=np.int64)
+    q_topic = column[line_topic] if len(line_topic) else np.zeros(0, np.int64)
+    q_doc = lookup(np.asarray(qrels.docs), {name: i for i, name in enumerate(prepared.docs)})
+    line_pair = np.full(len(q_doc), -1, dtype=np.int64)
+    usable = (q_topic >= 0) & (q_doc >= 0)
+    if n_pair and usable.any():
+        key = q_topic[usable] * n_doc + q_doc[usable]
+        pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
+        where = np.minimum(np.searchsorted(pair_key, key), n_pair - 1)
+        found = pair_key[where] == key
+        line_pair[np.flatnonzero(usable)[found]] = where[found]
+    pair_line = np.full(n_pair + 1, -1, dtype=np.int64)
+    hit = line_pair >= 0
+    pair_line[line_pair[hit]] = np.flatnonzero(hit)
+    return LineIndex(
+        prepared=prepared,
+        qrels=qrels,
+        topics=list(judged.topics),
+        line_topic=np.asarray(line_topic, dtype=np.int64),
+        line_pair=line_pair,
+        relevant=np.asarray(qrels.grades, dtype=np.int64) >= 1,
+        pair_line=pair_line,
+    )
+
+
+def pair_min_rank(prepared: PreparedRuns, run_mask: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """[n_pair] best (1-based) rank of each pair over the selected runs, within `depth`; NEVER if none."""
+    n_pair = len(prepared.pair_topic)
+    best = np.full(n_pair + 1, NEVER, dtype=np.int64)
+    width = prepared.depth if depth is None else min(depth, prepared.depth)
+    block = prepared.pairs[np.asarray(run_mask, dtype=bool), :, :width]
+    if block.size == 0:
+        return best[:n_pair]
+    ranks = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), block.shape)
+    valid = block >= 0
+    np.minimum.at(best, block[valid], ranks[valid])
+    return best[:n_pair]
+
+
+def line_min_rank(index: LineIndex, run_mask: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """[n_line] best rank of each qrels line over the selected runs (within `depth`); NEVER if none ranks it."""
+    best = pair_min_rank(index.prepared, run_mask, depth)
+    out = np.full(index.n_lines, NEVER, dtype=np.int64)
+    hit = index.line_pair >= 0
+    out[hit] = best[index.line_pair[hit]]
+    return out
+
+
+class APKernel:
+    """Per-run MAP under any subset of the qrels lines, from the relevant retrieved entries only.
+
+    AP(run, topic) = (1 / R) * sum over kept relevant docs at position k of (kept relevant docs at or above k) / k,
+    with R the kept relevant lines of the topic. Dropping a line only removes its entries and lowers R, so one
+    pass over the entries (grouped by run x topic, in rank order) per subset does it.
+    """
+
+    def __init__(self, index: LineIndex) -> None:
+        prepared = index.prepared
+        self.n_run = len(prepared.names)
+        self.n_topic = len(index.topics)
+        self.line_topic = index.line_topic
+        self.relevant = index.relevant
+        n_prep_topic, depth = prepared.pairs.shape[1], prepared.depth
+        flat = prepared.pairs.reshape(-1)
+        line = index.pair_line[np.where(flat >= 0, flat, len(index.pair_line) - 1)]
+        hit = np.flatnonzero(line >= 0)
+        hit = hit[index.relevant[line[hit]]]
+        self.line = line[hit]
+        run = hit // (n_prep_topic * depth)
+        self.rank = (hit % depth + 1).astype(np.float64)
+        topic = index.line_topic[self.line]  # the pair's topic, as a qrels topic index
+        self.group = run * self.n_topic + topic
+        # entries are in (run, prepared topic, position) order, hence contiguous per group
+        starts = np.flatnonzero(np.r_[True, self.group[1:] != self.group[:-1]]) if len(hit) else np.zeros(0, int)
+        self.first = np.repeat(starts, np.diff(np.r_[starts, len(hit)]))
+
+    def per_topic(self, keep: np.ndarray | None = None) -> np.ndarray:
+        """[n_run, n_topic] AP with only the lines where `keep` (bool [n_line]) is true (None: all lines)."""
+        if keep is None:
+            kept_entry = np.ones(len(self.line), dtype=bool)
+            num_rel = np.bincount(self.line_topic, weights=self.relevant, minlength=self.n_topic)
+        else:
+            keep = np.asarray(keep, dtype=bool)
+            kept_entry = keep[self.line]
+            num_rel = np.bincount(self.line_topic, weights=keep & self.relevant, minlength=self.n_topic)
+        cumulative = np.cumsum(kept_entry, dtype=np.int64)
+        before = cumulative - kept_entry  # kept entries strictly before each entry (global)
+        within = cumulative - before[self.first]  # kept entries of the group at or above each entry
+        contribution = np.where(kept_entry, within / self.rank, 0.0)
+        total = np.bincount(self.group, weights=contribution, minlength=self.n_run * self.n_topic)
+        total = total.reshape(self.n_run, self.n_topic)
+        out = np.zeros_like(total)
+        np.divide(total, num_rel[None, :], out=out, where=num_rel[None, :] > 0)
+        return out
+
+    def mean(self, keep: np.ndarray | None = None) -> np.ndarray:
+        """[n_run] MAP over all qrels topics."""
+        if self.n_topic == 0:
+            return np.zeros(self.n_run)
+        return self.per_topic(keep).mean(axis=1)
+
+
+def fast_ap(measure: str) -> bool:
+    """Whether `measure` is plain (uncut) AP, which APKernel computes."""
+    spec = resolve(measure)
+    return spec.function.__name__ == "average_precision" and spec.cutoff is None
+
+
+class SubsetScorer:
+    """Mean score of every run under subsets of one qrels (runs prepared once)."""
+
+    def __init__(self, index: LineIndex, measure: str) -> None:
+        self.index = index
+        self.measure = resolve(measure).name
+        self.kernel = APKernel(index) if fast_ap(measure) else None
+
+    def per_topic(self, keep: np.ndarray | None = None) -> np.ndarray:
+        """[n_run, n_topic] scores on the full qrels' topics (0 for a topic left without lines)."""
+        if self.kernel is not None:
+            return self.kernel.per_topic(keep)
+        index = self.index
+        qrels = index.qrels if keep is None else index.qrels.subset(np.asarray(keep, dtype=bool))
+        results = evaluate_prepared(index.prepared, qrels, [self.measure])
+        out = np.zeros((len(index.prepared.names), len(index.topics)))
+        position = {name: i for i, name in enumerate(index.topics)}
+        columns = np.array([position[t] for t in results.topics], dtype=np.int64)
+        if len(columns):
+            out[:, columns] = results.values[:, 0, :]
+        return out
+
+    def mean(self, keep: np.ndarray | None = None) -> np.ndarray:
+        """[n_run] mean over all topics of the full qrels."""
+        values = self.per_topic(keep)
+        return values.mean(axis=1) if values.shape[1] else np.zeros(values.shape[0])
+
+
+def run_mask(names: Sequence[str], selected: Sequence[str] | None) -> np.ndarray:
+    """bool [n_run]: the runs named in `selected` (all runs when None); unknown names are an error."""
+    if selected is None:
+        return np.ones(len(names), dtype=bool)
+    wanted = set(selected)
+    unknown = wanted - set(names)
+    if unknown:
+        raise ValueError(f"unknown runs: {', '.join(sorted(unknown))}")
+    return np.array([name in wanted for name in names], dtype=bool)

@@ -1,0 +1,26 @@
+"""Measure agreement (AxIoU paper, Fig. 4): tau_b between the system rankings of every pair of measures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.evaluation.analyses.kendall import tau_b_batch
+from app.evaluation.results import Results
+
+
+def agreement_matrix(means: np.ndarray) -> np.ndarray:
+    """[n_measure, n_measure] tau_b between the columns of `means` [n_run, n_measure] (diagonal 1 unless constant)."""
+    means = np.asarray(means, dtype=np.float64)
+    if means.ndim != 2:
+        raise ValueError("means must be [n_run, n_measure]")
+    columns = means.T
+    return tau_b_batch(columns[:, None, :], columns[None, :, :])
+
+
+def measure_agreement(results: Results, measures: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+    """The measures and their pairwise tau_b matrix from evaluation results (means over topics)."""
+    names = list(results.measures) if measures is None else list(measures)
+    columns = [results.measures.index(m) for m in names]
+    return names, agreement_matrix(results.mean()[:, columns])

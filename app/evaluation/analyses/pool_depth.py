@@ -1,0 +1,150 @@
+"""Pool depth (Westerveld, TRECVID 2003 reusability): how run scores and the run ranking change with shallower pools.
+
+For d = 1..D the qrels are cut to the lines whose doc some *pooled* run ranks in its top d (its trec_eval order,
+after the max_results cut); the other lines are removed, i.e. unjudged = not relevant. For stratified
+(sample_eval) qrels the `-1` lines are cut the same way. Every run is re-evaluated and its ranking compared with
+the full qrels' ranking (tau_b, tau_AP).
+
+Lines that no pooled run retrieved at all came from outside the simulated pool (other runs, manual search,
+a deeper pool of another campaign). `outside="keep"` (default) keeps them at every depth, so that the deepest
+depth, max_results, reproduces the full qrels exactly; `outside="drop"` applies Westerveld's rule literally
+and removes them at every depth.
+
+Cost: runs are prepared once, each line's best pooled rank is computed once, and depth d keeps the lines with
+best rank <= d. For AP all depths are a few array passes over the relevant retrieved entries; other measures
+(xinfAP, nDCG@10, ...) re-evaluate the prepared runs once per *distinct* cut of the qrels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.analyses.kendall import tau_ap, tau_b
+from app.evaluation.analyses.lines import NEVER, LineIndex, SubsetScorer, index_lines, line_min_rank, run_mask
+from app.evaluation.ranking import PreparedRuns, prepare_runs
+from app.evaluation.records import Qrels, RunTable
+
+
+@dataclass(frozen=True)
+class PoolDepthResult:
+    """Scores and rank correlations per pool depth."""
+
+    measure: str
+    runs: list[str]
+    pooled: list[str]  # runs whose top d form the pool
+    depths: np.ndarray  # int64 [n_depth]
+    scores: np.ndarray  # float64 [n_depth, n_run], mean over the full qrels' topics
+    full: np.ndarray  # float64 [n_run], with the full qrels
+    tau_b: np.ndarray  # float64 [n_depth], against the full ranking
+    tau_ap: np.ndarray  # float64 [n_depth], tau_AP(full ranking, ranking at depth d)
+    lines: np.ndarray  # int64 [n_depth] qrels lines kept
+    relevant: np.ndarray  # int64 [n_depth] relevant lines kept
+    total_lines: int
+    total_relevant: int
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON."""
+        return {
+            "measure": self.measure,
+            "runs": self.runs,
+            "pooled": self.pooled,
+            "full": dict(zip(self.runs, self.full.tolist(), strict=True)),
+            "depths": [
+                {
+                    "depth": int(d),
+                    "tau_b": float(self.tau_b[i]),
+                    "tau_ap": float(self.tau_ap[i]),
+                    "lines": int(self.lines[i]),
+                    "relevant": int(self.relevant[i]),
+                    "scores": dict(zip(self.runs, self.scores[i].tolist(), strict=True)),
+                }
+                for i, d in enumerate(self.depths.tolist())
+            ],
+        }
+
+
+def line_depths(
+    prepared: PreparedRuns, qrels: Qrels, pooled: Sequence[str] | None = None, *, outside: str = "keep"
+) -> np.ndarray:
+    """[n_line] the shallowest pool depth at which each qrels line is in the pool (0: always; NEVER: never)."""
+    index = index_lines(prepared, qrels)
+    return _line_depths(index, run_mask(prepared.names, pooled), outside)
+
+
+def _line_depths(index: LineIndex, mask: np.ndarray, outside: str) -> np.ndarray:
+    if outside not in ("keep", "drop"):
+        raise ValueError("outside must be 'keep' or 'drop'")
+    depth = line_min_rank(index, mask)
+    if outside == "keep":  # not retrieved by any pooled run: judged from outside this pool, kept at every depth
+        depth = np.where(depth == NEVER, 0, depth)
+    return depth
+
+
+def pool_depth(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    *,
+    measure: str = "AP",
+    pooled: Sequence[str] | None = None,
+    max_depth: int | None = None,
+    depths: Sequence[int] | None = None,
+    max_results: int = 1000,
+    outside: str = "keep",
+) -> PoolDepthResult:
+    """Scores of every run and tau_b / tau_AP against the full qrels for pool depths 1..max_depth.
+
+    `pooled` names the runs that built the pool (all runs when None); `depths` overrides 1..max_depth
+    (max_depth defaults to max_results).
+    """
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    mask = run_mask(prepared.names, pooled)
+    if not mask.any():
+        raise ValueError("no pooled runs")
+    if depths is None:
+        top = prepared.max_results if max_depth is None else max_depth
+        if top < 1:
+            raise ValueError("max_depth must be at least 1")
+        depths = range(1, top + 1)
+    depth_list = np.array(sorted(set(int(d) for d in depths)), dtype=np.int64)
+    if len(depth_list) == 0 or depth_list[0] < 1:
+        raise ValueError("depths must be positive")
+
+    index = index_lines(prepared, qrels)
+    admitted = _line_depths(index, mask, outside)
+    scorer = SubsetScorer(index, measure)
+    full = scorer.mean()
+
+    n_depth, n_run = len(depth_list), len(prepared.names)
+    scores = np.empty((n_depth, n_run))
+    lines = np.empty(n_depth, dtype=np.int64)
+    relevant = np.empty(n_depth, dtype=np.int64)
+    previous_count = -1
+    for i, d in enumerate(depth_list.tolist()):
+        keep = admitted <= d
+        count = int(keep.sum())
+        if count == previous_count:  # nested cuts: same size means the same lines
+            scores[i] = scores[i - 1]
+        else:
+            scores[i] = full if count == index.n_lines else scorer.mean(keep)
+        previous_count = count
+        lines[i] = count
+        relevant[i] = int(np.count_nonzero(keep & index.relevant))
+    taus_b = np.array([tau_b(full, s) for s in scores])
+    taus_ap = np.array([tau_ap(full, s) for s in scores])
+    return PoolDepthResult(
+        measure=scorer.measure,
+        runs=list(prepared.names),
+        pooled=[n for n, m in zip(prepared.names, mask.tolist(), strict=True) if m],
+        depths=depth_list,
+        scores=scores,
+        full=full,
+        tau_b=taus_b,
+        tau_ap=taus_ap,
+        lines=lines,
+        relevant=relevant,
+        total_lines=index.n_lines,
+        total_relevant=int(index.relevant.sum()),
+    )
