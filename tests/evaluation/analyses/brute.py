@@ -1,0 +1,83 @@
+"""Slow, independent references for the analyses tests: plain Python over rows, no prepared arrays."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from app.evaluation.evaluator import evaluate
+from app.evaluation.records import Qrels, RunTable
+
+
+def trec_order(run: RunTable, max_results: int = 1000) -> dict[str, list[str]]:
+    """{topic: docs in trec_eval order}: score descending, ties by docno descending; cut at max_results."""
+    rows: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for topic, doc, score in zip(run.topics.tolist(), run.docs.tolist(), run.scores.tolist(), strict=True):
+        rows[topic].append((score, doc))
+    out = {}
+    for topic, items in rows.items():
+        items.sort(key=lambda item: item[1], reverse=True)
+        items.sort(key=lambda item: item[0], reverse=True)
+        out[topic] = [doc for _, doc in items[:max_results]]
+    return out
+
+
+def pooled_ranks(runs: list[RunTable], pooled: list[str], max_results: int = 1000) -> dict[tuple[str, str], int]:
+    """{(topic, doc): best 1-based rank over the pooled runs}."""
+    best: dict[tuple[str, str], int] = {}
+    for run in runs:
+        if run.tag not in pooled:
+            continue
+        for topic, docs in trec_order(run, max_results).items():
+            for rank, doc in enumerate(docs, start=1):
+                key = (topic, doc)
+                best[key] = min(best.get(key, rank), rank)
+    return best
+
+
+def mean_over_topics(qrels: Qrels, runs: list[RunTable], keep: np.ndarray, measure: str) -> np.ndarray:
+    """[n_run] mean of `measure` over all topics of `qrels`, evaluated on the lines where keep (0 for lost topics)."""
+    topics = qrels.topic_names()
+    results = evaluate(qrels.subset(keep), runs, [measure])
+    total = np.zeros(len(runs))
+    for j, topic in enumerate(results.topics):
+        assert topic in topics
+        total += results.values[:, 0, j]
+    return total / len(topics)
+
+
+def random_collection(seed: int, n_run: int = 6, n_topic: int = 4, n_doc: int = 40, length: int = 25):
+    """Small random runs (with tied scores) and graded qrels covering part of what they retrieve."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for r in range(n_run):
+        topics, docs, scores = [], [], []
+        for t in range(n_topic):
+            if rng.random() < 0.1:
+                continue  # a run missing a topic
+            chosen = rng.choice(n_doc, size=length, replace=False)
+            topics += [f"t{t}"] * length
+            docs += [f"d{d:03d}" for d in chosen]
+            scores += rng.integers(0, 8, size=length).astype(float).tolist()  # many ties
+        n = len(docs)
+        runs.append(
+            RunTable(
+                tag=f"run{r}",
+                topics=np.array(topics, dtype=str),
+                docs=np.array(docs, dtype=str),
+                ranks=np.arange(1, n + 1),
+                scores=np.array(scores, dtype=np.float64),
+                lines=np.arange(1, n + 1),
+            )
+        )
+    q_topics, q_docs, grades = [], [], []
+    for t in range(n_topic):
+        judged = rng.choice(n_doc + 5, size=n_doc // 2, replace=False)  # some judged docs nobody retrieved
+        q_topics += [f"t{t}"] * len(judged)
+        q_docs += [f"d{d:03d}" for d in judged]
+        grades += rng.choice([0, 0, 1, 2], size=len(judged)).tolist()
+    qrels = Qrels(
+        topics=np.array(q_topics, dtype=str), docs=np.array(q_docs, dtype=str), grades=np.array(grades, dtype=np.int64)
+    )
+    return runs, qrels
