@@ -1,0 +1,119 @@
+"""`trecpool analyse ...` on small fixture files: printed values, plot files, errors on stderr with exit code 2."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.evaluation.evaluator import evaluate
+from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def files(tmp_path):
+    runs, qrels = random_collection(21, n_run=5, n_topic=4)
+    paths = []
+    for run in runs:
+        path = tmp_path / f"{run.tag}.txt"
+        lines = [
+            f"{t} Q0 {d} {i + 1} {s:g} {run.tag}"
+            for i, (t, d, s) in enumerate(zip(run.topics.tolist(), run.docs.tolist(), run.scores.tolist(), strict=True))
+        ]
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text(
+        "".join(f"{t} 0 {d} {g}\n" for t, d, g in zip(qrels.topics, qrels.docs, qrels.grades.tolist(), strict=True))
+    )
+    groups = tmp_path / "groups.tsv"
+    groups.write_text(
+        "run\tteam\tcontributed_judgments\truntype\n"
+        "run0\tA\tyes\tauto\nrun1\tA\tno\tauto\nrun2\tB\tyes\tmanual\nrun3\tC\tyes\tauto\nrun4\tC\tno\tmanual\n"
+    )
+    return runs, qrels, str(qrels_path), paths, str(groups)
+
+
+def _row(output: str, first: str) -> list[str]:
+    for line in output.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃]", line) if c.strip()]
+        if cells and cells[0] == first:
+            return cells
+    raise AssertionError(f"no row {first!r} in\n{output}")
+
+
+def test_pool_depth_prints_brute_force_values_and_writes_a_png(files, tmp_path):
+    runs, qrels, qrels_path, run_paths, groups = files
+    plot = tmp_path / "depth.png"
+    args = ["analyse", "pool-depth", qrels_path, *run_paths, "--groups", groups, "--max-depth", "5"]
+    result = runner.invoke(cli, [*args, "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert "3 of 5 runs pooled" in result.output
+    best = pooled_ranks(runs, ["run0", "run2", "run3"])
+    keys = list(zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True))
+    keep = np.array([best.get(k, 0) <= 1 for k in keys])  # lines no pooled run retrieved are kept
+    assert _row(result.output, "1")[1] == str(keep.sum())
+    expected = mean_over_topics(qrels, runs, keep, "AP")
+    full = mean_over_topics(qrels, runs, np.ones(len(qrels), dtype=bool), "AP")
+    for i, run in enumerate(runs):
+        row = _row(result.output, run.tag)
+        assert row[1] == f"{full[i]:.4f}" and row[2] == f"{expected[i]:.4f}"
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_leave_out_by_group_and_svg_plot(files, tmp_path):
+    runs, qrels, qrels_path, run_paths, groups = files
+    plot = tmp_path / "loo.svg"
+    args = ["analyse", "leave-out", qrels_path, *run_paths, "--groups", groups, "--by", "group", "--pool-depth", "10"]
+    result = runner.invoke(cli, [*args, "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert {_row(result.output, g)[0] for g in "ABC"} == {"A", "B", "C"}
+    assert "tau_b =" in result.output and "max drop =" in result.output
+    assert b"<svg" in plot.read_bytes()[:400]
+
+
+def test_agreement_ties_and_stability_commands(files, tmp_path):
+    runs, qrels, qrels_path, run_paths, _ = files
+    result = runner.invoke(cli, ["analyse", "agreement", qrels_path, *run_paths, "-m", "AP", "-m", "P@5"])
+    assert result.exit_code == 0, result.output
+    means = evaluate(qrels, runs, ["AP", "P@5"]).mean()
+    assert _row(result.output, "AP")[1:] == ["1.0000", f"{stats.kendalltau(means[:, 0], means[:, 1]).statistic:.4f}"]
+    result = runner.invoke(cli, ["analyse", "ties", qrels_path, *run_paths, "-m", "P@5"])
+    assert result.exit_code == 0, result.output
+    plot = tmp_path / "stab.png"
+    args = ["analyse", "stability", qrels_path, *run_paths, "-m", "AP", "--trials", "20", "--plot", str(plot)]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert _row(result.output, "4")[1].startswith("1.0000")  # all 4 topics: the full ranking
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_label_noise_command(tmp_path):
+    from pathlib import Path
+
+    data = Path(__file__).parents[1] / "data" / "moments"
+    plot = tmp_path / "noise.png"
+    args = ["analyse", "label-noise", str(data / "run_tagged.tsv"), "--moments", str(data / "gt.tsv")]
+    result = runner.invoke(cli, [*args, "-m", "AxIoU@5", "--sigma", "0", "--sigma", "2", "--trials", "10"])
+    assert result.exit_code == 0, result.output
+    assert "AxIoU@5" in result.output
+    result = runner.invoke(cli, [*args, "--trials", "5", "--plot", str(plot)])
+    assert result.exit_code == 0 and plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_errors_go_to_stderr_with_exit_code_2(files, tmp_path):
+    _, _, qrels_path, run_paths, groups = files
+    result = runner.invoke(cli, ["analyse", "pool-depth", str(tmp_path / "missing"), *run_paths])
+    assert result.exit_code == 2 and "error" in result.stderr
+    result = runner.invoke(cli, ["analyse", "pool-depth", qrels_path, *run_paths, "-m", "nonsense"])
+    assert result.exit_code == 2 and "unknown measure" in result.stderr
+    result = runner.invoke(cli, ["analyse", "pool-depth", qrels_path, *run_paths, "--plot", "x.gif"])
+    assert result.exit_code == 2 and ".png or .svg" in result.stderr
+    result = runner.invoke(cli, ["analyse", "leave-out", qrels_path, *run_paths, "--groups", groups, "--by", "x"])
+    assert result.exit_code == 2
