@@ -1,0 +1,51 @@
+"""Evaluating many runs over all their topics at once, against one qrels or many (runs prepared once)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.evaluation.ranking import PreparedRuns, grade_matrix, prepare_runs
+from app.evaluation.records import Qrels, RunTable
+from app.evaluation.registry import resolve
+from app.evaluation.results import Results
+from app.evaluation.trec_measures import RankedLists
+
+
+def evaluate(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    measures: Sequence[str],
+    *,
+    max_results: int = 1000,
+    run_topics_only: bool = False,
+) -> Results:
+    """Evaluate every run on every qrels topic for the named measures (trec_eval -c means unless run_topics_only)."""
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    return evaluate_prepared(prepared, qrels, measures, run_topics_only=run_topics_only)
+
+
+def evaluate_prepared(
+    prepared: PreparedRuns, qrels: Qrels, measures: Sequence[str], *, run_topics_only: bool = False
+) -> Results:
+    """Evaluate runs prepared once by `prepare_runs` against a qrels (cheap to repeat with other qrels)."""
+    specs = [resolve(name) for name in measures]
+    matrix = grade_matrix(prepared, qrels)
+    lists = RankedLists(matrix)
+    n_run, n_topic = matrix.lengths.shape
+    values = np.empty((n_run, len(specs), n_topic), dtype=np.float64)
+    for index, spec in enumerate(specs):
+        values[:, index, :] = spec.function(lists, spec.cutoff)
+    if run_topics_only:
+        keep = np.array([spec.aggregate == "sum_all" for spec in specs], dtype=bool)[None, :, None]
+        values = np.where(matrix.answered[:, None, :] | keep, values, np.nan)
+    return Results(
+        runs=list(prepared.names),
+        measures=[spec.name for spec in specs],
+        topics=list(matrix.judged.topics),
+        values=values,
+        aggregates=[spec.aggregate for spec in specs],
+        answered=matrix.answered,
+        run_topics_only=run_topics_only,
+    )

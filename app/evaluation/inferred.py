@@ -1,0 +1,147 @@
+"""Inferred measures over incomplete judgements: trec_eval's infAP and NIST sample_eval.pl's stratified estimates."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from app.evaluation.errors import MeasureError
+from app.evaluation.trec_measures import RELEVANCE_LEVEL, RankedLists, _safe_divide
+
+INFAP_EPSILON = 1e-5  # trec_eval's and sample_eval.pl's smoothing of the relevant fraction above a rank
+UNJUDGED = -1  # qrels grade of a pooled doc that was not judged
+
+
+def inf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
+    """trec_eval's infAP (Yilmaz & Aslam 2006): grade -1 = pooled, unjudged; docs not in the qrels are not pooled."""
+    grades = lists.matrix.grades
+    relevant = lists.relevant
+    judged_nonrel = (grades >= 0) & (grades < RELEVANCE_LEVEL)
+    pooled = (grades >= 0) | (grades == UNJUDGED)
+    rel_above = lists.cum_relevant - relevant
+    nonrel_above = np.cumsum(judged_nonrel, axis=2, dtype=np.int64) - judged_nonrel
+    pooled_above = np.cumsum(pooled, axis=2, dtype=np.int64) - pooled
+    ranks = lists.ranks
+    fraction = (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON)
+    precision = 1.0 / ranks + (pooled_above / ranks) * fraction
+    precision[:, :, :1] = 1.0
+    total = np.sum(precision, axis=2, where=relevant)
+    return _safe_divide(total, lists.num_rel)
+
+
+class _Strata:
+    """Per-position stratum counts of a GradeMatrix built from sample_eval qrels, shared by the measures."""
+
+    def __init__(self, lists: RankedLists) -> None:
+        matrix = lists.matrix
+        if matrix.strata is None or matrix.judged.pooled is None:
+            raise MeasureError("xinfAP, infNDCG and iP@k need stratified (sample_eval, 5-column) qrels")
+        self.lists = lists
+        self.matrix = matrix
+        judged = matrix.judged
+        self.pooled_total = judged.pooled.astype(np.float64)  # N_c [topic, c]
+        self.judged_total = judged.judged.astype(np.float64)  # n_c
+        self.relevant_total = judged.relevant.astype(np.float64)  # r_c
+        self.n_strata = self.pooled_total.shape[1]
+
+    @cached_property
+    def inverse_rate(self) -> np.ndarray:
+        """N_c / n_c [topic, c] (0 where nothing was judged)."""
+        return _safe_divide(self.pooled_total, self.judged_total)
+
+    @cached_property
+    def r_hat(self) -> np.ndarray:
+        """Estimated relevant docs per topic: sum_c r_c N_c / n_c. [1, topic]"""
+        return np.sum(self.relevant_total * self.inverse_rate, axis=1)[None, :]
+
+    @cached_property
+    def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Inclusive cumulative (pooled d_c, judged s_c, relevant rho_c), each float [c, run, topic, position]."""
+        strata = self.matrix.strata
+        grades = self.matrix.grades
+        pooled = np.stack([strata == c for c in range(self.n_strata)])
+        judged = pooled & (grades >= 0)
+        relevant = pooled & (grades >= RELEVANCE_LEVEL)
+        return tuple(np.cumsum(a, axis=3, dtype=np.int64).astype(np.float64) for a in (pooled, judged, relevant))
+
+    def estimated_relevant(self, d: np.ndarray, s: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        """sum_c d_c (rho_c + eps) / (s_c + 3 eps): the inferred number of relevant docs among d pooled ones."""
+        return np.sum(d * (rho + INFAP_EPSILON) / (s + 3 * INFAP_EPSILON), axis=0)
+
+    @cached_property
+    def estimated_relevant_at(self) -> np.ndarray:
+        """Inferred relevant docs at or above each position [run, topic, position]."""
+        return self.estimated_relevant(*self.counts)
+
+    def estimated_relevant_in_top(self, k: int) -> np.ndarray:
+        """Inferred relevant docs in the top k [run, topic]."""
+        depth = self.lists.depth
+        if depth == 0:
+            return np.zeros(self.matrix.lengths.shape)
+        return self.estimated_relevant_at[:, :, min(k, depth) - 1]
+
+
+def _strata(lists: RankedLists) -> _Strata:
+    """The shared stratum counts of `lists` (computed once)."""
+    cached = getattr(lists, "_strata", None)
+    if cached is None:
+        cached = _Strata(lists)
+        lists._strata = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def xinf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
+    """sample_eval.pl's stratified infAP (printed there as `infAP`), with its R_hat > max_results adjustment."""
+    st = _strata(lists)
+    d, s, rho = st.counts
+    relevant = lists.relevant
+    above = [a - c for a, c in zip((d, s, rho), _own_stratum_masks(st), strict=True)]
+    ranks = lists.ranks
+    precision = (1.0 + st.estimated_relevant(*above)) / ranks
+    topic_rate = np.broadcast_to(st.inverse_rate[None, :, :], (*lists.matrix.lengths.shape, st.n_strata))
+    own = np.clip(lists.matrix.strata, 0, None)
+    weight = np.take_along_axis(topic_rate, own, axis=2)
+    total = np.sum(precision * weight, axis=2, where=relevant)
+    r_hat = st.r_hat
+    value = _safe_divide(total, r_hat)
+    limit = float(lists.matrix.max_results)
+    return np.where(r_hat > limit, value * r_hat / limit, value)
+
+
+def _own_stratum_masks(st: _Strata) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each position's own contribution to the inclusive counts (so that counts - own = counts above)."""
+    strata = st.matrix.strata
+    grades = st.matrix.grades
+    pooled = np.stack([strata == c for c in range(st.n_strata)])
+    return pooled, pooled & (grades >= 0), pooled & (grades >= RELEVANCE_LEVEL)
+
+
+def inferred_precision_at(lists: RankedLists, k: int | None) -> np.ndarray:
+    """sample_eval.pl's iP@k: inferred relevant docs in the top k, over k."""
+    assert k is not None
+    return _strata(lists).estimated_relevant_in_top(k) / float(k)
+
+
+def inum_rel_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
+    """sample_eval.pl's inferred number of relevant docs retrieved."""
+    return _strata(lists).estimated_relevant_in_top(lists.depth)
+
+
+def inum_rel(lists: RankedLists, k: int | None = None) -> np.ndarray:
+    """sample_eval.pl's estimated number of relevant docs, R_hat = sum_c r_c N_c / n_c."""
+    return np.broadcast_to(_strata(lists).r_hat, lists.matrix.lengths.shape).astype(np.float64)
+
+
+def inf_ndcg(lists: RankedLists, k: int | None = None) -> np.ndarray:
+    """sample_eval.pl's infNDCG: inverse-probability DCG over an ideal built from R_hat."""
+    st = _strata(lists)
+    relevant = lists.relevant
+    own = np.clip(lists.matrix.strata, 0, None)
+    topic_rate = np.broadcast_to(st.inverse_rate[None, :, :], (*lists.matrix.lengths.shape, st.n_strata))
+    weight = np.take_along_axis(topic_rate, own, axis=2)
+    gains = np.clip(lists.matrix.grades, 0, None) * weight
+    dcg = np.sum(gains * lists.discounts, axis=2, where=relevant)
+    ideal_count = np.minimum(np.floor(st.r_hat[0]), lists.matrix.max_results).astype(np.int64)
+    cumulative = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, ideal_count.max(initial=0) + 2)))))
+    return _safe_divide(dcg, cumulative[ideal_count][None, :])

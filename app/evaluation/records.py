@@ -1,0 +1,57 @@
+"""Array representations of parsed run and qrels files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """One run file's rows, in file order."""
+
+    tag: str  # the run tag (6th column), one per file
+    topics: np.ndarray  # str per row
+    docs: np.ndarray  # str per row
+    ranks: np.ndarray  # int64, the submitted rank column (not used for ordering)
+    scores: np.ndarray  # float64
+    lines: np.ndarray  # int64, 1-based line number of each row
+
+    def __len__(self) -> int:
+        """Number of rows."""
+        return len(self.docs)
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Relevance judgements: one row per (topic, doc); strata only for sample_eval (stratified) qrels."""
+
+    topics: np.ndarray  # str per row
+    docs: np.ndarray  # str per row
+    grades: np.ndarray  # int64; >= 1 relevant, 0 not relevant, -1 pooled but not judged
+    strata: np.ndarray | None = None  # int64 stratum per row, or None for plain TREC qrels
+    lines: np.ndarray | None = None  # int64 1-based line numbers, when read from a file
+
+    def __len__(self) -> int:
+        """Number of judgement rows."""
+        return len(self.docs)
+
+    @property
+    def stratified(self) -> bool:
+        """Whether the qrels carry strata (sample_eval format)."""
+        return self.strata is not None
+
+    def topic_names(self) -> list[str]:
+        """The distinct topics, sorted."""
+        return np.unique(self.topics.astype(str)).tolist()
+
+    def subset(self, keep: np.ndarray) -> Qrels:
+        """The qrels restricted to the rows where the boolean mask `keep` is true."""
+        return Qrels(
+            topics=self.topics[keep],
+            docs=self.docs[keep],
+            grades=self.grades[keep],
+            strata=None if self.strata is None else self.strata[keep],
+            lines=None if self.lines is None else self.lines[keep],
+        )
