@@ -48,6 +48,19 @@ def _ordered(per_topic: dict[str, list[tuple[float, str]]], k: int) -> dict[str,
     return out
 
 
+_RUN_DICTS: dict[int, dict] = {}
+
+
+def _run_dicts(rows) -> dict[str, dict[str, dict[str, float]]]:
+    """pytrec_eval's {topic: {doc: score}} view of every run, built once."""
+    if id(rows) not in _RUN_DICTS:
+        _RUN_DICTS[id(rows)] = {
+            name: {t: {doc: score for score, doc in items} for t, items in per_topic.items()}
+            for name, per_topic in rows.items()
+        }
+    return _RUN_DICTS[id(rows)]
+
+
 def _pytrec_map(qrels_lines: list[str], rows, topics: list[str]) -> dict[str, float]:
     """trec_eval -c MAP of every run: pytrec_eval's per-topic map, mean over `topics`, 0 where missing."""
     qrels: dict[str, dict[str, int]] = defaultdict(dict)
@@ -56,8 +69,7 @@ def _pytrec_map(qrels_lines: list[str], rows, topics: list[str]) -> dict[str, fl
         qrels[topic][doc] = int(grade)
     evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), {"map"})
     out = {}
-    for name, per_topic in rows.items():
-        run = {t: {doc: score for score, doc in items} for t, items in per_topic.items()}
+    for name, run in _run_dicts(rows).items():
         values = evaluator.evaluate(run)
         out[name] = sum(values[t]["map"] for t in topics if t in values) / len(topics)
     return out
