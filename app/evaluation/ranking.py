@@ -18,8 +18,12 @@ def intern(values: np.ndarray, vocabulary: dict[str, int]) -> np.ndarray:
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64)
     items = values.tolist()
-    new = [key for key in dict.fromkeys(items) if key not in vocabulary]
-    vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
+    if vocabulary:
+        new = [key for key in dict.fromkeys(items) if key not in vocabulary]
+        vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
+    else:  # first fill: no membership tests needed
+        unique = dict.fromkeys(items)
+        vocabulary.update(zip(unique, range(len(unique)), strict=True))
     return np.fromiter(map(vocabulary.__getitem__, items), np.int64, len(items))
 
 
@@ -57,15 +61,15 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     names = list(names) if names is not None else [r.tag for r in runs]
     topic_vocab: dict[str, int] = {}
     doc_vocab: dict[str, int] = {}
-    run_ids, topic_ids, doc_ids, scores = [], [], [], []
+    run_ids, topic_ids, scores = [], [], []
     for index, run in enumerate(runs):
         run_ids.append(np.full(len(run), index, dtype=np.int64))
         topic_ids.append(intern(np.asarray(run.topics), topic_vocab))
-        doc_ids.append(intern(np.asarray(run.docs), doc_vocab))
         scores.append(np.asarray(run.scores, dtype=np.float64))
     run_id = np.concatenate(run_ids) if run_ids else np.zeros(0, np.int64)
     topic_id = np.concatenate(topic_ids) if topic_ids else np.zeros(0, np.int64)
-    doc_id = np.concatenate(doc_ids) if doc_ids else np.zeros(0, np.int64)
+    all_docs = np.concatenate([np.asarray(run.docs, dtype=object) for run in runs]) if runs else np.zeros(0, object)
+    doc_id = intern(all_docs, doc_vocab)  # one pass over every run's docs
     score = np.concatenate(scores) if scores else np.zeros(0, np.float64)
 
     # Renumber topics and docs in sorted order, so that doc id order is docno order (code points = UTF-8 bytes).

@@ -1,0 +1,140 @@
+"""Benchmark: trecpool's evaluation core vs pytrec_eval (and ranx) on 100 runs x 50 topics x 1000 docs.
+
+Usage: .venv/bin/python scripts/bench/evaluate.py [--runs 100] [--topics 50] [--depth 1000] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from app.evaluation.evaluator import evaluate
+from app.evaluation.trec_files import read_qrels, read_run
+
+MEASURES = ["AP", "P@10", "nDCG@10", "bpref"]
+PYTREC_MEASURES = {"map", "P_10", "ndcg_cut_10", "bpref"}
+
+
+def generate(directory: Path, n_runs: int, n_topics: int, depth: int, seed: int) -> tuple[Path, list[Path]]:
+    """Write seeded qrels (per topic ~600 judged of a 5000-doc candidate set) and runs; return their paths."""
+    rng = np.random.default_rng(seed)
+    candidates = 5000
+    qrels_lines = []
+    for t in range(n_topics):
+        judged = rng.choice(candidates, 600, replace=False)
+        grades = rng.choice([0, 0, 0, 1, 2], size=len(judged))
+        qrels_lines += [f"{t + 1} 0 doc{t}_{d} {g}" for d, g in zip(judged.tolist(), grades.tolist(), strict=True)]
+    qrels = directory / "qrels.txt"
+    qrels.write_text("\n".join(qrels_lines) + "\n")
+    runs = []
+    for r in range(n_runs):
+        lines = []
+        for t in range(n_topics):
+            docs = rng.choice(candidates, depth, replace=False)
+            scores = np.round(np.sort(rng.random(depth))[::-1] * 100, 2)  # rounded: some ties
+            lines += [
+                f"{t + 1} Q0 doc{t}_{d} {k + 1} {s} run{r}"
+                for k, (d, s) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True))
+            ]
+        path = directory / f"run{r}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        runs.append(path)
+    return qrels, runs
+
+
+def timed(label: str, call: Callable[[], object]) -> tuple[float, object]:
+    """Run `call`, print and return its wall time."""
+    start = time.perf_counter()
+    value = call()
+    seconds = time.perf_counter() - start
+    print(f"{label:<58} {seconds:8.3f} s")
+    return seconds, value
+
+
+def pytrec_parse(qrels_path: Path, run_paths: list[Path]) -> tuple[dict, dict]:
+    """pytrec_eval's own file parsers (Python dict building)."""
+    import pytrec_eval
+
+    with open(qrels_path) as handle:
+        qrels = pytrec_eval.parse_qrel(handle)
+    runs = {}
+    for path in run_paths:
+        with open(path) as handle:
+            runs[path.stem] = pytrec_eval.parse_run(handle)
+    return qrels, runs
+
+
+def pytrec_evaluate(qrels: dict, runs: dict) -> dict:
+    """pytrec_eval over every run."""
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES)
+    return {name: evaluator.evaluate(run) for name, run in runs.items()}
+
+
+def main() -> None:
+    """Generate the data and print the timings."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--topics", type=int, default=50)
+    parser.add_argument("--depth", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        qrels_path, run_paths = generate(directory, args.runs, args.topics, args.depth, args.seed)
+        print(f"{args.runs} runs x {args.topics} topics x {args.depth} docs; measures {', '.join(MEASURES)}\n")
+
+        # (4) file to numbers
+        def ours_from_files() -> object:
+            return evaluate(read_qrels(qrels_path), [read_run(p) for p in run_paths], MEASURES)
+
+        ours_files, results = timed("trecpool: parse + evaluate from files", ours_from_files)
+        pytrec_parse_s, (qrels_dict, runs_dict) = timed("pytrec_eval: parse_qrel/parse_run", lambda: pytrec_parse(
+            qrels_path, run_paths))  # fmt: skip
+
+        # (1) and (2) evaluation only
+        qrels = read_qrels(qrels_path)
+        tables = [read_run(p) for p in run_paths]
+        ours_eval, again = timed("trecpool: evaluate (from parsed tables, all runs)", lambda: evaluate(
+            qrels, tables, MEASURES))  # fmt: skip
+        pytrec_eval_s, reference = timed("pytrec_eval: RelevanceEvaluator.evaluate (all runs)", lambda: pytrec_evaluate(
+            qrels_dict, runs_dict))  # fmt: skip
+        ours_map = again.mean()[:, 0]  # type: ignore[attr-defined]
+        theirs_map = np.array([np.mean([v["map"] for v in reference[p.stem].values()]) for p in run_paths])
+        print(f"{'max |MAP difference| vs pytrec_eval':<58} {np.max(np.abs(ours_map - theirs_map)):8.1e}")
+
+        # (3) ranx
+        try:
+            from ranx import Qrels as RanxQrels
+            from ranx import Run as RanxRun
+            from ranx import evaluate as ranx_evaluate
+
+            ranx_qrels = RanxQrels(qrels_dict)
+            ranx_runs = [RanxRun(runs_dict[p.stem], name=p.stem) for p in run_paths]
+            ranx_evaluate(ranx_qrels, ranx_runs[0], ["map", "precision@10", "ndcg@10"])  # numba compilation
+
+            def ranx_all() -> object:
+                return [ranx_evaluate(ranx_qrels, run, ["map", "precision@10", "ndcg@10"]) for run in ranx_runs]
+
+            ranx_s, _ = timed("ranx: evaluate map, P@10, nDCG@10 (no bpref; after JIT)", ranx_all)
+        except Exception as exc:  # ranx or numba may be unusable here
+            ranx_s = None
+            print(f"ranx skipped: {type(exc).__name__}: {exc}")
+
+        print()
+        print(f"evaluation only: pytrec_eval / trecpool = {pytrec_eval_s / ours_eval:6.1f}x  (target >= 5x)")
+        if ranx_s is not None:
+            print(f"evaluation only: ranx / trecpool        = {ranx_s / ours_eval:6.1f}x")
+        theirs_files = pytrec_parse_s + pytrec_eval_s
+        print(f"file to numbers: pytrec_eval / trecpool = {theirs_files / ours_files:6.1f}x  (target > 1x)")
+        del results
+
+
+if __name__ == "__main__":
+    main()
