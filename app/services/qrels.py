@@ -130,7 +130,7 @@ def _store(
             np.full(n, version.id),
             topic_id_column(qrels.topics, topic_ids),
             qrels.docs,
-            qrels.strata if stratified else np.full(n, "\\N"),
+            qrels.strata if stratified else np.full(n, None, dtype=object),
             qrels.grades,
         ],
     )

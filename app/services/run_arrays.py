@@ -1,49 +1,72 @@
-"""Loading stored runs into numpy arrays in one COPY per batch, for pooling and evaluation."""
+"""Loading stored runs into the numeric core's tables with one COPY per batch, for pooling and evaluation."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from psycopg import sql
 from sqlalchemy.orm import Session
 
+from app.evaluation.moments import MomentRunTable
+from app.evaluation.records import RunTable
 from app.storage.bulk import copy_out
 
 
-@dataclass(frozen=True)
-class StoredRun:
-    """One stored run's rows as arrays (file order)."""
-
-    run_id: int
-    topics: np.ndarray
-    docs: np.ndarray
-    ranks: np.ndarray
-    scores: np.ndarray
+def _fetch(session: Session, query: sql.Composable, width: int) -> np.ndarray:
+    """All rows of a query as a [n, width] string array (values have no white space)."""
+    raw = b"".join(copy_out(session, query, delimiter="\t"))
+    return np.array(raw.decode().split(), dtype=str).reshape(-1, width) if raw else np.empty((0, width), dtype=str)
 
 
-def load_runs(session: Session, run_ids: Sequence[int]) -> list[StoredRun]:
-    """The rows of the given shot runs, in the order of `run_ids`."""
+def _split(fields: np.ndarray, run_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """Rows per run id, for rows sorted by run id in column 0."""
+    run_col = fields[:, 0].astype(np.int64)
+    ids = np.array(sorted(run_ids))
+    starts, ends = np.searchsorted(run_col, ids, side="left"), np.searchsorted(run_col, ids, side="right")
+    return {int(r): fields[s:e] for r, s, e in zip(ids.tolist(), starts.tolist(), ends.tolist(), strict=True)}
+
+
+def load_runs(session: Session, run_ids: Sequence[int]) -> list[RunTable]:
+    """The rows of the given shot runs in file order, in the order of `run_ids` (tag = run id)."""
     if not run_ids:
         return []
     query = sql.SQL(
         "SELECT e.run_id, t.number, e.docno, e.rank, e.score FROM run_entries e JOIN topics t ON t.id = e.topic_id "
         "WHERE e.run_id = ANY({}) ORDER BY e.run_id, e.seq"
     ).format(sql.Literal(list(run_ids)))
-    raw = b"".join(copy_out(session, query, delimiter="\t"))
-    fields = np.array(raw.decode().split(), dtype=str).reshape(-1, 5) if raw else np.empty((0, 5), dtype=str)
-    run_col = fields[:, 0].astype(np.int64)
-    bounds = np.searchsorted(run_col, np.array(sorted(run_ids)), side="left")
-    ends = np.searchsorted(run_col, np.array(sorted(run_ids)), side="right")
-    by_id = {}
-    for run_id, start, end in zip(sorted(run_ids), bounds.tolist(), ends.tolist(), strict=True):
-        rows = fields[start:end]
-        by_id[run_id] = StoredRun(
-            run_id=run_id,
-            topics=rows[:, 1],
-            docs=rows[:, 2],
-            ranks=rows[:, 3].astype(np.int64),
-            scores=rows[:, 4].astype(np.float64),
+    by_id = _split(_fetch(session, query, 5), run_ids)
+    return [
+        RunTable(
+            tag=str(run_id),
+            topics=by_id[run_id][:, 1],
+            docs=by_id[run_id][:, 2],
+            ranks=by_id[run_id][:, 3].astype(np.int64),
+            scores=by_id[run_id][:, 4].astype(np.float64),
+            lines=np.arange(1, len(by_id[run_id]) + 1),
         )
-    return [by_id[r] for r in run_ids]
+        for run_id in run_ids
+    ]
+
+
+def load_moment_runs(session: Session, run_ids: Sequence[int]) -> list[MomentRunTable]:
+    """The rows of the given moment runs in file order (tag = run id)."""
+    if not run_ids:
+        return []
+    query = sql.SQL(
+        "SELECT e.run_id, t.number, e.video_id, e.start, e.end, e.score FROM moment_entries e "
+        "JOIN topics t ON t.id = e.topic_id WHERE e.run_id = ANY({}) ORDER BY e.run_id, e.seq"
+    ).format(sql.Literal(list(run_ids)))
+    by_id = _split(_fetch(session, query, 6), run_ids)
+    return [
+        MomentRunTable(
+            tag=str(run_id),
+            topics=by_id[run_id][:, 1],
+            videos=by_id[run_id][:, 2],
+            starts=by_id[run_id][:, 3].astype(np.float64),
+            ends=by_id[run_id][:, 4].astype(np.float64),
+            scores=by_id[run_id][:, 5].astype(np.float64),
+            lines=np.arange(1, len(by_id[run_id]) + 1),
+        )
+        for run_id in run_ids
+    ]

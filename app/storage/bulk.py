@@ -12,13 +12,16 @@ _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def _text_column(values: np.ndarray | Sequence[object]) -> list[str]:
-    """COPY text-format cells of one column."""
+    """COPY text-format cells of one column (None becomes NULL)."""
     array = np.asarray(values)
     if array.dtype.kind == "f":
         return [repr(v) for v in array.tolist()]
-    cells = [str(v) for v in array.tolist()]
+    items = array.tolist()
+    cells = [str(v) for v in items]
     if any(("\\" in c or "\t" in c or "\n" in c or "\r" in c) for c in cells):
         cells = [c.translate(_ESCAPES) for c in cells]
+    if array.dtype.kind == "O":
+        cells = ["\\N" if v is None else c for v, c in zip(items, cells, strict=True)]
     return cells
 
 

@@ -1,0 +1,75 @@
+"""Evaluation jobs and ground truth."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter, BackgroundTasks, Request, UploadFile
+from pydantic import BaseModel, ConfigDict
+
+from app.api.jobs import run_evaluation_job
+from app.api.security import Organiser, SessionDep
+from app.api.uploads import read_limited
+from app.services import evaluations
+
+router = APIRouter(prefix="/api", tags=["evaluations"])
+
+
+class EvaluationIn(BaseModel):
+    """What to evaluate against: a qrels version (the newest when omitted) and measures (those that fit)."""
+
+    qrels_version_id: int | None = None
+    measures: list[str] | None = None
+
+
+class EvaluationOut(BaseModel):
+    """An evaluation job and its state."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    campaign_id: int
+    qrels_version_id: int | None
+    status: str
+    progress: float
+    measures: dict[str, object]
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@router.post("/campaigns/{campaign_id}/evaluations", status_code=202, response_model=EvaluationOut)
+def start(
+    campaign_id: int,
+    body: EvaluationIn,
+    request: Request,
+    background: BackgroundTasks,
+    session: SessionDep,
+    principal: Organiser,
+) -> EvaluationOut:
+    """Queue a bulk evaluation of every run; poll GET /api/evaluations/{id} for status and progress."""
+    evaluation = evaluations.start_evaluation(
+        session, principal, campaign_id, qrels_version_id=body.qrels_version_id, measures=body.measures
+    )
+    session.commit()
+    background.add_task(run_evaluation_job, request.app.state.session_factory, evaluation.id)
+    return EvaluationOut.model_validate(evaluation)
+
+
+@router.get("/evaluations/{evaluation_id}", response_model=EvaluationOut)
+def status(evaluation_id: int, session: SessionDep, principal: Organiser) -> EvaluationOut:
+    """An evaluation's status and progress."""
+    return EvaluationOut.model_validate(evaluations.get_evaluation(session, principal, evaluation_id))
+
+
+@router.put("/campaigns/{campaign_id}/ground-truth")
+async def ground_truth(
+    campaign_id: int, request: Request, file: UploadFile, session: SessionDep, principal: Organiser
+) -> dict[str, int]:
+    """Replace a moment campaign's ground truth: `topic video_id start end` per line (TSV or JSON lines)."""
+    data = await read_limited(request, file)
+    count = evaluations.replace_ground_truth(
+        session, principal, campaign_id, data, max_errors=request.app.state.settings.max_errors
+    )
+    session.commit()
+    return {"segments": count}

@@ -1,0 +1,72 @@
+"""Leaderboards: live (organisers; a team sees its own rows) and published (public, no token). JSON or CSV."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel
+
+from app.api.security import Member, Organiser, SessionDep, public
+from app.services import leaderboards
+from app.services.tables import leaderboard_csv, per_topic_csv
+
+router = APIRouter(prefix="/api", tags=["leaderboards"])
+Format = Literal["json", "csv", "topics.csv"]
+
+
+class PublishIn(BaseModel):
+    """Which evaluation to publish (the newest finished one when omitted)."""
+
+    evaluation_id: int | None = None
+
+
+def _render(board: dict[str, object], fmt: Format) -> dict[str, object] | Response:
+    """The board as JSON, or one of its tables as CSV."""
+    if fmt == "json":
+        return board
+    text = leaderboard_csv(board) if fmt == "csv" else per_topic_csv(board)
+    return Response(text, media_type="text/csv; charset=utf-8")
+
+
+@router.get("/campaigns/{campaign_id}/leaderboard", response_model=None)
+def live(
+    campaign_id: int,
+    session: SessionDep,
+    principal: Member,
+    measure: str | None = None,
+    system_type: str | None = None,
+    training_type: str | None = None,
+    novelty: bool | None = None,
+    evaluation_id: int | None = None,
+    format: Format = "json",
+) -> dict[str, object] | Response:
+    """The current leaderboard, sorted by `measure`, filtered by run type."""
+    filters = leaderboards.Filters(system_type, training_type, novelty)
+    board = leaderboards.live_leaderboard(
+        session, principal, campaign_id, measure=measure, evaluation_id=evaluation_id, filters=filters
+    )
+    return _render(board, format)
+
+
+@router.post("/campaigns/{campaign_id}/publish", status_code=201)
+def publish(campaign_id: int, body: PublishIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Freeze and publish the leaderboard; it is then public without a token."""
+    snapshot = leaderboards.publish(session, principal, campaign_id, evaluation_id=body.evaluation_id)
+    session.commit()
+    return {"snapshot_id": snapshot.id, "evaluation_id": snapshot.evaluation_id, "published_at": snapshot.published_at}
+
+
+@router.get("/public/campaigns/{campaign_id}/leaderboard", response_model=None, dependencies=[public()])
+def published(
+    campaign_id: int,
+    session: SessionDep,
+    measure: str | None = None,
+    system_type: str | None = None,
+    training_type: str | None = None,
+    novelty: bool | None = None,
+    format: Format = "json",
+) -> dict[str, object] | Response:
+    """A published leaderboard (no token needed)."""
+    filters = leaderboards.Filters(system_type, training_type, novelty)
+    return _render(leaderboards.published_leaderboard(session, campaign_id, measure, filters), format)

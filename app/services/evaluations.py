@@ -1,0 +1,237 @@
+"""Evaluation jobs: every run x topic x measure of a campaign against one qrels version (or the moment ground truth)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from app.evaluation.errors import FormatError, MeasureError
+from app.evaluation.evaluator import evaluate
+from app.evaluation.moments import (
+    DEFAULT_MOMENT_MEASURES,
+    MomentGroundTruth,
+    evaluate_moments,
+    parse_moment_ground_truth,
+    parse_moment_measure,
+)
+from app.evaluation.registry import default_measures, resolve
+from app.services.auth import Principal
+from app.services.campaigns import get_organised
+from app.services.errors import Conflict, InvalidInput, NotFound
+from app.services.qrels import load_qrels
+from app.services.run_arrays import load_moment_runs, load_runs
+from app.services.topics import topic_ids_by_number
+from app.services.validation import from_format_error, invalid_file
+from app.storage.bulk import copy_rows
+from app.storage.models import (
+    Campaign,
+    CampaignStatus,
+    Evaluation,
+    GroundTruthSegment,
+    QrelsVersion,
+    Run,
+    Score,
+    TaskKind,
+    Topic,
+)
+
+ALL = "all"
+Progress = Callable[[float], None]
+
+
+def campaign_measures(campaign: Campaign, qrels: QrelsVersion | None) -> list[str]:
+    """The measures that fit a campaign: sample_eval's for stratified qrels, trec_eval's for others, moment ones."""
+    if campaign.task_kind is TaskKind.moments:
+        return list(DEFAULT_MOMENT_MEASURES)
+    return default_measures(stratified=qrels is not None and qrels.kind == "sample_eval")
+
+
+def _check_measures(campaign: Campaign, measures: Sequence[str]) -> None:
+    """InvalidInput naming each unknown measure."""
+    check = parse_moment_measure if campaign.task_kind is TaskKind.moments else resolve
+    errors = []
+    for name in measures:
+        try:
+            check(name)
+        except MeasureError as exc:
+            errors.append({"field": "measures", "message": str(exc)})
+    if errors:
+        raise InvalidInput("unknown measures", errors)
+
+
+def start_evaluation(
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    *,
+    qrels_version_id: int | None = None,
+    measures: Sequence[str] | None = None,
+) -> Evaluation:
+    """Queue an evaluation of every run (shots: against a qrels version, the newest by default; moments: ground truth)."""
+    campaign = get_organised(session, principal, campaign_id)
+    qrels = None
+    if campaign.task_kind is TaskKind.shots:
+        query = select(QrelsVersion).where(QrelsVersion.campaign_id == campaign_id)
+        if qrels_version_id is not None:
+            query = query.where(QrelsVersion.id == qrels_version_id)
+        qrels = session.scalar(query.order_by(QrelsVersion.id.desc()).limit(1))
+        if qrels is None:
+            raise NotFound("no qrels version to evaluate against: cut one from the pool or import one")
+    elif not session.scalar(select(GroundTruthSegment.id).join(Topic).where(Topic.campaign_id == campaign_id).limit(1)):
+        raise Conflict("this moment campaign has no ground truth yet: upload it first")
+    names = list(measures) if measures else campaign_measures(campaign, qrels)
+    _check_measures(campaign, names)
+    evaluation = Evaluation(
+        campaign_id=campaign_id,
+        qrels_version_id=qrels.id if qrels else None,
+        status="queued",
+        progress=0.0,
+        measures={"names": names},
+    )
+    session.add(evaluation)
+    session.flush()
+    return evaluation
+
+
+def run_evaluation(session: Session, evaluation_id: int, progress: Progress = lambda _: None) -> Evaluation:
+    """Evaluate and store every number of a queued evaluation and mark it done.
+
+    The evaluation row is written only at the end, so `progress` may update it from another session meanwhile.
+    """
+    evaluation = session.get(Evaluation, evaluation_id)
+    if evaluation is None:
+        raise NotFound(f"evaluation {evaluation_id} not found")
+    campaign = session.get(Campaign, evaluation.campaign_id)
+    assert campaign is not None
+    runs = list(session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.id)))
+    names = list(evaluation.measures["names"])
+    progress(0.1)
+    if campaign.task_kind is TaskKind.moments:
+        table = _evaluate_moments(session, campaign, runs, names)
+    else:
+        qrels = session.get(QrelsVersion, evaluation.qrels_version_id)
+        assert qrels is not None
+        tables = load_runs(session, [r.id for r in runs])
+        progress(0.4)
+        results = evaluate(load_qrels(session, qrels), tables, names, max_results=campaign.max_results)
+        table = results.to_dict()
+    progress(0.7)
+    _store_scores(session, evaluation, runs, table)
+    evaluation.status, evaluation.progress, evaluation.finished_at = "done", 1.0, datetime.now(UTC)
+    if campaign.status is not CampaignStatus.published:
+        campaign.status = CampaignStatus.evaluated
+    session.flush()
+    return evaluation
+
+
+def _evaluate_moments(
+    session: Session, campaign: Campaign, runs: Sequence[Run], names: Sequence[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Moment measures of every run against the campaign's ground-truth segments."""
+    rows = session.execute(
+        select(Topic.number, GroundTruthSegment.video_id, GroundTruthSegment.start, GroundTruthSegment.end)
+        .join(Topic, Topic.id == GroundTruthSegment.topic_id)
+        .where(Topic.campaign_id == campaign.id)
+    ).all()
+    columns = list(zip(*rows, strict=True))
+    truth = MomentGroundTruth(
+        topics=np.array(columns[0], dtype=str),
+        videos=np.array(columns[1], dtype=str),
+        starts=np.array(columns[2], dtype=np.float64),
+        ends=np.array(columns[3], dtype=np.float64),
+        lines=np.arange(1, len(rows) + 1),
+    )
+    tables = load_moment_runs(session, [r.id for r in runs])
+    return evaluate_moments(truth, tables, names, run_names=[str(r.id) for r in runs])
+
+
+def _store_scores(
+    session: Session, evaluation: Evaluation, runs: Sequence[Run], table: dict[str, dict[str, dict[str, float]]]
+) -> None:
+    """COPY the nested {run id: {measure: {topic: value}}} into scores."""
+    session.execute(delete(Score).where(Score.evaluation_id == evaluation.id))
+    run_col, measure_col, topic_col, value_col = [], [], [], []
+    for run in runs:
+        for measure, per_topic in table.get(str(run.id), {}).items():
+            run_col += [run.id] * len(per_topic)
+            measure_col += [measure] * len(per_topic)
+            topic_col += list(per_topic)
+            value_col += list(per_topic.values())
+    copy_rows(
+        session,
+        "scores",
+        ("evaluation_id", "run_id", "measure", "topic", "value"),
+        [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
+    )
+
+
+def mark_failed(session: Session, evaluation_id: int, reason: str) -> None:
+    """Record that an evaluation failed, and why."""
+    evaluation = session.get(Evaluation, evaluation_id)
+    if evaluation is not None:
+        evaluation.status, evaluation.error, evaluation.finished_at = "failed", reason, datetime.now(UTC)
+        session.flush()
+
+
+def set_progress(session: Session, evaluation_id: int, value: float) -> None:
+    """Mark an evaluation running at `value` progress (0..1)."""
+    evaluation = session.get(Evaluation, evaluation_id)
+    if evaluation is not None:
+        evaluation.status, evaluation.progress = "running", value
+        session.flush()
+
+
+def get_evaluation(session: Session, principal: Principal, evaluation_id: int) -> Evaluation:
+    """An evaluation of a campaign the caller organises."""
+    evaluation = session.get(Evaluation, evaluation_id)
+    if evaluation is None:
+        raise NotFound(f"evaluation {evaluation_id} not found")
+    get_organised(session, principal, evaluation.campaign_id)
+    return evaluation
+
+
+def latest_done(session: Session, campaign_id: int) -> Evaluation | None:
+    """The newest finished evaluation of a campaign."""
+    return session.scalar(
+        select(Evaluation)
+        .where(Evaluation.campaign_id == campaign_id, Evaluation.status == "done")
+        .order_by(Evaluation.id.desc())
+        .limit(1)
+    )
+
+
+def replace_ground_truth(
+    session: Session, principal: Principal, campaign_id: int, data: bytes, *, max_errors: int
+) -> int:
+    """Replace a moment campaign's ground-truth segments with an uploaded file; returns the segment count."""
+    campaign = get_organised(session, principal, campaign_id)
+    if campaign.task_kind is not TaskKind.moments:
+        raise InvalidInput(
+            "only moment campaigns take ground-truth segments",
+            [{"field": "task_kind", "message": "shots campaigns are judged through pools"}],
+        )
+    try:
+        truth = parse_moment_ground_truth(data, max_errors=max_errors, source="ground truth")
+    except FormatError as exc:
+        raise from_format_error("ground-truth file", exc, max_errors) from None
+    topic_ids = topic_ids_by_number(session, campaign_id)
+    unknown = [
+        (int(line), f"unknown topic {t!r}")
+        for t, line in zip(truth.topics.tolist(), truth.lines.tolist(), strict=True)
+        if t not in topic_ids
+    ]
+    if unknown:
+        raise invalid_file("ground-truth file", unknown, max_errors)
+    session.execute(delete(GroundTruthSegment).where(GroundTruthSegment.topic_id.in_(topic_ids.values())))
+    session.add_all(
+        GroundTruthSegment(topic_id=topic_ids[t], video_id=v, start=s, end=e)
+        for t, v, s, e in zip(
+            truth.topics.tolist(), truth.videos.tolist(), truth.starts.tolist(), truth.ends.tolist(), strict=True
+        )
+    )
+    session.flush()
+    return len(truth)

@@ -1,0 +1,152 @@
+"""Evaluation jobs, leaderboards and publication through the API."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from app.evaluation.evaluator import evaluate
+from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
+from app.evaluation.trec_files import parse_qrels, parse_trec_run
+from tests.api.test_pools import judge_all, make_assessor, setup_campaign
+
+
+def wait_done(client, organiser, evaluation_id):
+    body = client.get(f"/api/evaluations/{evaluation_id}", headers=organiser).json()
+    assert body["status"] == "done", body
+    assert body["progress"] == 1.0
+    return body
+
+
+@pytest.fixture
+def judged_campaign(make_campaign, client, organiser):
+    """A closed shots campaign with a stratified pool whose topics are all judged, and a qrels version."""
+    campaign, run_names = setup_campaign(make_campaign, client, organiser, n_runs=4, depth=60, seed=4)
+    pool = client.post(
+        f"/api/campaigns/{campaign.id}/pools",
+        json={"kind": "stratified", "strata": "1-10:1.0, 11-60:0.5", "seed": 9},
+        headers=organiser,
+    ).json()
+    assessor_id, assessor = make_assessor(client, organiser, campaign, "judge")
+    client.post(
+        f"/api/pools/{pool['id']}/assignments",
+        headers=organiser,
+        json={"assignments": [{"topic": t, "assessor_id": assessor_id} for t in campaign.topics]},
+    )
+    judge_all(client, assessor, lambda item: "relevant" if int(item["shot_id"].split("_")[1]) < 3 else "not_relevant")
+    qrels = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": "final"}, headers=organiser).json()
+    return campaign, run_names, qrels, assessor
+
+
+def test_stored_numbers_equal_evaluating_the_exported_files(judged_campaign, client, organiser):
+    campaign, run_names, qrels, _ = judged_campaign
+    started = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser)
+    assert started.status_code == 202, started.text
+    evaluation = wait_done(client, organiser, started.json()["id"])
+    assert "xinfAP" in evaluation["measures"]["names"] and "AP" in evaluation["measures"]["names"]
+    board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
+    assert board["measure"] == "xinfAP"
+    assert [r["rank"] for r in board["rows"]] == [1, 2, 3, 4]
+    scores = [r["score"] for r in board["rows"]]
+    assert scores == sorted(scores, reverse=True)
+    # the reference: the core evaluating the exported qrels file and the downloaded run files
+    exported = client.get(f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser).content
+    runs = client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json()
+    tables = [parse_trec_run(client.get(f"/api/runs/{r['id']}/download", headers=organiser).content) for r in runs]
+    reference = evaluate(parse_qrels(exported), tables, evaluation["measures"]["names"], max_results=100).to_dict()
+    for run, table in zip(runs, tables, strict=True):
+        row = next(r for r in board["rows"] if r["run_id"] == run["id"])
+        for measure, value in row["scores"].items():
+            assert value == pytest.approx(reference[table.tag][measure]["all"], abs=1e-12), (run["name"], measure)
+    per_topic = {t["topic"]: t for t in board["per_topic"]}
+    assert set(per_topic) == set(campaign.topics)
+    for topic, entry in per_topic.items():
+        values = [reference[t.tag]["xinfAP"][topic] for t in tables]
+        assert entry["best"] == pytest.approx(max(values)) and entry["median"] == pytest.approx(
+            float(np.median(values))
+        )
+
+
+def test_visibility_before_and_after_publication(judged_campaign, client, organiser, make_campaign):
+    campaign, _, _, assessor = judged_campaign
+    evaluation = client.post(
+        f"/api/campaigns/{campaign.id}/evaluations", json={"measures": ["AP", "P@10"]}, headers=organiser
+    ).json()
+    wait_done(client, organiser, evaluation["id"])
+    team_token = client.post(
+        f"/api/teams/{client.get(f'/api/campaigns/{campaign.id}/teams', headers=organiser).json()[0]['id']}/tokens",
+        headers=organiser,
+    ).json()["token"]
+    team = {"Authorization": f"Bearer {team_token}"}
+    own = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=team).json()
+    assert len(own["rows"]) == 2 and len({r["team"] for r in own["rows"]}) == 1
+    assert own["measure"] == "AP"
+    assert client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=assessor).status_code == 403
+    assert client.get(f"/api/public/campaigns/{campaign.id}/leaderboard").status_code == 404
+    other_team = make_campaign().team()[1]
+    assert client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=other_team).status_code == 404
+    assert client.post(f"/api/campaigns/{campaign.id}/publish", json={}, headers=team).status_code == 403
+    published = client.post(f"/api/campaigns/{campaign.id}/publish", json={}, headers=organiser)
+    assert published.status_code == 201
+    public = client.get(f"/api/public/campaigns/{campaign.id}/leaderboard")
+    assert public.status_code == 200 and len(public.json()["rows"]) == 4 and public.json()["published"] is True
+    by_p10 = client.get(f"/api/public/campaigns/{campaign.id}/leaderboard?measure=P@10").json()
+    assert by_p10["measure"] == "P@10"
+    filtered = client.get(f"/api/public/campaigns/{campaign.id}/leaderboard?system_type=M").json()
+    assert all(r["system_type"] == "M" for r in filtered["rows"])
+    text = client.get(f"/api/public/campaigns/{campaign.id}/leaderboard?format=csv").text
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert [int(r["rank"]) for r in table] == [1, 2, 3, 4] and "P@10" in table[0]
+    assert client.get(f"/api/campaigns/{campaign.id}", headers=organiser).json()["status"] == "published"
+
+
+def test_moment_campaign_evaluation(make_campaign, client, organiser):
+    campaign = make_campaign(n_topics=2, task_kind="moments")
+    campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n")
+    truth = "1\tvidA\t10\t20\n1\tvidA\t40\t45\n2\tvidB\t0\t5\n"
+    response = client.put(
+        f"/api/campaigns/{campaign.id}/ground-truth", files={"file": ("gt.tsv", truth.encode())}, headers=organiser
+    )
+    assert response.json() == {"segments": 3}
+    _, team = campaign.team()
+    runs = {
+        "good": "1 vidA 11 19 0.9\n1 vidA 40 46 0.8\n2 vidB 0 4 0.7\n",
+        "poor": "1 vidB 11 19 0.9\n1 vidA 0 9 0.8\n2 vidB 30 40 0.7\n",
+    }
+    for name, text in runs.items():
+        assert campaign.upload(team, text, name=name).status_code == 201
+    started = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
+    wait_done(client, organiser, started["id"])
+    board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
+    assert board["measure"] == "AxIoU@10"
+    assert [r["run"] for r in board["rows"]] == ["good", "poor"]
+    reference = evaluate_moments(
+        parse_moment_ground_truth(truth),
+        [parse_moment_run(t) for t in runs.values()],
+        board["measures"],
+        run_names=list(runs),
+    )
+    for row in board["rows"]:
+        for measure, value in row["scores"].items():
+            assert value == pytest.approx(reference[row["run"]][measure]["all"], abs=1e-12)
+
+
+def test_evaluation_needs_judgements_and_known_measures(make_campaign, client, organiser):
+    campaign = make_campaign()
+    assert client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).status_code == 404
+    moments = make_campaign(task_kind="moments")
+    assert client.post(f"/api/campaigns/{moments.id}/evaluations", json={}, headers=organiser).status_code == 409
+    shots, _ = setup_campaign(make_campaign, client, organiser)
+    client.post(
+        f"/api/campaigns/{shots.id}/qrels",
+        data={"label": "q"},
+        headers=organiser,
+        files={"file": ("q", b"1 0 s0_1 1\n2 0 s1_1 0\n")},
+    )
+    response = client.post(
+        f"/api/campaigns/{shots.id}/evaluations", json={"measures": ["AP", "bogus@3"]}, headers=organiser
+    )
+    assert response.status_code == 422 and "bogus" in response.json()["errors"][0]["message"]
