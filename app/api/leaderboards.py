@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
 from app.api.security import Member, Organiser, SessionDep, public
@@ -47,6 +47,29 @@ def live(
         session, principal, campaign_id, measure=measure, evaluation_id=evaluation_id, filters=filters
     )
     return _render(board, format)
+
+
+@router.get("/campaigns/{campaign_id}/significance")
+def significance(
+    campaign_id: int,
+    session: SessionDep,
+    principal: Organiser,
+    measure: str | None = None,
+    top: int = Query(10, ge=2, le=100),
+    method: Literal["tukey", "pairwise"] = "tukey",
+    n_resamples: int = Query(10_000, ge=100, le=1_000_000),
+    seed: int = 0,
+) -> dict[str, object]:
+    """Groups of the top runs with no significant difference, as in the TRECVID overview."""
+    return leaderboards.live_significance(
+        session, principal, campaign_id, measure=measure, top=top, method=method, n_resamples=n_resamples, seed=seed
+    )
+
+
+@router.get("/public/campaigns/{campaign_id}/significance", dependencies=[public()])
+def published_significance(campaign_id: int, session: SessionDep) -> dict[str, object]:
+    """The significance groups frozen with the published leaderboard."""
+    return leaderboards.published_snapshot(session, campaign_id).content["significance"]
 
 
 @router.post("/campaigns/{campaign_id}/publish", status_code=201)

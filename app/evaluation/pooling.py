@@ -11,6 +11,7 @@ from typing import Protocol
 import numpy as np
 
 from app.evaluation.errors import FormatError
+from app.evaluation.keys import pair_keys
 
 
 class RankedRun(Protocol):
@@ -119,8 +120,8 @@ def build_pool(
     run_index, topics, docs, ranks = rank_rows(runs)
     keep = ranks <= strata[-1].last
     run_index, topics, docs, ranks = run_index[keep], topics[keep], docs[keep], ranks[keep]
-    pair_keys, pair_of_row = np.unique(np.char.add(np.char.add(topics, "\x00"), docs), return_inverse=True)
-    n_pairs = len(pair_keys)
+    unique_keys, pair_of_row = np.unique(pair_keys(topics, docs), return_inverse=True)
+    n_pairs = len(unique_keys)
     best = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(best, pair_of_row, ranks)
     n_runs = np.bincount(pair_of_row, minlength=n_pairs)
@@ -171,8 +172,8 @@ def pool_stats(
     `depth` is the deepest pooled rank (the last stratum's end): only rows within it contribute to the pool.
     """
     run_index, topics, docs, ranks = rank_rows(runs)
-    pool_keys = np.char.add(np.char.add(pool.topics.astype(str), "\x00"), pool.docs.astype(str))
-    row_keys = np.char.add(np.char.add(topics, "\x00"), docs)
+    pool_keys = pair_keys(pool.topics, pool.docs)
+    row_keys = pair_keys(topics, docs)
     if len(pool_keys):
         sorter = np.argsort(pool_keys)
         where = sorter[np.clip(np.searchsorted(pool_keys, row_keys, sorter=sorter), 0, len(pool_keys) - 1)]

@@ -9,6 +9,7 @@ from psycopg import sql
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
 from app.services.errors import Forbidden, InvalidInput, NotFound
@@ -173,6 +174,68 @@ def per_topic(table: ScoreTable, m: int, chosen: list[int]) -> list[dict[str, ob
     return out
 
 
+def significance(
+    table: ScoreTable,
+    measure: str,
+    *,
+    top: int = 10,
+    method: str = "tukey",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, object]:
+    """Groups of the top runs with no significant difference (randomised Tukey HSD or pairwise randomization)."""
+    if method not in ("tukey", "pairwise"):
+        raise InvalidInput("unknown method", [{"field": "method", "message": "tukey or pairwise"}])
+    if measure not in table.measures:
+        raise InvalidInput("unknown measure", [{"field": "measure", "message": f"one of {', '.join(table.measures)}"}])
+    m = table.measures.index(measure)
+    order = [i for i in np.argsort(-np.nan_to_num(table.means[:, m], nan=-np.inf), kind="stable")[:top]]
+    names = [table.runs[i].name for i in order]
+    scores = np.nan_to_num(table.values[order, m, :], nan=0.0)  # a topic a run lacks scores 0, as in the means
+    if len(order) < 2:
+        return {"measure": measure, "method": method, "runs": names, "pvalues": [], "groups": [names]}
+    test = randomised_tukey_hsd if method == "tukey" else pairwise_randomization
+    pvalues = test(scores, n_resamples=n_resamples, seed=seed)
+    means = table.means[order, m]
+    return {
+        "measure": measure,
+        "method": method,
+        "alpha": alpha,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "runs": names,
+        "means": [_num(v) for v in means.tolist()],
+        "pvalues": pvalues.tolist(),
+        "groups": significance_groups(names, means, pvalues, alpha),
+    }
+
+
+def live_significance(
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    *,
+    measure: str | None = None,
+    top: int = 10,
+    method: str = "tukey",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, object]:
+    """Significance groups of the current evaluation's top runs (organisers only before publication)."""
+    campaign = get_organised(session, principal, campaign_id)
+    evaluation = _evaluation(session, campaign_id, None)
+    table = score_table(session, evaluation)
+    return significance(
+        table,
+        measure or default_measure(campaign, table.measures),
+        top=top,
+        method=method,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+
+
 def _num(value: float) -> float | None:
     """A JSON-safe number (None for NaN)."""
     return None if value is None or not np.isfinite(value) else float(value)
@@ -223,8 +286,10 @@ def publish(
     table = score_table(session, evaluation)
     boards = {m: build_leaderboard(campaign, evaluation, table, m, Filters()) for m in table.measures}
     qrels = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
+    measure = default_measure(campaign, table.measures)
     content = {
-        "default_measure": default_measure(campaign, table.measures),
+        "default_measure": measure,
+        "significance": significance(table, measure),
         "qrels_label": qrels.label if qrels else None,
         "leaderboards": boards,
         **(extra or {}),

@@ -150,3 +150,41 @@ def test_evaluation_needs_judgements_and_known_measures(make_campaign, client, o
         f"/api/campaigns/{shots.id}/evaluations", json={"measures": ["AP", "bogus@3"]}, headers=organiser
     )
     assert response.status_code == 422 and "bogus" in response.json()["errors"][0]["message"]
+
+
+def test_significance_groups_on_a_constructed_case(make_campaign, client, organiser):
+    """Three strong runs close together and three weak ones: two groups, strong first."""
+    campaign = make_campaign(n_topics=30)
+    docs = [f"d{i}" for i in range(20)]
+    qrels = "".join(f"{t} 0 {d} {1 if int(d[1:]) < 5 else 0}\n" for t in campaign.topics for d in docs)
+    client.post(
+        f"/api/campaigns/{campaign.id}/qrels",
+        data={"label": "q"},
+        files={"file": ("q", qrels.encode())},
+        headers=organiser,
+    )
+    rng = np.random.default_rng(0)
+    _, team = campaign.team()
+    for name, good in (("s1", True), ("s2", True), ("s3", True), ("w1", False), ("w2", False), ("w3", False)):
+        lines = []
+        for topic in campaign.topics:
+            relevant, other = [f"d{i}" for i in rng.permutation(5)], [f"d{i}" for i in 5 + rng.permutation(15)]
+            ranked = relevant[:4] + other[:2] + relevant[4:] + other[2:] if good else other[:12] + relevant + other[12:]
+            lines += [f"{topic} Q0 {d} {r + 1} {20 - r} {name}" for r, d in enumerate(ranked)]
+        assert campaign.upload(team, "\n".join(lines) + "\n", name=name).status_code == 201
+    client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser)
+    started = client.post(
+        f"/api/campaigns/{campaign.id}/evaluations", json={"measures": ["AP", "P@5"]}, headers=organiser
+    ).json()
+    wait_done(client, organiser, started["id"])
+    result = client.get(f"/api/campaigns/{campaign.id}/significance?measure=AP&top=6", headers=organiser).json()
+    assert [sorted(g) for g in result["groups"]] == [["s1", "s2", "s3"], ["w1", "w2", "w3"]]
+    assert sorted(result["runs"][:3]) == ["s1", "s2", "s3"]
+    pvalues = np.array(result["pvalues"])
+    assert (pvalues[:3, 3:] < 0.05).all() and (pvalues[:3, :3] >= 0.05).all()
+    client.post(f"/api/campaigns/{campaign.id}/publish", json={}, headers=organiser)
+    frozen = client.get(f"/api/public/campaigns/{campaign.id}/significance").json()
+    assert frozen["measure"] == "AP" and [sorted(g) for g in frozen["groups"]] == [
+        ["s1", "s2", "s3"],
+        ["w1", "w2", "w3"],
+    ]

@@ -143,3 +143,12 @@ def test_pool_stats():
     assert result.judged_share[1, 0] == 1.0 and np.isnan(result.judged_share[1, 1])
     assert result.unique_per_run.tolist() == [2, 1, 1]  # a: y and topic-2 x; b: w; c: v
     assert result.unique_per_group == {"g1": 4, "g2": 1}
+
+
+def test_topic_and_doc_keys_do_not_collide():
+    # ("1", "1b") and ("11", "b") must stay two pool items
+    a = FakeRun(np.array(["1", "11"]), np.array(["1b", "b"]), np.array([1.0, 1.0]))
+    pool = build_pool([a], depth=5, seed=0)
+    assert sorted(zip(pool.topics.tolist(), pool.docs.tolist(), strict=True)) == [("1", "1b"), ("11", "b")]
+    stats = pool_stats([a], pool, depth=5)
+    assert stats.judged_share.tolist() == [[1.0, 1.0]]

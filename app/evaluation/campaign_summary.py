@@ -1,0 +1,145 @@
+"""Campaign report statistics of the kind the TRECVID overview shows (pure; arrays in, plain data out)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.evaluation.keys import pair_keys, split_key
+from app.evaluation.pooling import rank_rows
+from app.evaluation.records import Qrels, RunTable
+
+
+def topic_box_stats(scores: np.ndarray, topics: Sequence[str]) -> list[dict[str, object]]:
+    """Per topic: min, quartiles, median, max and mean of the runs' scores (scores is [run, topic])."""
+    out = []
+    for t, topic in enumerate(topics):
+        column = scores[:, t][np.isfinite(scores[:, t])]
+        if column.size == 0:
+            out.append({"topic": topic, "n": 0})
+            continue
+        q1, median, q3 = np.percentile(column, [25, 50, 75])
+        out.append(
+            {
+                "topic": topic,
+                "n": int(column.size),
+                "min": float(column.min()),
+                "q1": float(q1),
+                "median": float(median),
+                "q3": float(q3),
+                "max": float(column.max()),
+                "mean": float(column.mean()),
+            }
+        )
+    return out
+
+
+def easy_and_hard(scores: np.ndarray, topics: Sequence[str], n: int = 5) -> dict[str, object]:
+    """TRECVID's informal method: threshold at the midpoint of all scores' range; topics by runs above / below it."""
+    finite = scores[np.isfinite(scores)]
+    if finite.size == 0:
+        return {"threshold": None, "easy": [], "hard": []}
+    threshold = float((finite.min() + finite.max()) / 2)
+    above = np.sum(scores >= threshold, axis=0)
+    below = np.sum(scores < threshold, axis=0)
+    with np.errstate(invalid="ignore"):
+        mean_above = np.nanmean(np.where(scores >= threshold, scores, np.nan), axis=0)
+    rows = [
+        {
+            "topic": topic,
+            "runs_above": int(above[t]),
+            "runs_below": int(below[t]),
+            "mean_of_runs_above": None if np.isnan(mean_above[t]) else float(mean_above[t]),
+        }
+        for t, topic in enumerate(topics)
+    ]
+    easy = sorted(rows, key=lambda r: (-r["runs_above"], -(r["mean_of_runs_above"] or 0.0)))[:n]
+    hard = sorted(rows, key=lambda r: (-r["runs_below"], r["mean_of_runs_above"] or 0.0))[:n]
+    return {"threshold": threshold, "easy": easy, "hard": hard, "topics": rows}
+
+
+def top_runs_per_topic(scores: np.ndarray, topics: Sequence[str], names: Sequence[str], n: int = 10) -> dict[str, list]:
+    """Per topic, the n best runs and their scores."""
+    out = {}
+    for t, topic in enumerate(topics):
+        column = np.nan_to_num(scores[:, t], nan=-np.inf)
+        order = np.argsort(-column, kind="stable")[:n]
+        out[topic] = [{"run": names[i], "score": float(scores[i, t])} for i in order if np.isfinite(scores[i, t])]
+    return out
+
+
+def judgement_summary(qrels: Qrels) -> list[dict[str, object]]:
+    """Per topic: judged shots, relevant shots (hits) and the share of judged shots that are relevant."""
+    topics, inverse = np.unique(qrels.topics.astype(str), return_inverse=True)
+    judged = np.bincount(inverse, weights=qrels.grades >= 0, minlength=len(topics))
+    relevant = np.bincount(inverse, weights=qrels.grades >= 1, minlength=len(topics))
+    return [
+        {
+            "topic": topic,
+            "judged": int(judged[i]),
+            "hits": int(relevant[i]),
+            "relevant_share": float(relevant[i] / judged[i]) if judged[i] else None,
+        }
+        for i, topic in enumerate(topics.tolist())
+    ]
+
+
+def _retrieved(runs: Sequence[RunTable], max_results: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (run index, topic, doc) within each run's top max_results."""
+    run_index, topics, docs, ranks = rank_rows(runs)
+    keep = ranks <= max_results
+    return run_index[keep], topics[keep], docs[keep]
+
+
+def hits_by_team(qrels: Qrels, runs: Sequence[RunTable], teams: Sequence[str], max_results: int) -> dict[str, object]:
+    """Relevant shots found per team, how many only that team found, and the share of unique hits overall."""
+    run_index, topics, docs = _retrieved(runs, max_results)
+    relevant = qrels.grades >= 1
+    rel_keys = pair_keys(qrels.topics[relevant], qrels.docs[relevant])
+    keys = pair_keys(topics, docs)
+    is_hit = np.isin(keys, rel_keys)
+    team_names = np.asarray(teams, dtype=str)[run_index[is_hit]]
+    pairs = np.unique(np.stack([keys[is_hit], team_names]), axis=1) if is_hit.any() else np.empty((2, 0), dtype=str)
+    hit_keys, teams_per_hit = np.unique(pairs[0], return_counts=True)
+    unique_keys = set(hit_keys[teams_per_hit == 1].tolist())
+    per_team = {}
+    for team in sorted(set(teams)):
+        mine = pairs[0][pairs[1] == team]
+        per_team[team] = {"hits": int(mine.size), "unique_hits": int(sum(k in unique_keys for k in mine.tolist()))}
+    return {
+        "teams": per_team,
+        "found_hits": int(hit_keys.size),
+        "unique_hits": len(unique_keys),
+        "unique_share": float(len(unique_keys) / hit_keys.size) if hit_keys.size else None,
+    }
+
+
+def frequent_false_positives(qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10) -> list[dict]:
+    """Shots judged not relevant that the most runs returned."""
+    return _by_run_count(qrels, runs, max_results, qrels.grades == 0, n, most=True)
+
+
+def hard_true_positives(qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10) -> list[dict]:
+    """Relevant shots that the fewest runs (but at least one) returned."""
+    return _by_run_count(qrels, runs, max_results, qrels.grades >= 1, n, most=False)
+
+
+def _by_run_count(
+    qrels: Qrels, runs: Sequence[RunTable], max_results: int, mask: np.ndarray, n: int, most: bool
+) -> list[dict]:
+    """Qrels lines under `mask` ordered by how many runs returned them."""
+    _, topics, docs = _retrieved(runs, max_results)
+    keys = pair_keys(topics, docs)
+    found, counts = np.unique(keys, return_counts=True)
+    chosen = pair_keys(qrels.topics[mask], qrels.docs[mask])
+    position = np.searchsorted(found, chosen)
+    position = np.clip(position, 0, max(len(found) - 1, 0))
+    n_runs = np.where((found[position] == chosen) if len(found) else False, counts[position] if len(found) else 0, 0)
+    present = n_runs > 0
+    order = np.lexsort((chosen[present], -n_runs[present] if most else n_runs[present]))[:n]
+    picked, picked_runs = chosen[present][order], n_runs[present][order]
+    return [
+        {"topic": split_key(key)[0], "shot": split_key(key)[1], "runs": int(count)}
+        for key, count in zip(picked.tolist(), picked_runs.tolist(), strict=True)
+    ]
