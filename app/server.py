@@ -9,7 +9,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import __version__
 from app.api import campaigns, collection, health, judging, pools, qrels, runs, teams, topics
 from app.api.errors import install_error_handlers
+from app.api.security import public
 from app.config import Settings
+from app.web import pages
 
 ROUTERS = (health, campaigns, collection, topics, teams, runs, pools, judging, qrels)
 MULTIPART_SLACK = 1 << 20
@@ -26,6 +28,7 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> Fa
     app.state.session_factory = session_factory
     for module in ROUTERS:
         app.include_router(module.router)
+    app.include_router(pages.make_router(public()))  # HTML shells: their data comes from the API, with a token
     install_error_handlers(app)
 
     @app.middleware("http")

@@ -1,0 +1,63 @@
+"""HTML pages. Each page is a thin shell: its data comes from the JSON API, called by the page with the user's token.
+
+The layer contract keeps `app.web` independent of `app.api`, so the role dependency a page declares is handed in by
+the application (`make_router(public())` in `app.server`); the same access test then checks pages and API alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from app import __version__
+
+HERE = Path(__file__).resolve().parent
+STATIC_DIR = HERE / "static"
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+templates = Jinja2Templates(directory=HERE / "templates")
+
+# The page URL carries the assessor's token until the script moves it to sessionStorage: never leak it to media
+# hosts through Referer, never cache the page, and let scripts and styles come only from here.
+PAGE_HEADERS = {
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": (
+        "default-src 'self'; media-src * data: blob:; img-src 'self' data:; object-src 'none'; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    ),
+}
+
+
+def _static_files() -> dict[str, Path]:
+    """The files a static URL may name: exactly those shipped in web/static (no paths, no traversal)."""
+    return {p.name: p for p in STATIC_DIR.iterdir() if p.is_file() and p.suffix in STATIC_TYPES}
+
+
+def make_router(page_role: Any) -> APIRouter:
+    """The web pages' router; every page and static file depends on `page_role` (a role declaration)."""
+    router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[page_role])
+    files = _static_files()
+
+    @router.get("/judge", response_class=HTMLResponse, name="judge_page")
+    def judge_page(request: Request) -> Response:
+        """The assessor's judging page; its JSON twin is the judging API (/api/judging/...)."""
+        return templates.TemplateResponse(request, "judge.html", {"version": __version__}, headers=PAGE_HEADERS)
+
+    @router.get("/static/{name}", name="web_static")
+    def static(name: str) -> Response:
+        """A script or stylesheet of the pages."""
+        path = files.get(name)
+        if path is None:
+            return Response(status_code=404)
+        return FileResponse(
+            path,
+            media_type=STATIC_TYPES[path.suffix],
+            headers={"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"},
+        )
+
+    return router

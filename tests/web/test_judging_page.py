@@ -1,0 +1,268 @@
+"""The judging page in a real browser (Debian's chromium via Playwright): keyboard-only judging, going back, blind."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import shutil
+import time
+import wave
+from pathlib import Path
+
+import pytest
+from fastapi.routing import APIRoute
+from sqlalchemy import select
+
+from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
+from tests.api.test_access import _roles, _routes
+from tests.api.test_pools import make_assessor, setup_campaign
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOT = Path("/tmp/judge.png")
+KEY_VERDICT = {"r": "relevant", "1": "relevant", "n": "not_relevant", "0": "not_relevant", "u": "unsure"}
+LABEL = {"relevant": "Relevant", "not_relevant": "Not relevant", "unsure": "Unsure"}
+
+# the page is settled: no request in flight, and either a new item than `task` is shown or the queue is empty
+SETTLED = """task => {
+    const busy = document.getElementById('main').getAttribute('aria-busy') !== 'false';
+    const shown = document.getElementById('item').dataset.task;
+    const done = !document.getElementById('message').hidden;
+    return !busy && ((shown !== undefined && shown !== task) || done);
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser():  # type: ignore[no-untyped-def]
+    """A headless chromium, or a skip saying how to get one."""
+    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
+        pytest.skip("browser tests need Debian's chromium at /usr/bin/chromium: apt-get install -y chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignore[no-untyped-def]
+    """A depth-3 pool over 2 runs with topic 1 assigned to one assessor; returns (pool, assessor token, run names)."""
+    campaign, run_names = setup_campaign(make_campaign, client, organiser, n_runs=2, depth=60, seed=4)
+    # media that fails fast on loopback: the page must fall back to the placeholder
+    response = client.patch(
+        f"/api/campaigns/{campaign.id}",
+        json={"media_url_template": f"{live_server}/no-such-media/{{video_id}}.mp4"},
+        headers=organiser,
+    )
+    assert response.status_code == 200, response.text
+    pool = client.post(
+        f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 3, "seed": 9}, headers=organiser
+    ).json()
+    assessor_id, headers = make_assessor(client, organiser, campaign, "ann")
+    response = client.post(
+        f"/api/pools/{pool['id']}/assignments",
+        headers=organiser,
+        json={"assignments": [{"topic": "1", "assessor_id": assessor_id}]},
+    )
+    assert response.status_code == 201, response.text
+    token = headers["Authorization"].removeprefix("Bearer ")
+    return pool, token, run_names
+
+
+def _shown_task(page) -> str:  # type: ignore[no-untyped-def]
+    return page.get_attribute("#item", "data-task")
+
+
+def _wait_status(page, prefix: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the aria-live region announces a message starting with `prefix`."""
+    page.wait_for_function("p => document.getElementById('status').textContent.startsWith(p)", arg=prefix)
+
+
+def _press_and_settle(page, key: str) -> None:  # type: ignore[no-untyped-def]
+    task = _shown_task(page)
+    page.keyboard.press(key)
+    page.wait_for_function(SETTLED, arg=task)
+
+
+def test_keyboard_only_judging_with_one_change(make_campaign, client, organiser, live_server, sessions, browser):
+    pool, token, run_names = _judging_pool(make_campaign, client, organiser, live_server)
+    expected = next(t["sampled"] for t in pool["topics"] if t["topic"] == "1")
+    assert expected >= 4
+
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    console_errors: list[str] = []
+    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    page.goto(f"{live_server}/judge?token={token}")
+    page.wait_for_function(SETTLED, arg="")
+    # the token left the address bar (and history) for sessionStorage
+    assert "token" not in page.url and page.url.endswith("/judge")
+    assert page.evaluate("Object.values(sessionStorage)") == [token]
+
+    typed: dict[int, list[str]] = {}
+    keys = itertools.cycle(["r", "n", "u", "1", "0"])
+    went_back = False
+    while page.is_hidden("#message"):
+        task = int(_shown_task(page))
+        assert page.text_content("#topic-text") == "topic 1"
+        # media fails to load -> the placeholder shows the shot id
+        shot = page.text_content("#shot-id")
+        page.wait_for_selector("#placeholder:not([hidden])")
+        assert page.text_content("#placeholder-shot") == shot
+        key = next(keys)
+        _press_and_settle(page, key)
+        typed[task] = [KEY_VERDICT[key]]
+        _wait_status(page, f"Saved: {LABEL[KEY_VERDICT[key]]} (shot {shot})")
+        if len(typed) == 2 and not went_back:
+            went_back = True
+            leased = _shown_task(page)
+            SCREENSHOT.unlink(missing_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            _press_and_settle(page, "b")  # back to the item just judged
+            assert int(_shown_task(page)) == task
+            assert page.is_visible("#going-back")
+            assert page.get_attribute(f"[data-verdict={typed[task][0]}]", "aria-pressed") == "true"
+            page.screenshot(path=str(SCREENSHOT.with_name("judge-back.png")), full_page=True)
+            change = "u" if typed[task][0] != "unsure" else "r"
+            _press_and_settle(page, change)  # changes the verdict, then continues with the leased item
+            typed[task].append(KEY_VERDICT[change])
+            _wait_status(page, f"Changed to {LABEL[KEY_VERDICT[change]]}")
+            assert _shown_task(page) == leased and page.is_hidden("#going-back")
+
+    assert page.text_content("#message").startswith("All done")
+    assert page.text_content("#progress-text") == f"{expected} / {expected} judged"
+    assert len(typed) == expected
+    # Backspace from "All done" re-opens the last item; the same verdict again changes nothing
+    last = list(typed)[-1]
+    page.keyboard.press("Backspace")
+    page.wait_for_function(f"() => document.getElementById('item').dataset.task === '{last}'")
+    key = next(k for k, v in KEY_VERDICT.items() if v == typed[last][-1])
+    _press_and_settle(page, key)
+    _wait_status(page, "Kept")
+    assert page.text_content("#message").startswith("All done")
+    # blind: nothing about runs reached the page
+    html = page.content()
+    for secret in [*run_names, "secret-tag", "rank"]:
+        assert secret not in html
+    assert console_errors == []
+    page.close()
+
+    with sessions() as session:
+        rows = session.execute(
+            select(JudgingTask.id, Judgement.id, Judgement.verdict)
+            .join(
+                Judgement, (Judgement.pool_item_id == JudgingTask.pool_item_id) & (Judgement.round == JudgingTask.round)
+            )
+            .join(PoolItem, PoolItem.id == Judgement.pool_item_id)
+            .where(PoolItem.pool_id == pool["id"])
+        ).all()
+        assert {task: verdict.value for task, _, verdict in rows} == {task: v[-1] for task, v in typed.items()}
+        for task, judgement_id, _ in rows:
+            changes = session.scalars(
+                select(JudgementChange).where(JudgementChange.judgement_id == judgement_id).order_by(JudgementChange.id)
+            ).all()
+            history = typed[task]
+            assert [(c.old_verdict and c.old_verdict.value, c.new_verdict.value) for c in changes] == list(
+                zip([None, *history[:-1]], history, strict=True)
+            )
+    assert sum(len(v) > 1 for v in typed.values()) == 1
+
+
+def test_page_without_token_says_how_to_open_it(live_server, browser):
+    page = browser.new_page()
+    page.goto(f"{live_server}/judge")
+    page.wait_for_selector("#message:not([hidden])")
+    assert "judging link" in page.text_content("#message")
+    assert page.is_hidden("#item")
+    page.close()
+
+
+def test_page_with_a_refused_token_says_so(live_server, browser):
+    page = browser.new_page()
+    page.goto(f"{live_server}/judge?token=tp_not-a-token")
+    page.wait_for_selector("#message:not([hidden])")
+    assert "not accepted" in page.text_content("#message")
+    assert page.evaluate("sessionStorage.length") == 0
+    page.close()
+
+
+def test_pages_declare_one_role_and_serve_only_their_files(client):
+    web = [r for r in _routes(client.app.routes) if isinstance(r, APIRoute) and not r.path.startswith("/api")]
+    assert {r.path for r in web} >= {"/judge", "/static/{name}"}
+    assert [r.path for r in web if len(_roles(r)) != 1] == []
+    page = client.get("/judge")
+    assert page.status_code == 200 and page.headers["referrer-policy"] == "no-referrer"
+    assert 'rel="alternate" type="application/json" href="/api/judging/progress"' in page.text
+    assert client.get("/static/judge.js").headers["content-type"].startswith("text/javascript")
+    assert client.get("/static/style.css").status_code == 200
+    for bad in ("nope.js", "..%2Fpages.py", "%2E%2E%2F__init__.py"):
+        assert client.get(f"/static/{bad}").status_code == 404
+
+
+def _silence_wav(seconds: int, rate: int = 8000) -> bytes:
+    """A silent mono WAV: a <video> element plays it like a video without pictures."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(1)
+        out.setframerate(rate)
+        out.writeframes(b"\x80" * (seconds * rate))
+    return buffer.getvalue()
+
+
+def _serve_ranges(route, body: bytes, content_type: str) -> None:  # type: ignore[no-untyped-def]
+    """Answer a media request as a real media server does: byte ranges, so that the player can seek."""
+    wanted = route.request.headers.get("range", "")
+    headers = {"Accept-Ranges": "bytes", "Content-Type": content_type}
+    if not wanted.startswith("bytes="):
+        route.fulfill(status=200, body=body, headers=headers)
+        return
+    first, _, last = wanted.removeprefix("bytes=").split(",")[0].partition("-")
+    begin, stop = int(first or 0), min(int(last) if last else len(body) - 1, len(body) - 1)
+    headers["Content-Range"] = f"bytes {begin}-{stop}/{len(body)}"
+    route.fulfill(status=206, body=body[begin : stop + 1], headers=headers)
+
+
+def test_shot_plays_its_segment_pauses_at_the_end_and_replays(make_campaign, client, organiser, live_server, browser):
+    campaign, _ = setup_campaign(make_campaign, client, organiser, n_runs=2, depth=60, seed=5)
+    client.patch(
+        f"/api/campaigns/{campaign.id}",
+        json={"media_url_template": "http://media.invalid/{video_id}.wav"},
+        headers=organiser,
+    )
+    pool = client.post(
+        f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 1, "seed": 1}, headers=organiser
+    ).json()
+    assessor_id, headers = make_assessor(client, organiser, campaign, "cat")
+    client.post(
+        f"/api/pools/{pool['id']}/assignments",
+        headers=organiser,
+        json={"assignments": [{"topic": "1", "assessor_id": assessor_id}]},
+    )
+    item = client.post("/api/judging/next", headers=headers).json()  # the page gets the same leased item
+    start, end = item["start"], item["end"]
+    wav = _silence_wav(int(end) + 4)
+    page = browser.new_page()
+    # the media host exists only inside the browser: no network beyond loopback
+    page.route("http://media.invalid/**", lambda route: _serve_ranges(route, wav, "audio/wav"))
+    page.goto(f"{live_server}/judge?token={headers['Authorization'].removeprefix('Bearer ')}")
+    page.wait_for_function(SETTLED, arg="")
+    assert int(_shown_task(page)) == item["task_id"] and page.is_hidden("#placeholder")
+    paused_at_end = "([s, e]) => { const v = document.getElementById('video'); return v.paused && v.currentTime >= e; }"
+    began = time.monotonic()
+    page.wait_for_function(paused_at_end, arg=[start, end], timeout=15_000)
+    # it seeked to the start: playing the shot alone takes about end - start seconds (not `end` from 0)
+    assert time.monotonic() - began < end - start + 3
+    assert end <= page.evaluate("document.getElementById('video').currentTime") < end + 0.6
+    page.keyboard.press(" ")
+    _wait_status(page, "Replaying")
+    position = page.evaluate("document.getElementById('video').currentTime")
+    assert start <= position < end
+    page.wait_for_function(paused_at_end, arg=[start, end], timeout=15_000)
+    page.close()
