@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
 from app.api.security import Member, Organiser, SessionDep, public
-from app.services import leaderboards
+from app.services import leaderboards, publication, reports
 from app.services.tables import leaderboard_csv, per_topic_csv
 
 router = APIRouter(prefix="/api", tags=["leaderboards"])
@@ -72,10 +72,22 @@ def published_significance(campaign_id: int, session: SessionDep) -> dict[str, o
     return leaderboards.published_snapshot(session, campaign_id).content["significance"]
 
 
+@router.get("/campaigns/{campaign_id}/report")
+def live_report(campaign_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """The campaign report of the newest evaluation (organisers, before publication)."""
+    return reports.live_report(session, principal, campaign_id)
+
+
+@router.get("/public/campaigns/{campaign_id}/report", dependencies=[public()])
+def published_report(campaign_id: int, session: SessionDep) -> dict[str, object]:
+    """The report frozen with the published leaderboard."""
+    return leaderboards.published_snapshot(session, campaign_id).content["report"]
+
+
 @router.post("/campaigns/{campaign_id}/publish", status_code=201)
 def publish(campaign_id: int, body: PublishIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Freeze and publish the leaderboard; it is then public without a token."""
-    snapshot = leaderboards.publish(session, principal, campaign_id, evaluation_id=body.evaluation_id)
+    snapshot = publication.publish(session, principal, campaign_id, evaluation_id=body.evaluation_id)
     session.commit()
     return {"snapshot_id": snapshot.id, "evaluation_id": snapshot.evaluation_id, "published_at": snapshot.published_at}
 

@@ -17,10 +17,8 @@ from app.services.evaluations import latest_done
 from app.storage.bulk import copy_out
 from app.storage.models import (
     Campaign,
-    CampaignStatus,
     Evaluation,
     LeaderboardSnapshot,
-    QrelsVersion,
     Role,
     Run,
     TaskKind,
@@ -224,7 +222,7 @@ def live_significance(
 ) -> dict[str, object]:
     """Significance groups of the current evaluation's top runs (organisers only before publication)."""
     campaign = get_organised(session, principal, campaign_id)
-    evaluation = _evaluation(session, campaign_id, None)
+    evaluation = finished_evaluation(session, campaign_id, None)
     table = score_table(session, evaluation)
     return significance(
         table,
@@ -255,11 +253,11 @@ def live_leaderboard(
     if principal.role is Role.assessor:
         raise Forbidden("assessors do not see scores")
     visible_team = principal.team_id if principal.role is Role.team else None
-    evaluation = _evaluation(session, campaign_id, evaluation_id)
+    evaluation = finished_evaluation(session, campaign_id, evaluation_id)
     return build_leaderboard(campaign, evaluation, score_table(session, evaluation), measure, filters, visible_team)
 
 
-def _evaluation(session: Session, campaign_id: int, evaluation_id: int | None) -> Evaluation:
+def finished_evaluation(session: Session, campaign_id: int, evaluation_id: int | None) -> Evaluation:
     """The named finished evaluation, or the newest."""
     if evaluation_id is None:
         evaluation = latest_done(session, campaign_id)
@@ -270,35 +268,6 @@ def _evaluation(session: Session, campaign_id: int, evaluation_id: int | None) -
     if evaluation is None:
         raise NotFound("no finished evaluation for this campaign yet")
     return evaluation
-
-
-def publish(
-    session: Session,
-    principal: Principal,
-    campaign_id: int,
-    *,
-    evaluation_id: int | None = None,
-    extra: dict[str, object] | None = None,
-) -> LeaderboardSnapshot:
-    """Freeze the leaderboard (every measure, all runs) as a public snapshot and mark the campaign published."""
-    campaign = get_organised(session, principal, campaign_id)
-    evaluation = _evaluation(session, campaign_id, evaluation_id)
-    table = score_table(session, evaluation)
-    boards = {m: build_leaderboard(campaign, evaluation, table, m, Filters()) for m in table.measures}
-    qrels = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
-    measure = default_measure(campaign, table.measures)
-    content = {
-        "default_measure": measure,
-        "significance": significance(table, measure),
-        "qrels_label": qrels.label if qrels else None,
-        "leaderboards": boards,
-        **(extra or {}),
-    }
-    snapshot = LeaderboardSnapshot(campaign_id=campaign_id, evaluation_id=evaluation.id, content=content)
-    session.add(snapshot)
-    campaign.status = CampaignStatus.published
-    session.flush()
-    return snapshot
 
 
 def published_snapshot(session: Session, campaign_id: int) -> LeaderboardSnapshot:

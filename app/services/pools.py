@@ -178,8 +178,12 @@ def topic_counts(session: Session, pool: Pool) -> list[dict[str, object]]:
 
 
 def statistics(session: Session, principal: Principal, pool_id: int) -> dict[str, object]:
+    """TRECVID pool statistics of a pool the caller organises."""
+    return pool_statistics(session, get_pool(session, principal, pool_id))
+
+
+def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
     """TRECVID pool statistics: judged share of each run's results (min/max/mean), unique contributions."""
-    pool = get_pool(session, principal, pool_id)
     run_ids = list(pool.params["run_ids"])
     runs = list(session.scalars(select(Run).where(Run.id.in_(run_ids)).order_by(Run.id)))
     teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == pool.campaign_id))}

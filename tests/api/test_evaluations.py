@@ -188,3 +188,41 @@ def test_significance_groups_on_a_constructed_case(make_campaign, client, organi
         ["s1", "s2", "s3"],
         ["w1", "w2", "w3"],
     ]
+
+
+def test_report_sections_agree_with_the_files(judged_campaign, client, organiser):
+    campaign, _, qrels, _ = judged_campaign
+    started = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
+    wait_done(client, organiser, started["id"])
+    assert client.get(f"/api/public/campaigns/{campaign.id}/report").status_code == 404
+    live = client.get(f"/api/campaigns/{campaign.id}/report", headers=organiser).json()
+    client.post(f"/api/campaigns/{campaign.id}/publish", json={}, headers=organiser)
+    report = client.get(f"/api/public/campaigns/{campaign.id}/report").json()
+    assert report == live
+    lines = [
+        line.split()
+        for line in client.get(
+            f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser
+        ).text.splitlines()
+    ]
+    hits = {t: sum(1 for r in lines if r[0] == t and r[4] == "1") for t in campaign.topics}
+    judged = {t: sum(1 for r in lines if r[0] == t and r[4] != "-1") for t in campaign.topics}
+    assert {j["topic"]: (j["hits"], j["judged"]) for j in report["judgements"]} == {
+        t: (hits[t], judged[t]) for t in campaign.topics
+    }
+    runs = client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json()
+    returned: dict[tuple[str, str], int] = {}
+    for run in runs:
+        for row in client.get(f"/api/runs/{run['id']}/download", headers=organiser).text.splitlines():
+            topic, _, shot, *_ = row.split()
+            returned[(topic, shot)] = returned.get((topic, shot), 0) + 1
+    grade = {(r[0], r[2]): r[4] for r in lines}
+    fp = report["frequent_false_positives"]
+    assert fp and all(
+        grade[(f["topic"], f["shot"])] == "0" and returned[(f["topic"], f["shot"])] == f["runs"] for f in fp
+    )
+    most = max(n for key, n in returned.items() if grade.get(key) == "0")
+    assert fp[0]["runs"] == most
+    assert report["measure"] == "xinfAP" and set(report["overall"]) <= {"F", "M", "R"}
+    assert 0 <= report["judged_share"]["min"] <= report["judged_share"]["max"] <= 1
+    assert report["easy_hard"]["threshold"] is not None and len(report["per_topic"]) == 3

@@ -1,0 +1,41 @@
+"""Publishing: freeze leaderboards (every measure), significance groups and the report as one public snapshot."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from app.services.auth import Principal
+from app.services.campaigns import get_organised
+from app.services.leaderboards import (
+    Filters,
+    build_leaderboard,
+    default_measure,
+    finished_evaluation,
+    score_table,
+    significance,
+)
+from app.services.reports import build_report
+from app.storage.models import CampaignStatus, LeaderboardSnapshot, QrelsVersion
+
+
+def publish(
+    session: Session, principal: Principal, campaign_id: int, *, evaluation_id: int | None = None
+) -> LeaderboardSnapshot:
+    """Freeze the campaign's results as a snapshot that is public from now on, and mark the campaign published."""
+    campaign = get_organised(session, principal, campaign_id)
+    evaluation = finished_evaluation(session, campaign_id, evaluation_id)
+    table = score_table(session, evaluation)
+    measure = default_measure(campaign, table.measures)
+    qrels = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
+    content = {
+        "default_measure": measure,
+        "qrels_label": qrels.label if qrels else None,
+        "leaderboards": {m: build_leaderboard(campaign, evaluation, table, m, Filters()) for m in table.measures},
+        "significance": significance(table, measure),
+        "report": build_report(session, campaign, evaluation),
+    }
+    snapshot = LeaderboardSnapshot(campaign_id=campaign_id, evaluation_id=evaluation.id, content=content)
+    session.add(snapshot)
+    campaign.status = CampaignStatus.published
+    session.flush()
+    return snapshot

@@ -1,0 +1,69 @@
+"""The campaign report: the TRECVID overview's tables and figures as data (plots are drawn by the web pages)."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from app.evaluation.campaign_summary import (
+    easy_and_hard,
+    frequent_false_positives,
+    hard_true_positives,
+    hits_by_team,
+    judgement_summary,
+    top_runs_per_topic,
+    topic_box_stats,
+)
+from app.services.auth import Principal
+from app.services.campaigns import get_organised
+from app.services.leaderboards import Filters, build_leaderboard, default_measure, finished_evaluation, score_table
+from app.services.pools import current_pool, pool_statistics
+from app.services.qrels import load_qrels
+from app.services.run_arrays import load_runs
+from app.storage.models import Campaign, Evaluation, QrelsVersion, TaskKind
+
+
+def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
+    """Every section of the report for one finished evaluation."""
+    table = score_table(session, evaluation)
+    measure = default_measure(campaign, table.measures)
+    m = table.measures.index(measure)
+    names = [r.name for r in table.runs]
+    scores = table.values[:, m, :]
+    board = build_leaderboard(campaign, evaluation, table, measure, Filters())
+    report: dict[str, object] = {
+        "campaign": {
+            "id": campaign.id,
+            "name": campaign.name,
+            "task_kind": campaign.task_kind.value,
+            "description": campaign.description,
+        },
+        "evaluation_id": evaluation.id,
+        "measure": measure,
+        "overall": board["by_system_type"],
+        "per_topic": topic_box_stats(scores, table.topics),
+        "easy_hard": easy_and_hard(scores, table.topics),
+        "top_runs_per_topic": top_runs_per_topic(scores, table.topics, names),
+    }
+    if campaign.task_kind is TaskKind.shots and evaluation.qrels_version_id is not None:
+        qrels_version = session.get(QrelsVersion, evaluation.qrels_version_id)
+        assert qrels_version is not None
+        qrels = load_qrels(session, qrels_version)
+        runs = load_runs(session, [r.id for r in table.runs])
+        teams = [table.teams[r.team_id] for r in table.runs]
+        report["qrels_label"] = qrels_version.label
+        report["judgements"] = judgement_summary(qrels)
+        report["hits_by_team"] = hits_by_team(qrels, runs, teams, campaign.max_results)
+        report["frequent_false_positives"] = frequent_false_positives(qrels, runs, campaign.max_results)
+        report["hard_true_positives"] = hard_true_positives(qrels, runs, campaign.max_results)
+        pool = current_pool(session, campaign.id)
+        if pool is not None:
+            stats = pool_statistics(session, pool)
+            report["judged_share"] = stats["judged_share"]
+            report["pool"] = {"kind": pool.kind, "seed": pool.seed, "strata": pool.params.get("strata")}
+    return report
+
+
+def live_report(session: Session, principal: Principal, campaign_id: int) -> dict[str, object]:
+    """The report of the newest finished evaluation, for organisers."""
+    campaign = get_organised(session, principal, campaign_id)
+    return build_report(session, campaign, finished_evaluation(session, campaign_id, None))
