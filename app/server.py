@@ -7,13 +7,25 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
-from app.api import campaigns, collection, health, judging, pools, qrels, runs, teams, topics
+from app.api import (
+    campaigns,
+    collection,
+    evaluations,
+    health,
+    judging,
+    leaderboards,
+    pools,
+    qrels,
+    runs,
+    teams,
+    topics,
+)
 from app.api.errors import install_error_handlers
 from app.api.security import public
 from app.config import Settings
 from app.web import pages
 
-ROUTERS = (health, campaigns, collection, topics, teams, runs, pools, judging, qrels)
+ROUTERS = (health, campaigns, collection, topics, teams, runs, pools, judging, qrels, evaluations, leaderboards)
 MULTIPART_SLACK = 1 << 20
 
 
