@@ -134,14 +134,22 @@ def inum_rel(lists: RankedLists, k: int | None = None) -> np.ndarray:
 
 
 def inf_ndcg(lists: RankedLists, k: int | None = None) -> np.ndarray:
-    """sample_eval.pl's infNDCG: inverse-probability DCG over an ideal built from R_hat."""
+    """sample_eval.pl's infNDCG: the run's DCG with each stratum's judged gains scaled up by that run's own rate.
+
+    A judged relevant doc of stratum c at rank k adds `grade / log2(k + 1) * d_c / s_c`, where d_c is the number of
+    the ranked list's docs pooled in stratum c and s_c how many of them were judged (not the pool's N_c / n_c);
+    unjudged and unpooled docs add nothing. The ideal is `floor(R_hat)` docs of gain 1, capped at max_results.
+    """
     st = _strata(lists)
-    relevant = lists.relevant
+    shape = lists.matrix.lengths.shape
+    if lists.depth == 0:
+        return np.zeros(shape)
+    d, s, _ = st.counts
+    run_rate = _safe_divide(d[:, :, :, -1], s[:, :, :, -1])  # d_c / s_c over the whole list [c, run, topic]
     own = np.clip(lists.matrix.strata, 0, None)
-    topic_rate = np.broadcast_to(st.inverse_rate[None, :, :], (*lists.matrix.lengths.shape, st.n_strata))
-    weight = np.take_along_axis(topic_rate, own, axis=2)
+    weight = np.take_along_axis(np.moveaxis(run_rate, 0, -1), own, axis=2)
     gains = np.clip(lists.matrix.grades, 0, None) * weight
-    dcg = np.sum(gains * lists.discounts, axis=2, where=relevant)
+    dcg = np.sum(gains * lists.discounts, axis=2, where=lists.relevant)
     ideal_count = np.minimum(np.floor(st.r_hat[0]), lists.matrix.max_results).astype(np.int64)
     cumulative = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, ideal_count.max(initial=0) + 2)))))
     return _safe_divide(dcg, cumulative[ideal_count][None, :])
