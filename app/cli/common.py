@@ -39,7 +39,8 @@ def database_url(settings: Settings) -> tuple[str, bool]:
 def open_database(*, upgrade_embedded: bool = True, check: bool = True) -> Database:
     """Connect to the configured database; migrate an embedded one, refuse an outdated external one."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    for noisy in ("pgserver", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = get_settings()
     url, embedded = database_url(settings)
     if embedded and upgrade_embedded:

@@ -43,8 +43,9 @@ def easy_and_hard(scores: np.ndarray, topics: Sequence[str], n: int = 5) -> dict
     threshold = float((finite.min() + finite.max()) / 2)
     above = np.sum(scores >= threshold, axis=0)
     below = np.sum(scores < threshold, axis=0)
-    with np.errstate(invalid="ignore"):
-        mean_above = np.nanmean(np.where(scores >= threshold, scores, np.nan), axis=0)
+    total_above = np.sum(np.where(scores >= threshold, scores, 0.0), axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_above = total_above / above
     rows = [
         {
             "topic": topic,

@@ -1,0 +1,321 @@
+"""`trecpool demo`: the whole loop on a synthetic campaign, driven over the REST API like real users would."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+import typer
+import uvicorn
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.cli.common import console, open_database
+from app.config import get_settings
+from app.server import create_app
+from app.services.auth import create_token
+from app.storage.database import session_scope
+from app.storage.models import Role
+
+DEMO_NAME = "demo-avs"
+TOPICS = (
+    "a person riding a bicycle on a road", "a dog playing in snow", "a crowd in a stadium",
+    "a woman cooking in a kitchen", "a boat on a lake", "a child holding a balloon", "a car driving at night",
+    "two people shaking hands", "a man playing a guitar", "a bird flying over water",
+)  # fmt: skip
+TEAMS = (("alpha", 0.9), ("beta", 0.7), ("gamma", 0.5), ("delta", 0.3))
+
+
+@dataclass(frozen=True)
+class DemoSize:
+    """How big the synthetic campaign is."""
+
+    n_videos: int = 100
+    shots_per_video: int = 40
+    n_topics: int = 10
+    depth: int = 300
+    strata: str = "1-20:1.0, 21-300:0.1"
+    n_assessors: int = 4
+    seed: int = 2022
+
+
+@dataclass
+class Truth:
+    """The hidden relevant shots the simulated assessors judge against."""
+
+    relevant: dict[str, set[str]] = field(default_factory=dict)
+
+
+def _collection(size: DemoSize, rng: np.random.Generator) -> tuple[bytes, list[str]]:
+    """A master shot reference of consecutive shots per video."""
+    lines, shots = ["shot_id\tvideo_id\tstart\tend"], []
+    for v in range(1, size.n_videos + 1):
+        bounds = np.concatenate([[0.0], np.cumsum(rng.uniform(2.0, 8.0, size.shots_per_video))]).round(2)
+        for s in range(size.shots_per_video):
+            shot = f"shot{v:05d}_{s + 1}"
+            shots.append(shot)
+            lines.append(f"{shot}\tv{v:05d}\t{bounds[s]}\t{bounds[s + 1]}")
+    return ("\n".join(lines) + "\n").encode(), shots
+
+
+def _truth(size: DemoSize, shots: list[str], numbers: list[str], rng: np.random.Generator) -> Truth:
+    """Relevant shots per topic: runs of neighbouring shots in a few videos, as real events are."""
+    truth = Truth()
+    per_video = size.shots_per_video
+    for number in numbers:
+        chosen: set[str] = set()
+        for video in rng.choice(size.n_videos, size=int(rng.integers(5, 15)), replace=False):
+            start = int(rng.integers(0, per_video - 6))
+            chosen.update(shots[video * per_video + start + k] for k in range(int(rng.integers(2, 7))))
+        truth.relevant[number] = chosen
+    return truth
+
+
+def _run_file(shots: list[str], truth: Truth, skill: float, tag: str, depth: int, rng: np.random.Generator) -> bytes:
+    """A TREC run whose scores favour relevant shots by `skill`."""
+    array = np.array(shots)
+    lines = []
+    for topic, relevant in truth.relevant.items():
+        scores = np.isin(array, list(relevant)) * skill * 3.0 + rng.normal(0.0, 1.0, len(array))
+        order = np.argsort(-scores)[:depth]
+        lines += [f"{topic} Q0 {array[i]} {r + 1} {scores[i]:.6f} {tag}" for r, i in enumerate(order)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _judge(truth: Truth, topic: str, shot: str, rng: np.random.Generator) -> str:
+    """A simulated assessor's verdict: mostly right, sometimes unsure, sometimes wrong."""
+    draw = rng.random()
+    if draw < 0.02:
+        return "unsure"
+    right = shot in truth.relevant[topic]
+    wrong = draw < (0.12 if right else 0.05)
+    return "relevant" if right != wrong else "not_relevant"
+
+
+class Api:
+    """A thin REST client that raises with the server's message on any error."""
+
+    def __init__(self, base_url: str, token: str) -> None:
+        self.http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
+
+    def call(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        """Send a request; raise RuntimeError unless it succeeded."""
+        response = self.http.request(method, path, **kwargs)  # type: ignore[arg-type]
+        if response.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:500]}")
+        return response
+
+
+def run_demo(
+    base_url: str, organiser_token: str, size: DemoSize = DemoSize(), out: Console | None = None
+) -> dict[str, object]:
+    """Run the whole loop against a server; returns the campaign id and the pages to open."""
+    out = out or console
+    rng = np.random.default_rng(size.seed)
+    api = Api(base_url, organiser_token)
+    existing = [c for c in api.call("GET", "/api/campaigns").json() if c["name"] == DEMO_NAME]
+    if existing and existing[0]["status"] == "published":
+        return _pages(base_url, existing[0]["id"])
+    if existing:
+        raise RuntimeError(f"an unfinished demo campaign {existing[0]['id']} exists; use a fresh data directory")
+    columns = (TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=out) as progress:
+        step = progress.add_task("set up campaign, collection, topics", total=3)
+        campaign = api.call(
+            "POST",
+            "/api/campaigns",
+            json={
+                "name": DEMO_NAME,
+                "task_kind": "shots",
+                "max_results": size.depth,
+                "description": "Synthetic ad-hoc video search campaign, judged by simulated assessors.",
+                "media_url_template": "https://media.example.org/{video_id}.mp4#t={start},{end}",
+            },
+        ).json()
+        cid = campaign["id"]
+        msr, shots = _collection(size, rng)
+        api.call("PUT", f"/api/campaigns/{cid}/collection", files={"file": ("msr.tsv", msr)})
+        progress.advance(step)
+        numbers = [str(701 + i) for i in range(size.n_topics)]
+        titles = [TOPICS[i % len(TOPICS)] for i in range(size.n_topics)]
+        api.call(
+            "POST",
+            f"/api/campaigns/{cid}/topics",
+            json=[{"number": n, "title": t} for n, t in zip(numbers, titles, strict=True)],
+        )
+        api.call("POST", f"/api/campaigns/{cid}/open")
+        progress.advance(step, 2)
+        truth = _truth(size, shots, numbers, rng)
+
+        step = progress.add_task("teams upload runs over REST", total=len(TEAMS) * 2)
+        for name, skill in TEAMS:
+            team = api.call("POST", f"/api/campaigns/{cid}/teams", json={"name": name}).json()
+            team_api = Api(base_url, team["token"])
+            for k, system_type in enumerate(("F", "M")):
+                run = f"{name}_run{k + 1}"
+                data = _run_file(shots, truth, skill + 0.1 * k, run, size.depth, rng)
+                team_api.call(
+                    "POST",
+                    f"/api/campaigns/{cid}/runs",
+                    files={"file": (f"{run}.txt", data)},
+                    data={
+                        "name": run,
+                        "system_type": system_type,
+                        "training_type": "D",
+                        "priority": str(k + 1),
+                        "description": f"synthetic run, skill {skill}",
+                    },
+                )
+                progress.advance(step)
+        api.call("POST", f"/api/campaigns/{cid}/close")
+
+        step = progress.add_task("build a stratified pool", total=1)
+        pool = api.call(
+            "POST", f"/api/campaigns/{cid}/pools", json={"kind": "stratified", "strata": size.strata, "seed": size.seed}
+        ).json()
+        progress.advance(step)
+        total = sum(t["sampled"] for t in pool["topics"])
+        assessors = []
+        for i in range(size.n_assessors):
+            body = api.call("POST", f"/api/campaigns/{cid}/assessors", json={"name": f"assessor{i + 1}"}).json()
+            assessors.append((body["id"], body["token"]))
+        api.call(
+            "POST",
+            f"/api/pools/{pool['id']}/assignments",
+            json={
+                "assignments": [
+                    {"topic": n, "assessor_id": assessors[i % len(assessors)][0]} for i, n in enumerate(numbers)
+                ]
+            },
+        )
+
+        step = progress.add_task("simulated assessors judge", total=total)
+        _judge_all(base_url, [t for _, t in assessors], truth, size.seed, lambda: progress.advance(step))
+        qc = api.call("POST", f"/api/pools/{pool['id']}/quality-control").json()
+        step = progress.add_task("second opinions (quality control)", total=qc["queued"])
+        _judge_all(base_url, [t for _, t in assessors], truth, size.seed + 1, lambda: progress.advance(step))
+        queue = api.call("GET", f"/api/pools/{pool['id']}/adjudication").json()
+        step = progress.add_task("organiser adjudicates", total=len(queue))
+        for item in queue:
+            verdict = "relevant" if item["shot_id"] in truth.relevant[item["topic"]] else "not_relevant"
+            api.call(
+                "POST",
+                f"/api/pools/{pool['id']}/adjudication",
+                json={"pool_item_id": item["pool_item_id"], "verdict": verdict},
+            )
+            progress.advance(step)
+
+        step = progress.add_task("cut qrels, evaluate, publish", total=3)
+        api.call("POST", f"/api/pools/{pool['id']}/qrels", json={"label": "final"})
+        progress.advance(step)
+        evaluation = api.call("POST", f"/api/campaigns/{cid}/evaluations", json={}).json()
+        while evaluation["status"] not in ("done", "failed"):
+            time.sleep(0.2)
+            evaluation = api.call("GET", f"/api/evaluations/{evaluation['id']}").json()
+        if evaluation["status"] == "failed":
+            raise RuntimeError(f"evaluation failed: {evaluation['error']}")
+        progress.advance(step)
+        api.call("POST", f"/api/campaigns/{cid}/publish", json={})
+        progress.advance(step)
+    return _pages(base_url, cid)
+
+
+def _judge_all(base_url: str, tokens: list[str], truth: Truth, seed: int, tick: Callable[[], None]) -> None:
+    """Every assessor judges its queue until empty, concurrently."""
+
+    def work(index: int) -> None:
+        rng = np.random.default_rng([seed, index])
+        api = Api(base_url, tokens[index])
+        while True:
+            response = api.call("POST", "/api/judging/next")
+            if response.status_code == 204:
+                return
+            item = response.json()
+            verdict = _judge(truth, item["topic"], item["shot_id"], rng)
+            api.call(
+                "POST",
+                f"/api/judging/items/{item['task_id']}",
+                json={"verdict": verdict, "seconds_spent": float(rng.gamma(4.0, 2.0))},
+            )
+            tick()
+
+    with ThreadPoolExecutor(max_workers=len(tokens)) as pool:
+        list(pool.map(work, range(len(tokens))))
+
+
+def _pages(base_url: str, campaign_id: int) -> dict[str, object]:
+    """Where to look once the demo has run."""
+    return {
+        "campaign_id": campaign_id,
+        "leaderboard": f"{base_url}/campaigns/{campaign_id}/leaderboard",
+        "report": f"{base_url}/campaigns/{campaign_id}/report",
+        "api_docs": f"{base_url}/docs",
+    }
+
+
+def organiser_token(token_file: Path, sessions) -> str:  # type: ignore[no-untyped-def]
+    """The demo organiser's token, created once and kept in the data directory."""
+    if token_file.exists():
+        return token_file.read_text().strip()
+    with session_scope(sessions) as session:
+        token = create_token(session, Role.organiser, label="demo organiser")
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    return token
+
+
+def serve_with_demo(host: str, port: int, *, demo: bool, exit_after: bool = False) -> None:
+    """Start the service; with `demo`, run the demo loop against it once it is up."""
+    settings = get_settings()
+    database = open_database()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings, database.sessions), host=host, port=port, log_level="warning" if demo else "info"
+        )
+    )
+    failures: list[BaseException] = []
+
+    def demo_when_ready() -> None:
+        try:
+            while not server.started:
+                time.sleep(0.05)
+            base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+            token = organiser_token(settings.data_dir / "demo-organiser.token", database.sessions)
+            pages = run_demo(base, token)
+            console.print(f"[bold green]demo ready[/]; organiser token: {token}")
+            for name, url in pages.items():
+                console.print(f"  {name}: {url}")
+        except BaseException as exc:  # noqa: BLE001 - reported, then the server stops
+            failures.append(exc)
+            console.print(f"[red]demo failed:[/] {exc}")
+            server.should_exit = True
+        if exit_after:
+            server.should_exit = True
+
+    if demo:
+        threading.Thread(target=demo_when_ready, daemon=True).start()
+    server.run()
+    if failures:
+        raise typer.Exit(1)
+
+
+def demo_command(
+    host: str | None = typer.Option(None, help="Interface to listen on (default from TRECPOOL_HOST)"),
+    port: int | None = typer.Option(None, help="Port (default from TRECPOOL_PORT)"),
+    exit_after: bool = typer.Option(False, "--exit", help="Stop once the demo has run instead of serving on"),
+) -> None:
+    """Run the whole loop on a synthetic campaign, then keep serving its pages."""
+    settings = get_settings()
+    serve_with_demo(host or settings.host, port or settings.port, demo=True, exit_after=exit_after)
+
+
+def register(cli: typer.Typer) -> None:
+    """Add the `demo` command."""
+    cli.command("demo")(demo_command)
