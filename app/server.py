@@ -21,9 +21,9 @@ from app.api import (
     topics,
 )
 from app.api.errors import install_error_handlers
-from app.api.security import public
+from app.api.security import get_session, public
 from app.config import Settings
-from app.web import pages
+from app.web import pages, results
 
 ROUTERS = (health, campaigns, collection, topics, teams, runs, pools, judging, qrels, evaluations, leaderboards)
 MULTIPART_SLACK = 1 << 20
@@ -41,6 +41,7 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> Fa
     for module in ROUTERS:
         app.include_router(module.router)
     app.include_router(pages.make_router(public()))  # HTML shells: their data comes from the API, with a token
+    app.include_router(results.make_router(public(), get_session))  # published results, rendered on the server
     install_error_handlers(app)
 
     @app.middleware("http")

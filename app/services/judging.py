@@ -28,26 +28,42 @@ from app.storage.models import (
 
 GRADES = {Verdict.relevant: 1, Verdict.not_relevant: 0, Verdict.unsure: None}
 
-_CLAIM = text(
+# Claiming the next task, cheapest first; each query walks an index in judging order and stops at the first
+# free task (SKIP LOCKED lets concurrent assessors pass over each other's candidates).
+_OWN_LEASE = text(
     """
-    WITH candidate AS (
-        SELECT t.id FROM judging_tasks t
-        JOIN pool_items i ON i.id = t.pool_item_id
-        WHERE i.pool_id = :pool AND t.done_at IS NULL
-          AND (t.leased_to IS NULL OR t.lease_expires_at < now() OR t.leased_to = :me)
-          AND (t.excluded_assessor_id IS NULL OR t.excluded_assessor_id <> :me)
-          AND ((t.round = 1 AND i.topic_id IN (
-                    SELECT a.topic_id FROM assignments a WHERE a.pool_id = :pool AND a.assessor_id = :me))
-               OR (t.round > 1 AND EXISTS (
-                    SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.assessor_id = :me)))
-        ORDER BY COALESCE(t.leased_to = :me, false) DESC, t.round, i.topic_id, i.judging_order
-        LIMIT 1
-        FOR UPDATE OF t SKIP LOCKED
-    )
-    UPDATE judging_tasks SET leased_to = :me, leased_at = now(),
-           lease_expires_at = now() + make_interval(secs => :lease)
-    FROM candidate WHERE judging_tasks.id = candidate.id
-    RETURNING judging_tasks.id
+    SELECT t.id FROM judging_tasks t
+    WHERE t.leased_to = :me AND t.done_at IS NULL
+    ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED
+    """
+)
+_FIRST_ROUND = text(
+    """
+    SELECT t.id FROM assignments a
+    JOIN pool_items i ON i.pool_id = a.pool_id AND i.topic_id = a.topic_id
+    JOIN judging_tasks t ON t.pool_item_id = i.id AND t.round = 1
+    WHERE a.pool_id = :pool AND a.assessor_id = :me AND i.sampled AND t.done_at IS NULL
+      AND (t.leased_to IS NULL OR t.lease_expires_at < now())
+    ORDER BY i.topic_id, i.judging_order
+    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
+    """
+)
+_LATER_ROUNDS = text(
+    """
+    SELECT t.id FROM judging_tasks t
+    JOIN pool_items i ON i.id = t.pool_item_id
+    WHERE i.pool_id = :pool AND t.round > 1 AND t.done_at IS NULL
+      AND (t.leased_to IS NULL OR t.lease_expires_at < now())
+      AND (t.excluded_assessor_id IS NULL OR t.excluded_assessor_id <> :me)
+      AND EXISTS (SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.assessor_id = :me)
+    ORDER BY t.round, i.topic_id, i.judging_order
+    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
+    """
+)
+_LEASE = text(
+    """
+    UPDATE judging_tasks SET leased_to = :me, leased_at = now(), lease_expires_at = now() + make_interval(secs => :lease)
+    WHERE id = :task
     """
 )
 
@@ -103,9 +119,15 @@ def next_task(session: Session, principal: Principal, *, lease_seconds: float) -
     pool = current_pool(session, principal.campaign_id)
     if pool is None:
         return None
-    task_id = session.execute(_CLAIM, {"pool": pool.id, "me": me, "lease": lease_seconds}).scalar()
+    params = {"pool": pool.id, "me": me}
+    task_id = None
+    for query in (_OWN_LEASE, _FIRST_ROUND, _LATER_ROUNDS):
+        task_id = session.execute(query, params).scalar()
+        if task_id is not None:
+            break
     if task_id is None:
         return None
+    session.execute(_LEASE, {"me": me, "task": task_id, "lease": lease_seconds})
     task = session.get(JudgingTask, task_id)
     assert task is not None
     return _view(session, task)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, insert, literal, select
+from sqlalchemy import delete, func, insert, literal, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
@@ -121,6 +121,9 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     _store_items(session, pool, table, topic_ids_by_number(session, campaign_id))
     campaign.status = CampaignStatus.pooled
     session.flush()
+    # fresh statistics, so the judging queue's queries use their indexes from the first item on
+    session.execute(text("ANALYZE pool_items"))
+    session.execute(text("ANALYZE judging_tasks"))
     return pool
 
 

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -338,7 +339,8 @@ class JudgingTask(Base):
 
     __table_args__ = (
         UniqueConstraint("pool_item_id", "round"),
-        Index("ix_judging_tasks_open", "done_at", "round"),
+        Index("ix_judging_tasks_open", "pool_item_id", "round", postgresql_where=text("done_at IS NULL")),
+        Index("ix_judging_tasks_leased", "leased_to", postgresql_where=text("done_at IS NULL")),
     )
 
 

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 00:08:28.266036
+Create Date: 2026-11-22 00:47:40.620498
 """
 
 from alembic import op
@@ -275,7 +275,8 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_judging_tasks')),
     sa.UniqueConstraint('pool_item_id', 'round', name=op.f('uq_judging_tasks_pool_item_id_round'))
     )
-    op.create_index('ix_judging_tasks_open', 'judging_tasks', ['done_at', 'round'], unique=False)
+    op.create_index('ix_judging_tasks_leased', 'judging_tasks', ['leased_to'], unique=False, postgresql_where=sa.text('done_at IS NULL'))
+    op.create_index('ix_judging_tasks_open', 'judging_tasks', ['pool_item_id', 'round'], unique=False, postgresql_where=sa.text('done_at IS NULL'))
     op.create_table('pool_runs',
     sa.Column('pool_id', sa.Integer(), nullable=False),
     sa.Column('run_id', sa.Integer(), nullable=False),
@@ -336,7 +337,8 @@ def downgrade() -> None:
     op.drop_table('judgement_changes')
     op.drop_table('qrels_entries')
     op.drop_table('pool_runs')
-    op.drop_index('ix_judging_tasks_open', table_name='judging_tasks')
+    op.drop_index('ix_judging_tasks_open', table_name='judging_tasks', postgresql_where=sa.text('done_at IS NULL'))
+    op.drop_index('ix_judging_tasks_leased', table_name='judging_tasks', postgresql_where=sa.text('done_at IS NULL'))
     op.drop_table('judging_tasks')
     op.drop_table('judgements')
     op.drop_index(op.f('ix_evaluations_campaign_id'), table_name='evaluations')

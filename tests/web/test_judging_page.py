@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import io
 import itertools
-import shutil
 import time
 import wave
 from pathlib import Path
 
-import pytest
 from fastapi.routing import APIRoute
 from sqlalchemy import select
 
@@ -17,16 +15,6 @@ from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
 from tests.api.test_access import _roles, _routes
 from tests.api.test_pools import make_assessor, setup_campaign
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = Path("/tmp/judge.png")
 KEY_VERDICT = {"r": "relevant", "1": "relevant", "n": "not_relevant", "0": "not_relevant", "u": "unsure"}
 LABEL = {"relevant": "Relevant", "not_relevant": "Not relevant", "unsure": "Unsure"}
@@ -38,18 +26,6 @@ SETTLED = """task => {
     const done = !document.getElementById('message').hidden;
     return !busy && ((shown !== undefined && shown !== task) || done);
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser():  # type: ignore[no-untyped-def]
-    """A headless chromium, or a skip saying how to get one."""
-    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
-        pytest.skip("browser tests need Debian's chromium at /usr/bin/chromium: apt-get install -y chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignore[no-untyped-def]

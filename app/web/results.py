@@ -1,0 +1,123 @@
+"""Public result pages: the index of published campaigns, leaderboards and reports, each with its JSON twin."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
+
+from app import __version__
+from app.services import leaderboards
+from app.web import plots
+from app.web.pages import templates
+
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+}
+
+
+_FIGURES: dict[int, dict[str, str]] = {}
+MAX_CACHED = 64
+
+
+def report_figures(snapshot_id: int, report: dict[str, Any]) -> dict[str, str]:
+    """The report's figures as SVG, rendered once per (immutable) snapshot."""
+    if snapshot_id not in _FIGURES:
+        if len(_FIGURES) >= MAX_CACHED:
+            _FIGURES.clear()
+        figures = {
+            "overall": plots.overall_scores(report["overall"], report["measure"]),
+            "topics": plots.topic_boxes(report["per_topic"], report["measure"]),
+        }
+        if "judgements" in report:
+            rows = report["judgements"]
+            figures["hits"] = plots.bars([r["topic"] for r in rows], [r["hits"] for r in rows], "relevant shots (hits)")
+            teams = report["hits_by_team"]["teams"]
+            figures["unique"] = plots.bars(
+                list(teams), [t["unique_hits"] for t in teams.values()], "unique relevant shots", colour="#1e7a3c"
+            )
+        _FIGURES[snapshot_id] = figures
+    return _FIGURES[snapshot_id]
+
+
+def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
+    """The public result pages; `page_role` declares them public, `session_dependency` yields a DB session."""
+    router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[page_role])
+    SessionDep = Depends(session_dependency)
+
+    @router.get("/", response_class=HTMLResponse, name="home")
+    def home(request: Request, session: Session = SessionDep) -> Response:
+        """Published campaigns."""
+        campaigns = leaderboards.published_campaigns(session)
+        return templates.TemplateResponse(
+            request, "index.html", {"campaigns": campaigns, "version": __version__}, headers=HEADERS
+        )
+
+    @router.get("/campaigns/{campaign_id}/leaderboard", response_class=HTMLResponse, name="leaderboard_page")
+    def leaderboard_page(
+        request: Request,
+        campaign_id: int,
+        measure: str | None = None,
+        system_type: str | None = None,
+        training_type: str | None = None,
+        novelty: bool | None = None,
+        session: Session = SessionDep,
+    ) -> Response:
+        """A published leaderboard; its JSON twin is /api/public/campaigns/{id}/leaderboard."""
+        filters = leaderboards.Filters(system_type, training_type, novelty)
+        board = leaderboards.published_leaderboard(session, campaign_id, measure, filters)
+        snapshot = leaderboards.published_snapshot(session, campaign_id)
+        query = {
+            k: v
+            for k, v in {
+                "measure": board["measure"],
+                "system_type": system_type,
+                "training_type": training_type,
+                "novelty": novelty,
+            }.items()
+            if v is not None
+        }
+        api = f"/api/public/campaigns/{campaign_id}/leaderboard"
+        return templates.TemplateResponse(
+            request,
+            "leaderboard.html",
+            {
+                "board": board,
+                "significance": snapshot.content.get("significance"),
+                "campaign_id": campaign_id,
+                "json_url": f"{api}?{urlencode(query)}",
+                "csv_url": f"{api}?{urlencode({**query, 'format': 'csv'})}",
+                "topics_csv_url": f"{api}?{urlencode({**query, 'format': 'topics.csv'})}",
+                "published_at": snapshot.published_at,
+                "version": __version__,
+            },
+            headers=HEADERS,
+        )
+
+    @router.get("/campaigns/{campaign_id}/report", response_class=HTMLResponse, name="report_page")
+    def report_page(request: Request, campaign_id: int, session: Session = SessionDep) -> Response:
+        """A published campaign report; its JSON twin is /api/public/campaigns/{id}/report."""
+        snapshot = leaderboards.published_snapshot(session, campaign_id)
+        report = snapshot.content["report"]
+        return templates.TemplateResponse(
+            request,
+            "report.html",
+            {
+                "report": report,
+                "figures": report_figures(snapshot.id, report),
+                "campaign_id": campaign_id,
+                "significance": snapshot.content.get("significance"),
+                "published_at": snapshot.published_at,
+                "json_url": f"/api/public/campaigns/{campaign_id}/report",
+                "version": __version__,
+            },
+            headers=HEADERS,
+        )
+
+    return router
