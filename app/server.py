@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
 from app.api import (
+    analyses,
     campaigns,
     collection,
     evaluations,
@@ -25,7 +26,20 @@ from app.api.security import get_session, public
 from app.config import Settings
 from app.web import pages, results
 
-ROUTERS = (health, campaigns, collection, topics, teams, runs, pools, judging, qrels, evaluations, leaderboards)
+ROUTERS = (
+    health,
+    campaigns,
+    collection,
+    topics,
+    teams,
+    runs,
+    pools,
+    judging,
+    qrels,
+    evaluations,
+    leaderboards,
+    analyses,
+)
 MULTIPART_SLACK = 1 << 20
 
 

@@ -3,27 +3,45 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.services import evaluations
+from app.services import analyses, evaluations
 from app.storage.database import session_scope
 
 log = logging.getLogger("trecpool.jobs")
 
 
-def run_evaluation_job(factory: sessionmaker[Session], evaluation_id: int) -> None:
-    """Run a queued evaluation; a failure is recorded on the evaluation, not raised."""
+def _run_job(
+    factory: sessionmaker[Session],
+    job_id: int,
+    work: Callable[[Session, int, Callable[[float], None]], Any],
+    set_progress: Callable[[Session, int, float], None],
+    mark_failed: Callable[[Session, int, str], None],
+) -> None:
+    """Run `work` for a queued job; progress and failure are committed in sessions of their own."""
 
     def report(value: float) -> None:
         with session_scope(factory) as session:
-            evaluations.set_progress(session, evaluation_id, value)
+            set_progress(session, job_id, value)
 
     try:
         report(0.0)
         with session_scope(factory) as session:
-            evaluations.run_evaluation(session, evaluation_id, report)
-    except Exception as exc:  # noqa: BLE001 - recorded for the organiser to see
-        log.exception("evaluation %s failed", evaluation_id)
+            work(session, job_id, report)
+    except Exception as exc:  # noqa: BLE001 - recorded on the job for the organiser to see
+        log.exception("job %s failed", job_id)
         with session_scope(factory) as session:
-            evaluations.mark_failed(session, evaluation_id, f"{type(exc).__name__}: {exc}")
+            mark_failed(session, job_id, f"{type(exc).__name__}: {exc}")
+
+
+def run_evaluation_job(factory: sessionmaker[Session], evaluation_id: int) -> None:
+    """Run a queued evaluation."""
+    _run_job(factory, evaluation_id, evaluations.run_evaluation, evaluations.set_progress, evaluations.mark_failed)
+
+
+def run_analysis_job(factory: sessionmaker[Session], job_id: int) -> None:
+    """Run a queued analysis."""
+    _run_job(factory, job_id, analyses.run_analysis, analyses.set_progress, analyses.mark_failed)

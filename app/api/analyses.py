@@ -1,0 +1,65 @@
+"""Reusability and meta-evaluation analyses as background jobs: pool depth, leave-out, agreement, stability..."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter, BackgroundTasks, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.jobs import run_analysis_job
+from app.api.security import Organiser, SessionDep
+from app.services import analyses
+
+router = APIRouter(prefix="/api", tags=["analyses"])
+
+
+class AnalysisIn(BaseModel):
+    """An analysis to run on the newest finished evaluation."""
+
+    kind: Literal["pool-depth", "leave-out", "agreement", "stability", "ties", "power"]
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="measure; pool-depth: max_depth; leave-out: by (run|team|type), depth; "
+        "agreement: measures; stability: measures, trials, seed; power: alpha, n_resamples, seed",
+    )
+
+
+class AnalysisOut(BaseModel):
+    """An analysis job, its progress and (when done) its result."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    campaign_id: int
+    kind: str
+    params: dict[str, Any]
+    status: str
+    progress: float
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@router.post("/campaigns/{campaign_id}/analyses", status_code=202, response_model=AnalysisOut)
+def start(
+    campaign_id: int,
+    body: AnalysisIn,
+    request: Request,
+    background: BackgroundTasks,
+    session: SessionDep,
+    principal: Organiser,
+) -> AnalysisOut:
+    """Queue an analysis; poll GET /api/analyses/{id} for progress and the result."""
+    job = analyses.start_analysis(session, principal, campaign_id, body.kind, body.params)
+    session.commit()
+    background.add_task(run_analysis_job, request.app.state.session_factory, job.id)
+    return AnalysisOut.model_validate(job)
+
+
+@router.get("/analyses/{job_id}", response_model=AnalysisOut)
+def get(job_id: int, session: SessionDep, principal: Organiser) -> AnalysisOut:
+    """An analysis job and its result."""
+    return AnalysisOut.model_validate(analyses.get_analysis(session, principal, job_id))

@@ -1,0 +1,105 @@
+"""Analyses over REST: background jobs whose results agree with brute-force references on the exported files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.evaluation.evaluator import evaluate
+from app.evaluation.pooling import rank_rows
+from app.evaluation.records import Qrels
+from app.evaluation.significance import discriminative_power, pairwise_randomization
+from app.evaluation.trec_files import parse_qrels, parse_trec_run
+from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
+
+
+def run_analysis(client, organiser, campaign_id, kind, **params):
+    started = client.post(
+        f"/api/campaigns/{campaign_id}/analyses", json={"kind": kind, "params": params}, headers=organiser
+    )
+    assert started.status_code == 202, started.text
+    job = client.get(f"/api/analyses/{started.json()['id']}", headers=organiser).json()
+    assert job["status"] == "done", job
+    return job["result"]
+
+
+@pytest.fixture
+def evaluated(judged_campaign, client, organiser):  # noqa: F811
+    campaign, _, qrels, assessor = judged_campaign
+    evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
+    wait_done(client, organiser, evaluation["id"])
+    runs = client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json()
+    tables = [parse_trec_run(client.get(f"/api/runs/{r['id']}/download", headers=organiser).content) for r in runs]
+    exported = parse_qrels(
+        client.get(f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser).content
+    )
+    return campaign, runs, tables, exported, assessor
+
+
+def test_leave_one_team_out_equals_brute_force(evaluated, client, organiser):
+    campaign, runs, tables, qrels, _ = evaluated
+    result = run_analysis(client, organiser, campaign.id, "leave-out", by="team", measure="AP")
+    teams = client.get(f"/api/campaigns/{campaign.id}/teams", headers=organiser).json()
+    team_of = {t["id"]: t["name"] for t in teams}
+    run_team = [team_of[r["team_id"]] for r in runs]
+    # brute force: a qrels line is removed when only that team's runs rank its shot within the pool depth (60)
+    run_index, topics, docs, ranks = rank_rows(tables)
+    within = ranks <= 60
+    owners: dict[tuple[str, str], set[str]] = {}
+    for i, t, d in zip(run_index[within].tolist(), topics[within].tolist(), docs[within].tolist(), strict=True):
+        owners.setdefault((t, d), set()).add(run_team[i])
+    for r, run in enumerate(runs):
+        team = run_team[r]
+        keep = np.array(
+            [
+                owners.get((t, d), set()) != {team}
+                for t, d in zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True)
+            ]
+        )
+        reduced = Qrels(
+            topics=qrels.topics[keep], docs=qrels.docs[keep], grades=qrels.grades[keep], strata=qrels.strata[keep]
+        )
+        full_topics = evaluate(qrels, [tables[r]], ["AP"], max_results=100)
+        expected = evaluate(reduced, [tables[r]], ["AP"], max_results=100)
+        # the mean runs over the full qrels' topics: a topic left without lines scores 0
+        expected_mean = sum(expected.to_dict()[tables[r].tag]["AP"].get(t, 0.0) for t in full_topics.topics)
+        expected_mean /= len(full_topics.topics)
+        row = next(x for x in result["runs"] if x["run"] == run["name"])
+        assert row["reduced"] == pytest.approx(expected_mean, abs=1e-12), run["name"]
+
+
+def test_pool_depth_reaches_tau_one_at_the_pool_depth(evaluated, client, organiser):
+    campaign, *_ = evaluated
+    result = run_analysis(client, organiser, campaign.id, "pool-depth", max_depth=60)
+    assert result["measure"] == "xinfAP"
+    assert [d["depth"] for d in result["depths"]] == list(range(1, 61))
+    assert result["depths"][-1]["tau_b"] == pytest.approx(1.0)
+    assert result["depths"][-1]["scores"] == pytest.approx(result["full"])
+    assert result["depths"][0]["lines"] < result["depths"][-1]["lines"]
+
+
+def test_score_analyses(evaluated, client, organiser):
+    campaign, runs, tables, qrels, assessor = evaluated
+    agreement = run_analysis(client, organiser, campaign.id, "agreement", measures=["AP", "xinfAP", "P@10"])
+    matrix = np.array(agreement["tau_b"], dtype=float)
+    assert np.allclose(np.diag(matrix), 1.0) and np.allclose(matrix, matrix.T)
+    stable = run_analysis(client, organiser, campaign.id, "stability", measures=["AP"], trials=20, seed=1)
+    assert stable["subset_vs_full"]["AP"][-1]["mean"] == pytest.approx(1.0)
+    reference = evaluate(qrels, tables, ["AP"], max_results=100)
+    per_topic = reference.values[:, 0, :]
+    power = run_analysis(client, organiser, campaign.id, "power", measure="AP", n_resamples=2000, seed=3)
+    order = [tables.index(next(t for t in tables if t.tag == reference.runs[i])) for i in range(len(tables))]
+    expected = discriminative_power(pairwise_randomization(per_topic[order], n_resamples=2000, seed=3))
+    assert power["discriminative_power"] == pytest.approx(expected)
+    ties = run_analysis(client, organiser, campaign.id, "ties")
+    tied = np.mean([np.ptp(per_topic[:, t]) == 0 for t in range(per_topic.shape[1])])
+    assert ties["ratios"]["AP"] == pytest.approx(tied)
+    # only organisers start or read analyses
+    assert (
+        client.post(f"/api/campaigns/{campaign.id}/analyses", json={"kind": "ties"}, headers=assessor).status_code
+        == 403
+    )
+    bad = client.post(
+        f"/api/campaigns/{campaign.id}/analyses", json={"kind": "leave-out", "params": {"by": "x"}}, headers=organiser
+    )
+    assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "params.by"
