@@ -10,7 +10,9 @@ from xml.parsers import expat
 
 import numpy as np
 
+from app.evaluation.columns import Columns, as_unicode, parse_floats, parse_ints, split_columns
 from app.evaluation.errors import FormatError
+from app.evaluation.interning import hash_codes, mix
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.text import decode_utf8
 
@@ -30,6 +32,8 @@ __all__ = [
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
 _RUN_COLUMNS = "topic Q0 docno rank score tag"
+_MAX_HASHED = 256  # docnos up to this many code points are hashed as fixed-width arrays
+_PAIR_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
 class _TooManyErrors(Exception):
@@ -118,11 +122,12 @@ def _str_array(column: list[str]) -> np.ndarray:
 
 
 def _parse_int(token: str) -> int | None:
-    """The integer in `token`, or None."""
+    """The integer in `token` if it fits int64, or None."""
     try:
-        return int(token)
+        value = int(token)
     except ValueError:
         return None
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def _parse_finite(token: str) -> float | None:
@@ -144,6 +149,43 @@ def _nonblank_lines(text: str) -> list[tuple[int, list[str]]]:
 
 def parse_trec_run(data: bytes | str, *, max_errors: int = 50, source: str = "run") -> RunTable:
     """Parse a TREC 6-column run (`topic Q0 docno rank score tag`); all errors are raised in one FormatError."""
+    columns = split_columns(data, 6, source=source)
+    table = _run_from_columns(columns) if columns is not None else None
+    if table is not None:
+        return table
+    return _parse_trec_run_from_lists(data, max_errors=max_errors, source=source)
+
+
+def _run_from_columns(columns: Columns) -> RunTable | None:
+    """The run table of a well-formed 6-column file, without a Python object per token; None if something is off."""
+    topic_codes, doc_codes, tag_codes = columns.matrix(0), columns.matrix(2), columns.matrix(5)
+    if topic_codes is None or doc_codes is None or tag_codes is None or len(doc_codes[0]) > _MAX_HASHED:
+        return None
+    if not np.array_equal(columns.lengths[:, 5], np.full(len(columns), columns.lengths[0, 5])) or not np.all(
+        tag_codes == tag_codes[0]
+    ):
+        return None
+    rank_codes = columns.matrix(3)
+    ranks = parse_ints(rank_codes)
+    if ranks is None and rank_codes is not None:
+        ranks = _ints(as_unicode(rank_codes).tolist())
+    scores = parse_floats(columns.matrix(4))
+    if ranks is None or scores is None or not np.all(np.isfinite(scores)):
+        return None
+    topics, docs = as_unicode(topic_codes), as_unicode(doc_codes)
+    doc_hash = hash_codes(doc_codes)
+    if len(topic_codes[0]) <= _MAX_HASHED:
+        pair_hash = np.sort(mix(doc_hash ^ (hash_codes(topic_codes) * _PAIR_MULTIPLIER)))
+        if np.any(pair_hash[1:] == pair_hash[:-1]) and _has_duplicates(topics.tolist(), docs.tolist()):
+            return None
+    elif _has_duplicates(topics.tolist(), docs.tolist()):
+        return None
+    tag = str(as_unicode(tag_codes[:1])[0])
+    return RunTable(tag, topics, docs, ranks, scores, columns.lines).with_doc_hashes(doc_hash)
+
+
+def _parse_trec_run_from_lists(data: bytes | str, *, max_errors: int = 50, source: str = "run") -> RunTable:
+    """The previous fast path (Python lists of tokens), then the line-by-line pass that names every problem."""
     text = decode_utf8(data, source=source)
     raw = _as_bytes(data)
     fast = _fast_columns(text, raw, 6)

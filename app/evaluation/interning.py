@@ -1,0 +1,104 @@
+"""Vectorised string hashing and grouping: integer ids for millions of docnos without a Python dict.
+
+Hashes only propose groups; every grouping is checked against the strings themselves, so a hash collision can
+cost time but never merges two different strings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_MAX_HASH_WIDTH = 256  # wider fixed-width strings are hashed with Python's hash() instead
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def _splitmix_constants(n: int) -> np.ndarray:
+    """n odd 64-bit multipliers (splitmix64 sequence)."""
+    out = []
+    state = 0x9E3779B97F4A7C15
+    for _ in range(n):
+        state = (state + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        out.append((z ^ (z >> 31)) | 1)
+    return np.array(out, dtype=np.uint64)
+
+
+_CONSTANTS = _splitmix_constants(_MAX_HASH_WIDTH)
+
+
+def mix(h: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser of uint64 values (a bijection that spreads every input bit)."""
+    h = h ^ (h >> np.uint64(30))
+    h *= _M1
+    h ^= h >> np.uint64(27)
+    h *= _M2
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def hash_codes(codes: np.ndarray) -> np.ndarray:
+    """uint64 hash of each row of a zero-padded code-point matrix [n, width] (independent of the padding)."""
+    n, width = codes.shape
+    if width > _MAX_HASH_WIDTH:
+        raise ValueError("too wide to hash as a matrix")
+    h = np.zeros(n, dtype=np.uint64)
+    columns = np.ascontiguousarray(codes.T)
+    for j in range(width):
+        h += columns[j].astype(np.uint64) * _CONSTANTS[j]
+    return mix(h)
+
+
+def code_matrix(values: np.ndarray) -> np.ndarray | None:
+    """A unicode array's code points as an [n, width] uint32 matrix (a view), or None if not a unicode array."""
+    if values.dtype.kind != "U":
+        return None
+    width = values.dtype.itemsize // 4
+    if width == 0:
+        return np.zeros((len(values), 0), dtype=np.uint32)
+    return np.ascontiguousarray(values).view(np.uint32).reshape(len(values), width)
+
+
+def matrix_hashable(values: np.ndarray) -> bool:
+    """Whether `hash_strings(values, matrix=True)` is cheap: a unicode array of moderate width."""
+    return values.dtype.kind == "U" and values.dtype.itemsize // 4 <= _MAX_HASH_WIDTH
+
+
+def hash_strings(values: np.ndarray, *, matrix: bool) -> np.ndarray:
+    """uint64 hash of each string: by code points (`matrix`, unicode arrays) or by Python's hash() (any array).
+
+    Both are consistent within one process; a caller must use the same kind for all values it compares.
+    """
+    if matrix:
+        codes = code_matrix(values)
+        if codes is None:
+            codes = code_matrix(np.asarray(values, dtype=str))
+        assert codes is not None
+        return hash_codes(codes)
+    return mix(np.fromiter(map(hash, values.tolist()), dtype=np.int64, count=len(values)).view(np.uint64))
+
+
+def group_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(group id of each value, index of one member of each group), groups in hash order.
+
+    Equal hashes share a group; different hashes may too when they agree on their top bits (the row index is packed
+    into the low bits so that one plain sort, much faster than an argsort, gives the order): callers verify groups.
+    """
+    n = len(hashes)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    bits = max(int(n - 1).bit_length(), 1)
+    low = np.uint64((1 << bits) - 1)
+    packed = (hashes & ~low) | np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & low).astype(np.int64)
+    key = packed & ~low
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    group_sorted = np.cumsum(new) - 1
+    group = np.empty(n, dtype=np.int64)
+    group[order] = group_sorted
+    return group, order[new]

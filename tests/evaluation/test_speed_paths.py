@@ -1,0 +1,137 @@
+"""The vectorised fast paths give exactly what the list-based / dict-based paths give, on random and odd inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.evaluation.columns import parse_floats, parse_ints, split_columns
+from app.evaluation.errors import FormatError
+from app.evaluation.records import RunTable
+from app.evaluation.trec_files import _parse_trec_run_from_lists, parse_trec_run
+
+
+def outcome(call, data):
+    """The parsed table's contents, or the error list."""
+    try:
+        table = call(data)
+    except FormatError as exc:
+        return ("error", exc.errors)
+    assert isinstance(table, RunTable)
+    return (
+        table.tag,
+        [str(v) for v in table.topics.tolist()],
+        [str(v) for v in table.docs.tolist()],
+        table.ranks.tolist(),
+        table.scores.view(np.int64).tolist(),  # bitwise: -0.0 and 0.0 differ
+        table.lines.tolist(),
+    )
+
+
+def same_as_lists(data: bytes | str) -> tuple:
+    """Assert the fast and the list-based parsers agree; return the outcome."""
+    fast = outcome(parse_trec_run, data)
+    slow = outcome(lambda d: _parse_trec_run_from_lists(d, max_errors=50, source="run"), data)
+    assert fast == slow
+    return fast
+
+
+DOCS = ["d1", "caf\u00e9", "\u65e5\u672c", "x" * 300, "a.b-c_d", "D\U0001f600", "shot1_2"]
+SCORES = [
+    "1",
+    "0.5",
+    "-0.0",
+    "1e-3",
+    "+2.5",
+    "1_0",
+    "3.",
+    ".25",
+    "0.1234567890123456789",
+    "-7",
+    "1E5",
+    "12345678901234",
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_runs_parse_like_the_list_path(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    lines = []
+    for topic in rng.choice(["1", "2", "30", "t\u00e9"], size=3, replace=False).tolist():
+        docs = rng.choice(DOCS + [f"doc{i}" for i in range(30)], size=int(rng.integers(1, 12)), replace=False)
+        for k, doc in enumerate(docs.tolist()):
+            score = str(rng.choice(SCORES)) if rng.random() < 0.5 else repr(float(rng.normal()))
+            sep = str(rng.choice([" ", "\t", "  ", " \t "]))
+            lines.append(sep.join([topic, "Q0", doc, str(k + 1), score, "tag"]) + str(rng.choice(["", " ", "\r"])))
+            if rng.random() < 0.1:
+                lines.append(str(rng.choice(["", "  ", "\t", "\r"])))
+    text = "\n".join(lines) + str(rng.choice(["", "\n", "\n\n", "\r\n"]))
+    result = same_as_lists(text.encode())
+    assert result[0] != "error"
+    same_as_lists(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 Q0 a 1 1 t\r\n1 Q0 b 2 0.5 t\r\n",
+        "\n\n1 Q0 a 1 1 t\n\n\n1 Q0 b 2 0.5 t",
+        "1 Q0 a 1 1 t   \n  1\tQ0\tb\t2\t0.5\tt\t\n",
+        "1 Q0 caf\u00e9 1 1 t\n1 Q0 b 2 0.5 t\n",
+        "1 Q0 a\u00a0b 1 1 t\n",  # NBSP splits a token (str.split)
+        "1 Q0 a\u3000b 1 1 t x\n",
+        "1 Q0 a\x1cb 1 1 t x\n",  # \x1c is white space to str.split
+        "1 Q0 a\x01b 1 1 t\n",  # other control characters are not
+        "1 Q0 a\x00 1 1 t\n",
+        "1 Q0 a 1 1 t\n1 Q0 a 2 1 t\n",  # duplicate
+        "1 Q0 a 1 1 t\n2 Q0 a 2 1 t\n1 Q0 b 3 1 u\n",  # tag differs
+        "1 Q0 a 1 inf t\n",
+        "1 Q0 a 1 nan t\n",
+        "1 Q0 a 1 1e400 t\n",
+        "1 Q0 a x 1 t\n",
+        "1 Q0 a +3 1 t\n1 Q0 b -4 1 t\n1 Q0 c 1_0 1 t\n",
+        "1 Q0 a 99999999999999999999 1 t\n",
+        "1 Q0 a 1 1 t\n1 Q0 b 2 t\n",
+        "1 Q0 a 1 1 t 1 Q0 b 2 1 t\n",
+        "1 Q0 a 1 1 t\n1 Q0\n b 2 1 t\n",
+        "1 Q0 a 1 - t\n1 Q0 b 1 . t\n1 Q0 c 1 -.5 t\n",
+        "1 Q0 a 1 1.2.3 t\n",
+        "1 Q0 a 1 \u0661 t\n",  # Arabic-Indic digit: float() reads it
+        "1 Q0 " + "y" * 100_000 + " 1 1 t\n1 Q0 b 2 1 t\n",
+        "",
+        "   \n\n",
+        "1 Q0 a 1 1 t",
+    ],
+)
+def test_odd_runs_parse_like_the_list_path(text: str) -> None:
+    same_as_lists(text.encode())
+    same_as_lists(text)
+
+
+def test_parser_keeps_str_compatible_arrays_and_doc_hashes() -> None:
+    table = parse_trec_run(b"1 Q0 caf\xc3\xa9 1 1 t\n1 Q0 b 2 0.5 t\n")
+    assert [str(v) for v in table.docs.tolist()] == ["caf\u00e9", "b"]
+    assert np.unique(table.topics.astype(str)).tolist() == ["1"]
+    assert table.doc_hashes is not None and not table.docs.flags.writeable
+
+
+def test_number_columns() -> None:
+    tokens = ["0", "-12", "+7", "123456789012345678", "1.5", "", "-", "1_0"]
+    for token in tokens:
+        columns = split_columns(f"{token or 'x'} y\n", 2, source="t")
+        assert columns is not None
+        ints = parse_ints(columns.matrix(0))
+        try:
+            expected = int(token or "x")
+        except ValueError:
+            expected = None
+        assert (ints is None and (expected is None or "_" in token)) or ints.tolist() == [expected]
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.normal(size=500) * 10.0 ** rng.integers(-8, 8, 500), rng.random(500)])
+    texts = [f"{v:.{int(p)}f}" for v, p in zip(values.tolist(), rng.integers(0, 12, len(values)).tolist(), strict=True)]
+    texts += [repr(v) for v in values.tolist()]
+    columns = split_columns("\n".join(f"{t} x" for t in texts), 2, source="t")
+    assert columns is not None
+    floats = parse_floats(columns.matrix(0))
+    assert floats is not None
+    assert floats.view(np.int64).tolist() == np.array([float(t) for t in texts]).view(np.int64).tolist()
