@@ -8,8 +8,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.services import analyses, evaluations
+from app.services import analyses, evaluations, jobs
 from app.storage.database import session_scope
+from app.storage.models import AnalysisJob, Evaluation
 
 log = logging.getLogger("trecpool.jobs")
 
@@ -18,14 +19,13 @@ def _run_job(
     factory: sessionmaker[Session],
     job_id: int,
     work: Callable[[Session, int, Callable[[float], None]], Any],
-    set_progress: Callable[[Session, int, float], None],
-    mark_failed: Callable[[Session, int, str], None],
+    model: jobs.JobModel,
 ) -> None:
     """Run `work` for a queued job; progress and failure are committed in sessions of their own."""
 
     def report(value: float) -> None:
         with session_scope(factory) as session:
-            set_progress(session, job_id, value)
+            jobs.set_progress(session, model, job_id, value)
 
     try:
         report(0.0)
@@ -34,14 +34,14 @@ def _run_job(
     except Exception as exc:  # noqa: BLE001 - recorded on the job for the organiser to see
         log.exception("job %s failed", job_id)
         with session_scope(factory) as session:
-            mark_failed(session, job_id, f"{type(exc).__name__}: {exc}")
+            jobs.mark_failed(session, model, job_id, f"{type(exc).__name__}: {exc}")
 
 
 def run_evaluation_job(factory: sessionmaker[Session], evaluation_id: int) -> None:
     """Run a queued evaluation."""
-    _run_job(factory, evaluation_id, evaluations.run_evaluation, evaluations.set_progress, evaluations.mark_failed)
+    _run_job(factory, evaluation_id, evaluations.run_evaluation, Evaluation)
 
 
 def run_analysis_job(factory: sessionmaker[Session], job_id: int) -> None:
     """Run a queued analysis."""
-    _run_job(factory, job_id, analyses.run_analysis, analyses.set_progress, analyses.mark_failed)
+    _run_job(factory, job_id, analyses.run_analysis, AnalysisJob)

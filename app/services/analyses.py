@@ -174,19 +174,3 @@ def get_analysis(session: Session, principal: Principal, job_id: int) -> Analysi
         raise NotFound(f"analysis {job_id} not found")
     get_organised(session, principal, job.campaign_id)
     return job
-
-
-def set_progress(session: Session, job_id: int, value: float) -> None:
-    """Mark an analysis running at `value` progress."""
-    job = session.get(AnalysisJob, job_id)
-    if job is not None:
-        job.status, job.progress = "running", value
-        session.flush()
-
-
-def mark_failed(session: Session, job_id: int, reason: str) -> None:
-    """Record that an analysis failed, and why."""
-    job = session.get(AnalysisJob, job_id)
-    if job is not None:
-        job.status, job.error, job.finished_at = "failed", reason, datetime.now(UTC)
-        session.flush()

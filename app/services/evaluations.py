@@ -71,7 +71,8 @@ def start_evaluation(
     qrels_version_id: int | None = None,
     measures: Sequence[str] | None = None,
 ) -> Evaluation:
-    """Queue an evaluation of every run (shots: against a qrels version, the newest by default; moments: ground truth)."""
+    """Queue an evaluation of every run: shots against a qrels version (the newest by default), moments against
+    the ground truth."""
     campaign = get_organised(session, principal, campaign_id)
     qrels = None
     if campaign.task_kind is TaskKind.shots:
@@ -167,22 +168,6 @@ def _store_scores(
         ("evaluation_id", "run_id", "measure", "topic", "value"),
         [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
     )
-
-
-def mark_failed(session: Session, evaluation_id: int, reason: str) -> None:
-    """Record that an evaluation failed, and why."""
-    evaluation = session.get(Evaluation, evaluation_id)
-    if evaluation is not None:
-        evaluation.status, evaluation.error, evaluation.finished_at = "failed", reason, datetime.now(UTC)
-        session.flush()
-
-
-def set_progress(session: Session, evaluation_id: int, value: float) -> None:
-    """Mark an evaluation running at `value` progress (0..1)."""
-    evaluation = session.get(Evaluation, evaluation_id)
-    if evaluation is not None:
-        evaluation.status, evaluation.progress = "running", value
-        session.flush()
 
 
 def get_evaluation(session: Session, principal: Principal, evaluation_id: int) -> Evaluation:

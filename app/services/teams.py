@@ -12,17 +12,25 @@ from app.services.errors import Conflict, NotFound
 from app.storage.models import Assessor, Role, Team
 
 
-def create_team(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Team, str]:
-    """Register a team and issue its first token (returned in plain text once)."""
+def _create_member(
+    session: Session, principal: Principal, campaign_id: int, model: type[Team] | type[Assessor], role: Role, name: str
+) -> tuple[Team | Assessor, str]:
+    """Register a team or assessor and issue its first token (returned in plain text once)."""
     get_organised(session, principal, campaign_id)
-    team = Team(campaign_id=campaign_id, name=name)
-    session.add(team)
+    member = model(campaign_id=campaign_id, name=name)
+    session.add(member)
     try:
         with session.begin_nested():
             session.flush()
     except IntegrityError:
-        raise Conflict(f"a team named {name!r} exists already in this campaign") from None
-    return team, create_token(session, Role.team, team_id=team.id, label=f"team {name}")
+        raise Conflict(f"a {role.value} named {name!r} exists already in this campaign") from None
+    owner = {"team_id": member.id} if role is Role.team else {"assessor_id": member.id}
+    return member, create_token(session, role, label=f"{role.value} {name}", **owner)
+
+
+def create_team(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Team, str]:
+    """Register a team and issue its first token."""
+    return _create_member(session, principal, campaign_id, Team, Role.team, name)  # type: ignore[return-value]
 
 
 def list_teams(session: Session, principal: Principal, campaign_id: int) -> list[Team]:
@@ -42,15 +50,7 @@ def issue_team_token(session: Session, principal: Principal, team_id: int) -> st
 
 def create_assessor(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Assessor, str]:
     """Register an assessor and issue its token."""
-    get_organised(session, principal, campaign_id)
-    assessor = Assessor(campaign_id=campaign_id, name=name)
-    session.add(assessor)
-    try:
-        with session.begin_nested():
-            session.flush()
-    except IntegrityError:
-        raise Conflict(f"an assessor named {name!r} exists already in this campaign") from None
-    return assessor, create_token(session, Role.assessor, assessor_id=assessor.id, label=f"assessor {name}")
+    return _create_member(session, principal, campaign_id, Assessor, Role.assessor, name)  # type: ignore[return-value]
 
 
 def list_assessors(session: Session, principal: Principal, campaign_id: int) -> list[Assessor]:

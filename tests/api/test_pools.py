@@ -176,6 +176,7 @@ def test_blind_judging_flow(make_campaign, client, organiser, sessions):
             .join(Judgement)
             .join(JudgingTask, JudgingTask.pool_item_id == Judgement.pool_item_id)
             .where(JudgingTask.id == last)
+            .order_by(JudgementChange.id)
         ).all()
         assert [(c.old_verdict.value if c.old_verdict else None, c.new_verdict.value) for c in changes] == [
             (None, before),
