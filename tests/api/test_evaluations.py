@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
-from app.evaluation.evaluator import evaluate
+from app.cli import cli
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
-from app.evaluation.trec_files import parse_qrels, parse_trec_run
+from app.evaluation.trec_files import parse_trec_run
 from tests.api.test_pools import judge_all, make_assessor, setup_campaign
 
 
@@ -41,7 +43,7 @@ def judged_campaign(make_campaign, client, organiser):
     return campaign, run_names, qrels, assessor
 
 
-def test_stored_numbers_equal_evaluating_the_exported_files(judged_campaign, client, organiser):
+def test_stored_numbers_equal_trecpool_eval_on_the_exported_files(judged_campaign, client, organiser, tmp_path):
     campaign, run_names, qrels, _ = judged_campaign
     started = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser)
     assert started.status_code == 202, started.text
@@ -52,11 +54,24 @@ def test_stored_numbers_equal_evaluating_the_exported_files(judged_campaign, cli
     assert [r["rank"] for r in board["rows"]] == [1, 2, 3, 4]
     scores = [r["score"] for r in board["rows"]]
     assert scores == sorted(scores, reverse=True)
-    # the reference: the core evaluating the exported qrels file and the downloaded run files
-    exported = client.get(f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser).content
+    # the reference: `trecpool eval` on the exported qrels file and the downloaded run files
+    (tmp_path / "qrels").write_bytes(
+        client.get(f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser).content
+    )
     runs = client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json()
-    tables = [parse_trec_run(client.get(f"/api/runs/{r['id']}/download", headers=organiser).content) for r in runs]
-    reference = evaluate(parse_qrels(exported), tables, evaluation["measures"]["names"], max_results=100).to_dict()
+    paths = []
+    for run in runs:
+        paths.append(str(tmp_path / f"{run['name']}.txt"))
+        (tmp_path / f"{run['name']}.txt").write_bytes(
+            client.get(f"/api/runs/{run['id']}/download", headers=organiser).content
+        )
+    measures = [arg for m in evaluation["measures"]["names"] for arg in ("-m", m)]
+    result = CliRunner().invoke(
+        cli, ["eval", "-q", "--format", "json", "--max-results", "100", *measures, str(tmp_path / "qrels"), *paths]
+    )
+    assert result.exit_code == 0, result.output
+    reference = json.loads(result.stdout)
+    tables = [parse_trec_run((tmp_path / f"{run['name']}.txt").read_bytes()) for run in runs]
     for run, table in zip(runs, tables, strict=True):
         row = next(r for r in board["rows"] if r["run_id"] == run["id"])
         for measure, value in row["scores"].items():
