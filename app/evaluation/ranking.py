@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation.interning import group_hashes, hash_strings, matrix_hashable, mix
 from app.evaluation.records import Qrels, RunTable
 
 NOT_POOLED = -9  # grade of a retrieved doc absent from the qrels
 PADDING = -10  # grade past the end of a ranked list
+_TOPIC_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
 def intern(values: np.ndarray, vocabulary: dict[str, int]) -> np.ndarray:
@@ -57,7 +59,222 @@ class PreparedRuns:
 
 
 def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Sequence[str] | None = None) -> PreparedRuns:
-    """Sort every run's topics by score desc then docno desc, cut at max_results, as pair ids in one array."""
+    """Sort every run's topics by score desc then docno desc, cut at max_results, as pair ids in one array.
+
+    Gives exactly what `prepare_runs_with_dicts` gives, without a Python object per row: (topic, doc) pairs and
+    docnos get ids from vectorised hashes grouped by one sort and checked against the strings (see interning);
+    topics come from each run's contiguous topic segments; the ordering sorts only what the files leave unordered.
+    """
+    names = list(names) if names is not None else [r.tag for r in runs]
+    n_run = len(runs)
+    sizes = np.array([len(run) for run in runs], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n_rows = int(offsets[-1])
+    if n_rows == 0:
+        return prepare_runs_with_dicts(runs, max_results, names)
+    docs = [np.asarray(run.docs) for run in runs]
+    topic_seen, topic_vocab, contiguous = _topic_ids(runs)
+    grouped = _group_pairs(runs, docs, offsets, topic_seen)
+    if grouped is None:
+        return prepare_runs_with_dicts(runs, max_results, names)
+    pair_group, pair_rows, doc_of_pair, doc_names = grouped
+
+    # Topic and doc ids in name order (code points, i.e. UTF-8 byte order).
+    topic_names = sorted(topic_vocab)
+    topic_rank = np.empty(len(topic_names), np.int64)
+    topic_rank[[topic_vocab[name] for name in topic_names]] = np.arange(len(topic_names))
+    doc_order = np.argsort(doc_names, kind="stable")
+    doc_rank = np.empty(len(doc_names), np.int64)
+    doc_rank[doc_order] = np.arange(len(doc_names))
+    docs_sorted = [str(v) for v in doc_names[doc_order].tolist()]
+    n_doc, n_topic = max(len(docs_sorted), 1), len(topic_names)
+    pair_topic_all = topic_rank[topic_seen[pair_rows]]
+    pair_doc_all = doc_rank[doc_of_pair]
+
+    # Order: score desc, then docno desc, within each (run, topic).
+    score = np.concatenate([np.asarray(run.scores, dtype=np.float64) for run in runs])
+    run_id = np.repeat(np.arange(n_run, dtype=np.int64), sizes)
+    group = run_id * n_topic + topic_rank[topic_seen]
+    order = _order_rows(group, score, pair_doc_all, pair_group, run_id, offsets, contiguous)
+    g = group if order is None else group[order]
+    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+    group_sizes = np.diff(np.append(starts, n_rows))
+    position = np.arange(n_rows) - np.repeat(starts, group_sizes)
+    if int(group_sizes.max()) > max_results:
+        keep = position < max_results
+        order = np.flatnonzero(keep) if order is None else order[keep]
+        g, position = g[keep], position[keep]
+
+    # Pair ids: the retrieved (topic, doc) pairs within the cut, numbered in (topic, doc) order.
+    row_pair = pair_group if order is None else pair_group[order]
+    used = np.zeros(len(pair_rows), dtype=bool)
+    used[row_pair] = True
+    used_pairs = np.flatnonzero(used)
+    pair_keys = pair_topic_all[used_pairs] * n_doc + pair_doc_all[used_pairs]
+    by_key = np.argsort(pair_keys, kind="stable")
+    new_id = np.empty(len(pair_rows), dtype=np.int64)
+    new_id[used_pairs[by_key]] = np.arange(len(used_pairs))
+    depth = int(min(max_results, group_sizes.max()))
+    pairs = np.full((n_run * n_topic, depth), -1, dtype=np.int64)
+    pairs[g, position] = new_id[row_pair]
+    lengths = np.bincount(g, minlength=n_run * n_topic).astype(np.int64)
+    pair_keys = pair_keys[by_key]
+    return PreparedRuns(
+        names=names,
+        topics=topic_names,
+        docs=docs_sorted,
+        pairs=pairs.reshape(n_run, n_topic, depth),
+        lengths=lengths.reshape(n_run, n_topic),
+        pair_topic=pair_keys // n_doc,
+        pair_doc=pair_keys % n_doc,
+        max_results=max_results,
+    )
+
+
+def _topic_ids(runs: Sequence[RunTable]) -> tuple[np.ndarray, dict[str, int], list[bool]]:
+    """Each row's topic id (first-seen order), the vocabulary, and whether each run keeps a topic's rows together.
+
+    One dict look-up per segment of equal consecutive topics (a run file usually has one segment per topic).
+    """
+    vocabulary: dict[str, int] = {}
+    parts, contiguous = [], []
+    for run in runs:
+        topics = np.asarray(run.topics)
+        if len(topics) == 0:
+            parts.append(np.zeros(0, np.int64))
+            contiguous.append(True)
+            continue
+        starts = np.concatenate(([0], np.flatnonzero(topics[1:] != topics[:-1]) + 1))
+        ids = [vocabulary.setdefault(str(name), len(vocabulary)) for name in topics[starts].tolist()]
+        parts.append(np.repeat(np.array(ids, np.int64), np.diff(np.append(starts, len(topics)))))
+        contiguous.append(len(set(ids)) == len(ids))
+    return np.concatenate(parts), vocabulary, contiguous
+
+
+def _order_rows(
+    group: np.ndarray,
+    score: np.ndarray,
+    pair_doc: np.ndarray,
+    pair_group: np.ndarray,
+    run_id: np.ndarray,
+    offsets: np.ndarray,
+    contiguous: list[bool],
+) -> np.ndarray | None:
+    """Row order by (group, score desc, doc id desc) with groups kept contiguous; None if the rows are in it already.
+
+    Runs whose topics are split or whose scores rise within a topic are sorted whole (one lexsort each); then ties
+    of equal score left in the wrong docno order are sorted within their blocks only.
+    """
+    same = group[1:] == group[:-1]
+    rising = same & (score[1:] > score[:-1])
+    unsorted = set(np.unique(run_id[1:][rising]).tolist()) | {r for r, ok in enumerate(contiguous) if not ok}
+    doc_id: np.ndarray | None = None
+    order: np.ndarray | None = None
+    if unsorted:
+        doc_id = pair_doc[pair_group]
+        order = np.arange(len(group), dtype=np.int64)
+        for r in sorted(unsorted):
+            lo, hi = int(offsets[r]), int(offsets[r + 1])
+            order[lo:hi] = lo + np.lexsort((-doc_id[lo:hi], -score[lo:hi], group[lo:hi]))
+        g, sc = group[order], score[order]
+        same = g[1:] == g[:-1]
+    else:
+        sc = score
+    tie = same & (sc[1:] == sc[:-1])
+    if not tie.any():
+        return order
+    d = pair_doc[pair_group if order is None else pair_group[order]]
+    if not np.any(tie & (d[1:] > d[:-1])):
+        return order
+    # rows inside a block of tied scores, sorted by (block, doc id desc)
+    rows = np.flatnonzero(np.concatenate(([False], tie)) | np.concatenate((tie, [False])))
+    block = np.cumsum(np.concatenate(([True], ~tie)))[rows]
+    n_doc = int(pair_doc.max()) + 1 if len(pair_doc) else 1
+    within = np.argsort(block * n_doc + (n_doc - 1 - d[rows]), kind="stable")
+    order = np.arange(len(group), dtype=np.int64) if order is None else order
+    order[rows] = order[rows[within]]
+    return order
+
+
+def _group_pairs(
+    runs: Sequence[RunTable], docs: list[np.ndarray], offsets: np.ndarray, topic: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Group the rows (all runs concatenated) by (topic, docno), and the pairs by docno.
+
+    Returns each row's pair group, a member row of each pair group, each pair group's doc group, and each doc
+    group's docno. Groups come from hashes (the parser's, or computed here); every row is compared with its
+    group's member, and groups that turn out to mix values (hash collisions) are split exactly.
+    """
+    by_matrix = all(run.doc_hashes is not None or matrix_hashable(d) for run, d in zip(runs, docs, strict=True))
+    doc_hash = np.concatenate(
+        [
+            run.doc_hashes if by_matrix and run.doc_hashes is not None else hash_strings(d, matrix=by_matrix)
+            for run, d in zip(runs, docs, strict=True)
+        ]
+    )
+    row_hash = mix(doc_hash + (topic.astype(np.uint64) + np.uint64(1)) * _TOPIC_MULTIPLIER)
+    pair_group, pair_rows = group_hashes(row_hash)
+    pair_docs = _strings_at(docs, offsets, pair_rows)
+    bad = topic != topic[pair_rows][pair_group]
+    for r, d in enumerate(docs):
+        lo, hi = int(offsets[r]), int(offsets[r + 1])
+        bad[lo:hi] |= d != pair_docs[pair_group[lo:hi]]
+    if bad.any():
+
+        def pair_keys(rows: np.ndarray) -> list[tuple[int, str]]:
+            strings = _strings_at(docs, offsets, rows).tolist()
+            return list(zip(topic[rows].tolist(), map(str, strings), strict=True))
+
+        pair_group, pair_rows = _split_groups(pair_group, pair_rows, bad, pair_keys)
+        pair_docs = _strings_at(docs, offsets, pair_rows)
+
+    doc_of_pair, doc_members = group_hashes(doc_hash[pair_rows])
+    doc_names = pair_docs[doc_members]
+    bad = pair_docs != doc_names[doc_of_pair]
+    if bad.any():
+        doc_of_pair, doc_members = _split_groups(
+            doc_of_pair, doc_members, bad, lambda rows: [str(v) for v in pair_docs[rows].tolist()]
+        )
+        doc_names = pair_docs[doc_members]
+    return pair_group, pair_rows, doc_of_pair, doc_names
+
+
+def _split_groups(
+    group: np.ndarray, members: np.ndarray, bad: np.ndarray, keys_of: Callable[[np.ndarray], list[Hashable]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Regroup exactly (by `keys_of(rows)`) the rows of every group holding a `bad` row; other groups keep theirs."""
+    suspect = np.unique(group[bad])
+    rows = np.flatnonzero(np.isin(group, suspect))
+    ids: dict[Hashable, int] = {}
+    new = np.array([ids.setdefault(key, len(ids)) for key in keys_of(rows)], dtype=np.int64)
+    keep = np.ones(len(members), dtype=bool)
+    keep[suspect] = False
+    group = (np.cumsum(keep) - 1)[group]
+    group[rows] = int(keep.sum()) + new
+    first = np.unique(new, return_index=True)[1]
+    return group, np.concatenate((members[keep], rows[first]))
+
+
+def _strings_at(docs: list[np.ndarray], offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The docnos at global row indices `rows` (rows of all runs concatenated), as one array."""
+    run_of = np.searchsorted(offsets, rows, side="right") - 1
+    parts = [
+        (where, docs[r][rows[where] - offsets[r]])
+        for r in range(len(docs))
+        if len(where := np.flatnonzero(run_of == r))
+    ]
+    dtypes = [values.dtype for _, values in parts]
+    unicode = all(dtype.kind == "U" for dtype in dtypes)
+    out = np.empty(len(rows), dtype=max(dtypes, key=lambda dt: dt.itemsize) if unicode and dtypes else object)
+    for where, values in parts:
+        out[where] = values
+    return out
+
+
+def prepare_runs_with_dicts(
+    runs: Sequence[RunTable], max_results: int = 1000, names: Sequence[str] | None = None
+) -> PreparedRuns:
+    """`prepare_runs` by Python dicts and one lexsort: the reference the vectorised path is tested against."""
     names = list(names) if names is not None else [r.tag for r in runs]
     topic_vocab: dict[str, int] = {}
     doc_vocab: dict[str, int] = {}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from app.evaluation import ranking
 from app.evaluation.columns import parse_floats, parse_ints, split_columns
 from app.evaluation.errors import FormatError
+from app.evaluation.ranking import prepare_runs, prepare_runs_with_dicts
 from app.evaluation.records import RunTable
 from app.evaluation.trec_files import _parse_trec_run_from_lists, parse_trec_run
 
@@ -135,3 +137,75 @@ def test_number_columns() -> None:
     floats = parse_floats(columns.matrix(0))
     assert floats is not None
     assert floats.view(np.int64).tolist() == np.array([float(t) for t in texts]).view(np.int64).tolist()
+
+
+# ------------------------------------------------------------------------------------------------- prepare_runs
+
+
+def assert_same_prepared(a, b) -> None:
+    """Every field of two PreparedRuns is equal."""
+    assert (a.names, a.topics, a.docs, a.max_results) == (b.names, b.topics, b.docs, b.max_results)
+    for field in ("pairs", "lengths", "pair_topic", "pair_doc"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+
+
+def random_runs(seed: int, n_runs: int = 6) -> list[RunTable]:
+    """Runs with shared and unicode docnos, heavy score ties, and some unsorted or topic-interleaved files."""
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"d{i}" for i in range(40)] + ["caf\u00e9", "\u65e5\u672c", "D\U0001f600", "z" * 40, "a", "b"]
+    runs = []
+    for r in range(n_runs):
+        lines = []
+        for topic in rng.choice(["1", "2", "10", "t\u00e9", "3"], size=int(rng.integers(1, 5)), replace=False).tolist():
+            docs = rng.choice(vocabulary, size=int(rng.integers(1, 30)), replace=False).tolist()
+            scores = np.round(rng.random(len(docs)) * 3) / 2  # few distinct values: many ties
+            if rng.random() < 0.7:
+                scores = np.sort(scores)[::-1]
+            rows = enumerate(zip(docs, scores.tolist(), strict=True))
+            lines += [f"{topic} Q0 {d} {k + 1} {s!r} run{r}" for k, (d, s) in rows]
+        if rng.random() < 0.2:
+            rng.shuffle(lines)  # topics interleaved
+        table = parse_trec_run("\n".join(lines) + "\n")
+        if rng.random() < 0.3:  # tables built elsewhere: object arrays, no cached hashes
+            table = RunTable(
+                table.tag,
+                table.topics.astype(object),
+                table.docs.astype(object),
+                table.ranks,
+                table.scores,
+                table.lines,
+            )
+        runs.append(table)
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_prepare_runs_matches_the_dict_path(seed: int) -> None:
+    runs = random_runs(seed)
+    for max_results in (1000, 5, 1):
+        assert_same_prepared(prepare_runs(runs, max_results), prepare_runs_with_dicts(runs, max_results))
+
+
+@pytest.mark.parametrize("mask", [0, 0xC000000000000000])  # every hash equal; 4 distinct hashes
+def test_prepare_runs_splits_hash_collisions_exactly(monkeypatch: pytest.MonkeyPatch, mask: int) -> None:
+    real = ranking.group_hashes
+    monkeypatch.setattr(ranking, "group_hashes", lambda hashes: real(hashes & np.uint64(mask)))
+    for seed in range(5):
+        runs = random_runs(seed)
+        assert_same_prepared(prepare_runs(runs, 7), prepare_runs_with_dicts(runs, 7))
+
+
+def test_prepare_runs_of_unicode_arrays_and_empty_runs() -> None:
+    unicode_run = RunTable(
+        "u",
+        np.array(["2", "2", "1"]),
+        np.array(["b", "\u00e9", "b"]),
+        np.array([1, 2, 1]),
+        np.array([1.0, 1.0, 0.0]),
+        np.array([1, 2, 3]),
+    )
+    empty = RunTable(
+        "e", np.zeros(0, dtype=str), np.zeros(0, dtype=str), np.zeros(0, int), np.zeros(0), np.zeros(0, int)
+    )
+    for runs in ([unicode_run, empty], [empty], []):
+        assert_same_prepared(prepare_runs(runs), prepare_runs_with_dicts(runs))
