@@ -12,8 +12,8 @@ class RunTable:
     """One run file's rows, in file order."""
 
     tag: str  # the run tag (6th column), one per file
-    topics: np.ndarray  # str per row
-    docs: np.ndarray  # str per row
+    topics: np.ndarray  # str per row (a numpy unicode array from the parsers; object arrays of str work too)
+    docs: np.ndarray  # str per row (likewise; read-only when the parser attached doc hashes)
     ranks: np.ndarray  # int64, the submitted rank column (not used for ordering)
     scores: np.ndarray  # float64
     lines: np.ndarray  # int64, 1-based line number of each row
