@@ -6,7 +6,7 @@ import numpy as np
 
 
 def cohen_kappa(first: np.ndarray, second: np.ndarray) -> float:
-    """Cohen's kappa of two raters' labels on the same items (nan for no items; 1.0 when both are constant and equal)."""
+    """Cohen's kappa of two raters' labels on the same items (nan for no items; 1.0 if both constant and equal)."""
     first, second = np.asarray(first), np.asarray(second)
     if first.shape != second.shape:
         raise ValueError(f"label arrays differ in shape: {first.shape} vs {second.shape}")

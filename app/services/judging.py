@@ -62,7 +62,8 @@ _LATER_ROUNDS = text(
 )
 _LEASE = text(
     """
-    UPDATE judging_tasks SET leased_to = :me, leased_at = now(), lease_expires_at = now() + make_interval(secs => :lease)
+    UPDATE judging_tasks
+    SET leased_to = :me, leased_at = now(), lease_expires_at = now() + make_interval(secs => :lease)
     WHERE id = :task
     """
 )
