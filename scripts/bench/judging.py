@@ -10,7 +10,7 @@ over every call) and the throughput.
 --think-ms adds a pause between seeing an item and judging it (a real assessor takes seconds); 0 is a stress test
 where every assessor has a request in flight all the time.
 
-    .venv/bin/python scripts/bench/judging.py [--assessors 50] [--seconds 60] [--think-ms 0]
+    .venv/bin/python scripts/bench/judging.py [--assessors 50] [--seconds 60] [--think-ms 2000]
 """
 
 from __future__ import annotations
@@ -203,7 +203,8 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=32, help="pool depth (8 runs x depth 32: ~190 items per topic)")
     parser.add_argument("--seconds", type=float, default=60, help="how long the assessors judge at most")
     parser.add_argument("--items", type=int, default=400, help="items per assessor at most")
-    parser.add_argument("--think-ms", type=float, default=0, help="mean pause before each verdict (0: stress)")
+    parser.add_argument("--think-ms", type=float, default=2000,
+                        help="mean pause before each verdict, as a person takes (0: stress test)")
     parser.add_argument("--warmup", type=float, default=5, help="seconds of calls left out of the percentiles")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
