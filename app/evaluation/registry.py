@@ -13,6 +13,7 @@ from app.evaluation.errors import MeasureError
 from app.evaluation.trec_measures import RankedLists
 
 MeasureFunction = Callable[[RankedLists, int | None], np.ndarray]
+LevelFunction = Callable[[RankedLists, float | None], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -20,8 +21,8 @@ class MeasureSpec:
     """A measure resolved from its name."""
 
     name: str  # canonical name, e.g. "P@10"
-    function: MeasureFunction
-    cutoff: int | None
+    function: MeasureFunction | LevelFunction
+    cutoff: int | float | None  # a rank cutoff, or the recall level (0..1) of iprec@rec
     aggregate: str  # "mean", "sum" (counts: `all` is their total, as trec_eval) or "sum_all" (total over every
     # qrels topic even with run_topics_only, as sample_eval.pl's inum_rel)
     stratified: bool  # needs sample_eval (stratified) qrels
@@ -63,6 +64,10 @@ _ALIASES = {
     "infNDCG": "infNDCG",
 }
 
+# sample_eval.pl's interpolated inferred precision at a recall level: iprec@rec0.50 (also iprec@rec0.5, iprec@rec1)
+_IPREC = re.compile(r"^iprec@rec(?P<level>\d*\.?\d*)$")
+IPREC_LEVELS = [f"iprec@rec{i / 10:.2f}" for i in range(11)]
+
 _NAME = re.compile(r"^(?P<family>[A-Za-z_]+?)(?:(?:@|_)(?P<cut>\d+)|(?P<tight>(?<=iP)\d+))?$")
 
 TREC_DEFAULT = [
@@ -73,7 +78,7 @@ TREC_DEFAULT = [
 ]  # fmt: skip
 SAMPLE_EVAL_DEFAULT = [
     "xinfAP", "infNDCG", "iP@5", "iP@10", "iP@15", "iP@20", "iP@30", "iP@100", "iP@200", "iP@500", "iP@1000",
-    "inum_rel_ret", "inum_rel", "num_ret",
+    "inum_rel_ret", "inum_rel", "num_ret", *IPREC_LEVELS,
 ]  # fmt: skip
 
 
@@ -85,7 +90,13 @@ def default_measures(stratified: bool) -> list[str]:
 
 
 def resolve(name: str) -> MeasureSpec:
-    """The measure called `name` (e.g. `AP`, `P@10`, `nDCG@10`, `map`, `P_10`, `ndcg_cut_10`, `iP100`)."""
+    """The measure called `name`.
+
+    E.g. `AP`, `P@10`, `nDCG@10`, `map`, `P_10`, `ndcg_cut_10`, `iP100`, `iprec@rec0.50` (or `iprec@rec0.5`).
+    """
+    iprec = _IPREC.match(name.strip())
+    if iprec is not None:
+        return _resolve_iprec(name, iprec.group("level"))
     match = _NAME.match(name.strip())
     if match is None:
         raise MeasureError(f"unknown measure {name!r}")
@@ -104,3 +115,16 @@ def resolve(name: str) -> MeasureSpec:
         raise MeasureError(f"cutoff must be at least 1 ({name!r})")
     canonical = family if cutoff is None else f"{family}@{cutoff}"
     return MeasureSpec(canonical, function, cutoff, aggregate, stratified)
+
+
+def _resolve_iprec(name: str, digits: str) -> MeasureSpec:
+    """iprec@rec<level>, the level between 0 and 1 in steps of 0.01; canonical with two decimals as sample_eval."""
+    try:
+        level = float(digits)
+    except ValueError:
+        raise MeasureError(f"iprec@rec needs a recall level, e.g. iprec@rec0.50 ({name!r})") from None
+    hundredths = round(level * 100)
+    if not 0 <= level <= 1 or abs(level * 100 - hundredths) > 1e-9:
+        raise MeasureError(f"recall level must be 0..1 in steps of 0.01, e.g. iprec@rec0.50 ({name!r})")
+    level = hundredths / 100
+    return MeasureSpec(f"iprec@rec{level:.2f}", inferred.interpolated_precision_at_recall, level, "mean", True)

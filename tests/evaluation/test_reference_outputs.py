@@ -7,7 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.evaluation.errors import MeasureError
 from app.evaluation.evaluator import evaluate
+from app.evaluation.records import Qrels, RunTable
+from app.evaluation.registry import default_measures, resolve
 from app.evaluation.trec_files import read_qrels, read_run
 
 
@@ -38,6 +41,7 @@ SAMPLE_EVAL_NAMES = {
     "inum_rel_ret": "inum_rel_ret",
     "num_ret": "num_ret",
     **{f"iP{k}": f"iP@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)},
+    **{f"iprec@rec{i / 10:.2f}": f"iprec@rec{i / 10:.2f}" for i in range(11)},  # printed for `all` only
 }
 
 
@@ -66,16 +70,18 @@ def test_sample_eval_outputs_reproduced(run: str, data_dir: Path, avs_results) -
     expected = read_expected(data_dir / "trecvid-avs-2021" / "expected" / f"{run}.sample_eval.txt")
     ours = avs_results[run]
     checked = 0
+    assert {f"iprec@rec{i / 10:.2f}" for i in range(11)} <= set(expected)
     for measure, per_topic in expected.items():
-        if measure.startswith("iprec@rec"):
-            continue  # interpolated inferred precision at recall levels: not implemented (see report)
         name = SAMPLE_EVAL_NAMES[measure]
-        assert set(per_topic) == set(ours[name]), (run, measure)
+        if measure.startswith("iprec@rec"):
+            assert set(per_topic) == {"all"}, (run, measure)
+        else:
+            assert set(per_topic) == set(ours[name]), (run, measure)
         for topic, value in per_topic.items():
             # the file has 12 decimals: agreement to 1e-9 on the printed value
             assert ours[name][topic] == pytest.approx(value, abs=1e-9, rel=0), (run, measure, topic)
             checked += 1
-    assert checked >= 13 * 19
+    assert checked >= 13 * 19 + 11
 
 
 def test_sample_eval_infndcg_reproduced(data_dir: Path, avs_results) -> None:
@@ -113,3 +119,64 @@ def test_trec_covid_round1_matches_pytrec_eval(data_dir: Path) -> None:
             expected = np.array([reference.get(t, {}).get(theirs, 0.0) for t in ours.topics])
             np.testing.assert_allclose(ours.values[r, m], expected, atol=1e-9, rtol=0)
             assert ours.mean()[r, m] == pytest.approx(expected.mean(), abs=1e-9)
+
+
+def test_iprec_per_topic_values_are_interpolated(avs_results) -> None:
+    # sample_eval prints iprec for `all` only; ours has every answered topic too, non-increasing in the level
+    for run in AVS_RUNS:
+        levels = [avs_results[run][f"iprec@rec{i / 10:.2f}"] for i in range(11)]
+        assert set(levels[0]) == set(avs_results[run]["xinfAP"])
+        for topic in levels[0]:
+            values = [per_topic[topic] for per_topic in levels]
+            assert all(a >= b for a, b in zip(values, values[1:], strict=False)), (run, topic, values)
+
+
+def test_iprec_walks_back_from_the_end_where_inferred_recall_dips() -> None:
+    # R_hat = 2 + 1 * 4/2 = 4. Ranked a, c, e, d, f: inferred relevant 1, 2, 3, 2.5, 3 (eps aside), so
+    # precision 1, 1, 1, .625, .6 and recall .25, .5, .75, .625, .75: the judged non-relevant d lowers the estimate.
+    qrels = Qrels(
+        topics=np.array(["1"] * 6),
+        docs=np.array(["a", "b", "c", "d", "e", "f"]),
+        grades=np.array([1, 1, 1, 0, -1, -1]),
+        strata=np.array([1, 1, 2, 2, 2, 2]),
+    )
+    docs = ["a", "c", "e", "d", "f"]
+    run = RunTable(
+        tag="r",
+        topics=np.array(["1"] * 5),
+        docs=np.array(docs),
+        ranks=np.arange(1, 6),
+        scores=np.arange(5, 0, -1, dtype=np.float64),
+        lines=np.arange(1, 6),
+    )
+    levels = ["iprec@rec0.00", "iprec@rec0.6", "iprec@rec.7", "iprec@rec0.74", "iprec@rec0.80", "iprec@rec1"]
+    results = evaluate(qrels, [run], levels)
+    assert results.measures == [
+        "iprec@rec0.00", "iprec@rec0.60", "iprec@rec0.70", "iprec@rec0.74", "iprec@rec0.80", "iprec@rec1.00",
+    ]  # fmt: skip
+    values = results.values[0, :, 0]
+    # 0.7 and 0.74: rank 3 has recall .75 but rank 4 dips below; from the last rank below (rank 4, included) to the
+    # end gives max(.625, .6), not trec_eval's 1.0 at rank 3. 0.8 and 1: the recall at the end (.75) is below them.
+    np.testing.assert_allclose(values, [1.0, 1.0, 0.625, 0.625, 0.0, 0.0], atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("iprec@rec0.50", "iprec@rec0.50"), ("iprec@rec0.5", "iprec@rec0.50"), ("iprec@rec1", "iprec@rec1.00"),
+     ("iprec@rec.1", "iprec@rec0.10"), ("iprec@rec0", "iprec@rec0.00")],
+)  # fmt: skip
+def test_iprec_names(name: str, canonical: str) -> None:
+    spec = resolve(name)
+    assert (spec.name, spec.stratified, spec.aggregate) == (canonical, True, "mean")
+
+
+@pytest.mark.parametrize("name", ["iprec@rec1.5", "iprec@rec0.125", "iprec@rec", "iprec@rec."])
+def test_iprec_bad_levels(name: str) -> None:
+    with pytest.raises(MeasureError):
+        resolve(name)
+
+
+def test_iprec_in_sample_eval_defaults_only() -> None:
+    levels = [f"iprec@rec{i / 10:.2f}" for i in range(11)]
+    assert set(levels) <= set(default_measures(stratified=True))
+    assert not set(levels) & set(default_measures(stratified=False))
