@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from psycopg import sql
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
@@ -21,7 +21,7 @@ from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_out, copy_rows
-from app.storage.models import PoolItem, QrelsEntry, QrelsVersion, Topic, Verdict
+from app.storage.models import PoolItem, QrelsVersion, Topic, Verdict
 
 UNJUDGED = -1
 
@@ -173,16 +173,19 @@ def export_qrels(session: Session, principal: Principal, qrels_id: int, fmt: str
 
 
 def load_qrels(session: Session, version: QrelsVersion) -> Qrels:
-    """A stored version as the numeric core's Qrels."""
-    rows = session.execute(
-        select(Topic.number, QrelsEntry.docno, QrelsEntry.stratum, QrelsEntry.grade)
-        .join(Topic, Topic.id == QrelsEntry.topic_id)
-        .where(QrelsEntry.qrels_version_id == version.id)
-    ).all()
-    columns = list(zip(*rows, strict=True)) if rows else [[]] * 4
-    return Qrels(
-        topics=np.array(columns[0], dtype=str),
-        docs=np.array(columns[1], dtype=str),
-        grades=np.array(columns[3], dtype=np.int64),
-        strata=np.array(columns[2], dtype=np.int64) if version.kind == "sample_eval" else None,
-    )
+    """A stored version as the numeric core's Qrels (written as qrels text by PostgreSQL, read by the parser)."""
+    body = session.execute(_QRELS_TEXT, {"version": version.id}).scalar()
+    if not body:
+        empty = np.array([], dtype=str)
+        stratified = version.kind == "sample_eval"
+        return Qrels(topics=empty, docs=empty, grades=np.array([], dtype=np.int64),
+                     strata=np.array([], dtype=np.int64) if stratified else None)
+    return parse_qrels(body, source=f"qrels version {version.id}")
+
+
+_QRELS_TEXT = text(
+    """
+    SELECT string_agg(t.number || ' 0 ' || e.docno || ' ' || coalesce(e.stratum || ' ', '') || e.grade, E'\\n')
+    FROM qrels_entries e JOIN topics t ON t.id = e.topic_id WHERE e.qrels_version_id = :version
+    """
+)
