@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -136,6 +137,7 @@ def submit_run(
         n_entries=parsed.n_rows,
         n_topics=len(np.unique(parsed.topics)),
         sha256=hashlib.sha256(submission.data).hexdigest(),
+        content=zlib.compress(submission.data, 1),
     )
     session.add(run)
     session.flush()

@@ -206,6 +206,7 @@ class Run(Base):
     n_entries: Mapped[int] = mapped_column(Integer, default=0)
     n_topics: Mapped[int] = mapped_column(Integer, default=0)
     sha256: Mapped[str] = mapped_column(String(64))
+    content: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)  # the validated upload, zlib-compressed
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     team: Mapped[Team] = relationship(lazy="joined")

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 00:47:40.620498
+Create Date: 2026-11-22 01:11:29.858355
 """
 
 from alembic import op
@@ -218,6 +218,7 @@ def upgrade() -> None:
     sa.Column('n_entries', sa.Integer(), nullable=False),
     sa.Column('n_topics', sa.Integer(), nullable=False),
     sa.Column('sha256', sa.String(length=64), nullable=False),
+    sa.Column('content', sa.LargeBinary(), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), server_default=sa.text('now()'), nullable=False),
     sa.CheckConstraint("system_type IN ('F', 'M', 'R')", name=op.f('ck_runs_system_type')),
     sa.CheckConstraint("training_type IN ('A', 'D', 'E', 'F')", name=op.f('ck_runs_training_type')),
