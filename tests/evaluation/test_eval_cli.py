@@ -11,23 +11,10 @@ from typer.testing import CliRunner
 from app.cli import cli
 
 
-def _shared_data() -> Path:
-    """The shared data directory (../shared/data beside the repository checkout)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / ".." / "shared" / "data"
-        if (candidate / "trecvid-avs-2021").is_dir():
-            return candidate.resolve()
-    return (here.parents[2] / ".." / "shared" / "data").resolve()
-
-
 @pytest.fixture(scope="module")
-def data_dir() -> Path:
-    """The shared data directory; tests needing it are skipped if it is absent."""
-    path = _shared_data()
-    if not path.is_dir():
-        pytest.skip(f"shared data not found at {path}")
-    return path
+def data_dir(shared_data: Path) -> Path:
+    """The shared data directory (the root conftest skips when it is absent)."""
+    return shared_data
 
 
 runner = CliRunner()
