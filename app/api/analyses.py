@@ -18,11 +18,12 @@ router = APIRouter(prefix="/api", tags=["analyses"])
 class AnalysisIn(BaseModel):
     """An analysis to run on the newest finished evaluation."""
 
-    kind: Literal["pool-depth", "leave-out", "agreement", "stability", "ties", "power"]
+    kind: Literal["pool-depth", "leave-out", "agreement", "stability", "ties", "power", "label-noise"]
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="measure; pool-depth: max_depth; leave-out: by (run|team|type), depth; "
-        "agreement: measures; stability: measures, trials, seed; power: alpha, n_resamples, seed",
+        "agreement: measures; stability: measures, trials, seed; power: alpha, n_resamples, seed; "
+        "label-noise (moments): measures, sigmas, trials, raters, seed",
     )
 
 

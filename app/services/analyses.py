@@ -9,24 +9,28 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.analyses.label_noise import label_noise
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.measure_agreement import agreement_matrix
 from app.evaluation.analyses.pool_depth import pool_depth
 from app.evaluation.analyses.power import discriminative_power
 from app.evaluation.analyses.stability import stability
 from app.evaluation.analyses.ties import all_tied_ratio
+from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
 from app.evaluation.ranking import prepare_runs
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import InvalidInput, NotFound
+from app.services.evaluations import load_ground_truth
 from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, score_table
 from app.services.pools import current_pool
 from app.services.qrels import load_qrels
-from app.services.run_arrays import load_runs
+from app.services.run_arrays import load_moment_runs, load_runs
 from app.storage.models import AnalysisJob, Campaign, Evaluation, PoolRun, QrelsVersion, TaskKind
 
 Progress = Callable[[float], None]
-KINDS = ("pool-depth", "leave-out", "agreement", "stability", "ties", "power")
+KINDS = ("pool-depth", "leave-out", "agreement", "stability", "ties", "power", "label-noise")
+LABEL_NOISE_MEASURES = ("AxIoU@1", "AxIoU@5", "AxIoU@10", "R@1,0.5", "R@1,0.7", "R@5,0.5", "R@5,0.7")
 NEEDS_QRELS = ("pool-depth", "leave-out")
 LEAVE_OUT_BY = ("run", "team", "type")
 
@@ -40,6 +44,8 @@ def start_analysis(
         raise InvalidInput("unknown analysis", [{"field": "kind", "message": f"one of {', '.join(KINDS)}"}])
     if kind in NEEDS_QRELS and campaign.task_kind is not TaskKind.shots:
         raise InvalidInput(f"{kind} needs pooled qrels", [{"field": "kind", "message": "for shot campaigns only"}])
+    if kind == "label-noise" and campaign.task_kind is not TaskKind.moments:
+        raise InvalidInput("label noise perturbs moment ground truth", [{"field": "kind", "message": "moments only"}])
     if kind == "leave-out" and params.get("by", "run") not in LEAVE_OUT_BY:
         raise InvalidInput("unknown unit", [{"field": "params.by", "message": f"one of {', '.join(LEAVE_OUT_BY)}"}])
     evaluation = finished_evaluation(session, campaign_id, None)
@@ -69,6 +75,8 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     progress(0.2)
     if job.kind in NEEDS_QRELS:
         result = _qrels_analysis(session, campaign, evaluation, table, job.kind, measure, params)
+    elif job.kind == "label-noise":
+        result = _label_noise(session, campaign, table, params)
     else:
         result = _score_analysis(table, job.kind, measure, params)
     progress(0.9)
@@ -165,6 +173,19 @@ def _qrels_analysis(
         depth=int(params.get("depth", pool_depth_k)),  # type: ignore[arg-type]
         max_results=campaign.max_results,
     ).to_dict()
+
+
+def _label_noise(
+    session: Session, campaign: Campaign, table: ScoreTable, params: dict[str, object]
+) -> dict[str, object]:
+    """The AxIoU paper's label-noise study on the campaign's ground truth and moment runs."""
+    measures = list(params.get("measures") or LABEL_NOISE_MEASURES)  # type: ignore[call-overload]
+    specs = [parse_moment_measure(m) for m in measures]
+    segments = ground_truth_segments(load_ground_truth(session, campaign.id))
+    ranked = rank_moments(segments, load_moment_runs(session, [r.id for r in table.runs]), max(s.k for s in specs))
+    options = {k: params[k] for k in ("sigmas", "trials", "raters", "seed", "length") if k in params}
+    result = label_noise(segments, ranked, measures, runs=[r.name for r in table.runs], **options)  # type: ignore[arg-type]
+    return result.to_dict()
 
 
 def get_analysis(session: Session, principal: Principal, job_id: int) -> AnalysisJob:

@@ -131,25 +131,29 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
     return evaluation
 
 
-def _evaluate_moments(
-    session: Session, campaign: Campaign, runs: Sequence[Run], names: Sequence[str]
-) -> dict[str, dict[str, dict[str, float]]]:
-    """Moment measures of every run against the campaign's ground-truth segments."""
+def load_ground_truth(session: Session, campaign_id: int) -> MomentGroundTruth:
+    """A moment campaign's ground-truth segments as the numeric core's table."""
     rows = session.execute(
         select(Topic.number, GroundTruthSegment.video_id, GroundTruthSegment.start, GroundTruthSegment.end)
         .join(Topic, Topic.id == GroundTruthSegment.topic_id)
-        .where(Topic.campaign_id == campaign.id)
+        .where(Topic.campaign_id == campaign_id)
     ).all()
-    columns = list(zip(*rows, strict=True))
-    truth = MomentGroundTruth(
+    columns = list(zip(*rows, strict=True)) if rows else [[]] * 4
+    return MomentGroundTruth(
         topics=np.array(columns[0], dtype=str),
         videos=np.array(columns[1], dtype=str),
         starts=np.array(columns[2], dtype=np.float64),
         ends=np.array(columns[3], dtype=np.float64),
         lines=np.arange(1, len(rows) + 1),
     )
+
+
+def _evaluate_moments(
+    session: Session, campaign: Campaign, runs: Sequence[Run], names: Sequence[str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Moment measures of every run against the campaign's ground-truth segments."""
     tables = load_moment_runs(session, [r.id for r in runs])
-    return evaluate_moments(truth, tables, names, run_names=[str(r.id) for r in runs])
+    return evaluate_moments(load_ground_truth(session, campaign.id), tables, names, run_names=[str(r.id) for r in runs])
 
 
 def _store_scores(

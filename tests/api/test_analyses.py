@@ -103,3 +103,54 @@ def test_score_analyses(evaluated, client, organiser):
         f"/api/campaigns/{campaign.id}/analyses", json={"kind": "leave-out", "params": {"by": "x"}}, headers=organiser
     )
     assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "params.by"
+
+
+def test_label_noise_on_a_moment_campaign(make_campaign, client, organiser):
+    campaign = make_campaign(n_topics=3, task_kind="moments")
+    truth = "1 vidA 10 20\n2 vidA 40 52\n3 vidB 5 9\n"
+    client.put(f"/api/campaigns/{campaign.id}/ground-truth", files={"file": ("gt", truth.encode())}, headers=organiser)
+    _, team = campaign.team()
+    runs = {
+        "close": "1 vidA 11 19 0.9\n2 vidA 41 50 0.8\n3 vidB 5 9 0.7\n",
+        "loose": "1 vidA 5 30 0.9\n2 vidA 30 60 0.8\n3 vidB 0 20 0.7\n",
+    }
+    for name, text in runs.items():
+        assert campaign.upload(team, text, name=name).status_code == 201
+    wait_done(
+        client,
+        organiser,
+        client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()["id"],
+    )
+    result = run_analysis(
+        client,
+        organiser,
+        campaign.id,
+        "label-noise",
+        measures=["AxIoU@1", "R@1,0.5"],
+        sigmas=[0.5, 4.0],
+        trials=20,
+        seed=5,
+    )
+    assert result["runs"] == ["close", "loose"] and [lv["sigma"] for lv in result["levels"]] == [0.5, 4.0]
+    close = result["levels"][0]["runs"]["close"]["AxIoU@1"]
+    assert close["clean"] == pytest.approx((8 / 10 + 9 / 12 + 1.0) / 3)  # IoUs 8/10, 9/12, 4/4 at rank 1
+    for level in result["levels"]:
+        for per_run in level["runs"].values():
+            for stats in per_run.values():
+                assert stats["rmse"] >= stats["mean_abs_change"] - 1e-12
+    # more noise, more change
+    assert result["levels"][1]["mean_rmse"]["AxIoU@1"] > result["levels"][0]["mean_rmse"]["AxIoU@1"]
+    again = run_analysis(
+        client,
+        organiser,
+        campaign.id,
+        "label-noise",
+        measures=["AxIoU@1", "R@1,0.5"],
+        sigmas=[0.5, 4.0],
+        trials=20,
+        seed=5,
+    )
+    assert again == result
+    shots = make_campaign()
+    refused = client.post(f"/api/campaigns/{shots.id}/analyses", json={"kind": "label-noise"}, headers=organiser)
+    assert refused.status_code == 422 and refused.json()["errors"][0]["message"] == "moments only"
