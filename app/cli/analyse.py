@@ -3,6 +3,7 @@ and optional PNG/SVG plots. The computations live in app.evaluation.analyses."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -85,6 +86,19 @@ def _write_json(path: Path | None, data: dict) -> None:
         path.write_text(json.dumps(data, indent=1, allow_nan=True), encoding="utf-8")
 
 
+def _write_outputs(
+    console: Console, json_path: Path | None, data: dict, plot: Path | None, draw: str, *plot_args: object
+) -> None:
+    """Write the --json file and, with --plot, the figure drawn by `app.cli.plots.<draw>`.
+
+    The plotting module (matplotlib) is imported only when a plot is asked for, to keep the command quick to start.
+    """
+    _write_json(json_path, data)
+    if plot is not None:
+        getattr(importlib.import_module("app.cli.plots"), draw)(plot, *plot_args)
+        console.print(f"plot written to {plot}")
+
+
 def _fmt(value: float) -> str:
     return "nan" if value != value else f"{value:.4f}"
 
@@ -153,12 +167,7 @@ def pool_depth_command(
     for r in np.argsort(-result.full, kind="stable").tolist():
         runs_table.add_row(result.runs[r], _fmt(result.full[r]), *[_fmt(result.scores[i, r]) for i in few])
     console.print(runs_table)
-    _write_json(json_path, result.to_dict())
-    if plot is not None:
-        from app.cli.plots import pool_depth_plot
-
-        pool_depth_plot(plot, result)
-        console.print(f"plot written to {plot}")
+    _write_outputs(console, json_path, result.to_dict(), plot, "pool_depth_plot", result)
 
 
 @analyse.command("leave-out")
@@ -221,12 +230,7 @@ def leave_out_command(
         f"tau_b = {result.tau_b:.4f}  tau_AP = {result.tau_ap:.4f}  "
         f"max drop = {result.max_drop:.4f} ({result.max_percent_drop:.2f}%)"
     )
-    _write_json(json_path, result.to_dict())
-    if plot is not None:
-        from app.cli.plots import leave_out_plot
-
-        leave_out_plot(plot, result)
-        console.print(f"plot written to {plot}")
+    _write_outputs(console, json_path, result.to_dict(), plot, "leave_out_plot", result)
 
 
 MeasuresOpt = Annotated[list[str], typer.Option("-m", "--measure", help="measure (repeat the option)")]
@@ -256,12 +260,9 @@ def agreement_command(
         table.add_row(name, *[_fmt(v) for v in matrix[i]])
     console = _console()
     console.print(table)
-    _write_json(json_path, {"measures": names, "tau_b": matrix.tolist()})
-    if plot is not None:
-        from app.cli.plots import agreement_plot
-
-        agreement_plot(plot, names, matrix)
-        console.print(f"plot written to {plot}")
+    _write_outputs(
+        console, json_path, {"measures": names, "tau_b": matrix.tolist()}, plot, "agreement_plot", names, matrix
+    )
 
 
 @analyse.command("stability")
@@ -295,12 +296,7 @@ def stability_command(
             cells.append("" if k is None else f"{_fmt(result.split_mean[i, k])} ({result.split_var[i, k]:.4f})")
         table.add_row(str(size), *cells)
     console.print(table)
-    _write_json(json_path, result.to_dict())
-    if plot is not None:
-        from app.cli.plots import stability_plot
-
-        stability_plot(plot, result)
-        console.print(f"plot written to {plot}")
+    _write_outputs(console, json_path, result.to_dict(), plot, "stability_plot", result)
 
 
 @analyse.command("label-noise")
@@ -363,12 +359,7 @@ def label_noise_command(
             ]
             detail.add_row(run, m, _fmt(result.clean[k, r]), *cells)
     console.print(detail)
-    _write_json(json_path, result.to_dict())
-    if plot is not None:
-        from app.cli.plots import label_noise_plot
-
-        label_noise_plot(plot, result)
-        console.print(f"plot written to {plot}")
+    _write_outputs(console, json_path, result.to_dict(), plot, "label_noise_plot", result)
 
 
 @analyse.command("ties")
@@ -393,12 +384,7 @@ def ties_command(
         table.add_row(m, _fmt(ratio), str(round(ratio * len(results.topics))))
     console = _console()
     console.print(table)
-    _write_json(json_path, ratios)
-    if plot is not None:
-        from app.cli.plots import ties_plot
-
-        ties_plot(plot, ratios)
-        console.print(f"plot written to {plot}")
+    _write_outputs(console, json_path, ratios, plot, "ties_plot", ratios)
 
 
 @analyse.command("power")
