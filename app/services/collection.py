@@ -11,7 +11,7 @@ from app.evaluation.errors import FormatError
 from app.evaluation.shot_reference import parse_shot_reference
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
-from app.services.errors import InvalidInput, NotFound
+from app.services.errors import InvalidInput
 from app.services.validation import from_format_error
 from app.storage.bulk import copy_rows
 from app.storage.models import Campaign, CollectionItem
@@ -98,11 +98,3 @@ def media_url(campaign: Campaign, item: CollectionItem) -> str | None:
     return campaign.media_url_template.format(
         shot_id=item.shot_id, video_id=item.video_id, start=item.start, end=item.end
     )
-
-
-def get_shot(session: Session, campaign_id: int, shot_id: str) -> CollectionItem:
-    """One shot of the collection."""
-    item = session.get(CollectionItem, (campaign_id, shot_id))
-    if item is None:
-        raise NotFound(f"shot {shot_id!r} is not in the collection")
-    return item

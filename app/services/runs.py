@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 from psycopg import sql
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
@@ -245,11 +245,3 @@ def download_run(session: Session, principal: Principal, run_id: int) -> tuple[R
         "JOIN topics t ON t.id = e.topic_id WHERE e.run_id = {} ORDER BY e.seq"
     ).format(tag, sql.Literal(run.id))
     return run, copy_out(session, query, delimiter=" ")
-
-
-def run_counts(session: Session, campaign_id: int) -> dict[int, int]:
-    """Number of runs per team id."""
-    rows = session.execute(
-        select(Run.team_id, func.count()).where(Run.campaign_id == campaign_id).group_by(Run.team_id)
-    )
-    return {team_id: count for team_id, count in rows}
