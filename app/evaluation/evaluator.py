@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.ranking import PreparedRuns, grade_matrix, prepare_runs
+from app.evaluation.grading import grade_runs
+from app.evaluation.ranking import GradeMatrix, PreparedRuns, grade_matrix, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.registry import resolve
 from app.evaluation.results import Results
@@ -20,18 +21,32 @@ def evaluate(
     *,
     max_results: int = 1000,
     run_topics_only: bool = False,
+    names: Sequence[str] | None = None,
 ) -> Results:
-    """Evaluate every run on every qrels topic for the named measures (trec_eval -c means unless run_topics_only)."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    return evaluate_prepared(prepared, qrels, measures, run_topics_only=run_topics_only)
+    """Evaluate every run on every qrels topic for the named measures (trec_eval -c means unless run_topics_only).
+
+    Parsed tables are graded straight against the qrels (`grade_runs`); runs named by `names`, else by their tags.
+    Prepared runs keep their own names and cut.
+    """
+    if isinstance(runs, PreparedRuns):
+        return evaluate_prepared(runs, qrels, measures, run_topics_only=run_topics_only)
+    labels = list(names) if names is not None else [run.tag for run in runs]
+    matrix = grade_runs(runs, qrels, max_results)
+    if matrix is None:  # two qrels keys share a hash: the vocabulary path sorts that out
+        matrix = grade_matrix(prepare_runs(runs, max_results), qrels)
+    return _measure(matrix, labels, measures, run_topics_only)
 
 
 def evaluate_prepared(
     prepared: PreparedRuns, qrels: Qrels, measures: Sequence[str], *, run_topics_only: bool = False
 ) -> Results:
     """Evaluate runs prepared once by `prepare_runs` against a qrels (cheap to repeat with other qrels)."""
+    return _measure(grade_matrix(prepared, qrels), prepared.names, measures, run_topics_only)
+
+
+def _measure(matrix: GradeMatrix, names: Sequence[str], measures: Sequence[str], run_topics_only: bool) -> Results:
+    """The named measures over a grade matrix, per run x topic."""
     specs = [resolve(name) for name in measures]
-    matrix = grade_matrix(prepared, qrels)
     lists = RankedLists(matrix)
     n_run, n_topic = matrix.lengths.shape
     values = np.empty((n_run, len(specs), n_topic), dtype=np.float64)
@@ -41,7 +56,7 @@ def evaluate_prepared(
         keep = np.array([spec.aggregate == "sum_all" for spec in specs], dtype=bool)[None, :, None]
         values = np.where(matrix.answered[:, None, :] | keep, values, np.nan)
     return Results(
-        runs=list(prepared.names),
+        runs=list(names),
         measures=[spec.name for spec in specs],
         topics=list(matrix.judged.topics),
         values=values,

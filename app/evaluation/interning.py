@@ -6,8 +6,11 @@ cost time but never merges two different strings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+_CHUNK = 1 << 16  # keys per pass of a table look-up (its scratch fits in the cache)
 _MAX_HASH_WIDTH = 256  # wider fixed-width strings are hashed with Python's hash() instead
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -102,3 +105,83 @@ def group_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     group = np.empty(n, dtype=np.int64)
     group[order] = group_sorted
     return group, order[new]
+
+
+class KeyTable:
+    """A hash table of distinct, well-mixed uint64 keys, built and probed with numpy.
+
+    Each slot (addressed by a key's top bits) holds the index of one key (int32, -1 if empty); the keys that find
+    their slot taken go to a smaller table of their own (on re-mixed keys), asked only by look-ups whose slot is
+    marked as having overflowed. With 4 slots per key the slots stay small enough for the cache, about 11% of the
+    keys overflow, and most look-ups of absent keys end at an empty slot. Masks are turned into index arrays
+    before selecting with them: numpy's boolean indexing branches on every element and mispredicts.
+    """
+
+    SLOTS_PER_KEY = 4
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = np.asarray(keys, dtype=np.uint64)
+        if len(self.keys) >= 2**31:
+            raise ValueError("too many keys for int32 slots")
+        self._bits = max(int(self.SLOTS_PER_KEY * len(self.keys)).bit_length(), 4)
+        size = 1 << self._bits
+        self._slot_index = np.full(size, -1, dtype=np.int32)
+        home = self.keys >> np.uint64(64 - self._bits)
+        taken, first = np.unique(home, return_index=True)  # the first key of each slot sits in it
+        self._slot_index[taken] = first
+        rest = np.ones(len(self.keys), dtype=bool)
+        rest[first] = False
+        self._overflowed = np.zeros(size, dtype=bool)
+        self._overflow: KeyTable | None = None
+        self._overflow_index = np.flatnonzero(rest)
+        if len(self._overflow_index):
+            self._overflowed[home[rest]] = True
+            self._overflow = KeyTable(mix(self.keys[self._overflow_index]))
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """The index (into the built keys) of each key, -1 for keys not in the table."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        out = np.full(len(keys), -1, dtype=np.int64)
+        where, index = self.hits([keys])
+        out[where] = index
+        return out
+
+    def hits(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending positions, key indices) of the keys found in `parts` laid end to end (positions count across).
+
+        Works a chunk at a time in scratch buffers: a look-up is a few passes, and fresh multi-megabyte temporaries
+        per pass would cost more in page faults than the passes themselves.
+        """
+        shift = np.uint64(64 - self._bits)
+        scratch = min(max((len(p) for p in parts), default=0), _CHUNK)
+        slot_buffer = np.empty(scratch, dtype=np.uint64)
+        index_buffer = np.empty(scratch, dtype=np.int32)
+        positions, indices = [], []
+        offset = 0
+        for part in parts:
+            part = np.asarray(part, dtype=np.uint64)
+            for lo in range(0, len(part), _CHUNK):
+                keys = part[lo : lo + _CHUNK]
+                n = len(keys)
+                slot = np.right_shift(keys, shift, out=slot_buffer[:n]).view(np.intp)
+                held = np.take(self._slot_index, slot, out=index_buffer[:n])
+                candidates = np.flatnonzero(held >= 0)
+                index, wanted = held[candidates], keys[candidates]
+                same = self.keys[index] == wanted
+                match = np.flatnonzero(same)
+                at, index = candidates[match], index[match]
+                other = np.flatnonzero(~same)
+                other = other[np.flatnonzero(self._overflowed[slot[candidates[other]]])]
+                if self._overflow is not None and len(other):
+                    where, found = self._overflow.hits([mix(wanted[other])])
+                    if len(where):
+                        at = np.concatenate((at, candidates[other[where]]))
+                        index = np.concatenate((index, self._overflow_index[found]))
+                        order = np.argsort(at, kind="stable")
+                        at, index = at[order], index[order]
+                positions.append(at + (offset + lo))
+                indices.append(index)
+            offset += len(part)
+        if not positions:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(positions).astype(np.int64), np.concatenate(indices).astype(np.int64)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,19 @@ class RunTable:
         self.docs.flags.writeable = False
         object.__setattr__(self, "_doc_hashes", hashes)
         return self
+
+    def cached(self, key: str, compute: Callable[[RunTable], T]) -> T:
+        """`compute(self)`, worked out once per table; its arrays are made read-only so the value stays true.
+
+        Not dataclass fields: `dataclasses.replace` makes a table without them.
+        """
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            for values in (self.topics, self.docs, self.scores):
+                if isinstance(values, np.ndarray):
+                    values.flags.writeable = False
+            memo[key] = compute(self)
+        return memo[key]
 
     @property
     def doc_hashes(self) -> np.ndarray | None:

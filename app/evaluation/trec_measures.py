@@ -55,11 +55,29 @@ class RankedLists:
         """float [position]: 1 / log2(rank + 1)."""
         return 1.0 / np.log2(self.ranks + 1.0)
 
+    @cached_property
+    def relevant_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where the relevant docs are: (run x topic cell, 0-based position, 1-based count within its list), each [n].
+
+        Relevant docs are few, so measures that only sum over them are cheapest on these.
+        """
+        flat = np.flatnonzero(self.relevant)
+        cell, position = np.divmod(flat, max(self.depth, 1))
+        first = np.searchsorted(cell, cell)  # index of the cell's first relevant doc
+        return cell, position, np.arange(1, len(flat) + 1) - first
+
+    def sum_per_list(self, cell: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """float [run, topic]: `values` summed per run x topic cell."""
+        shape = self.matrix.lengths.shape
+        return np.bincount(cell, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
+
     def relevant_at(self, k: int) -> np.ndarray:
         """int [run, topic]: relevant docs in the top k."""
         if self.depth == 0 or k <= 0:
             return np.zeros(self.matrix.lengths.shape, dtype=np.int64)
-        return self.cum_relevant[:, :, min(k, self.depth) - 1]
+        if "cum_relevant" in self.__dict__:
+            return self.cum_relevant[:, :, min(k, self.depth) - 1]
+        return np.count_nonzero(self.relevant[:, :, :k], axis=2).astype(np.int64)
 
     def relevant_at_each(self, cutoffs: np.ndarray) -> np.ndarray:
         """int [run, topic]: relevant docs in the top cutoffs[topic] (per-topic cutoffs)."""
@@ -87,9 +105,9 @@ def num_rel_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
 
 def average_precision(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """AP: mean over the relevant docs of the precision at their rank (unretrieved count 0); @k cuts the list."""
-    depth = lists.depth if k is None else min(k, lists.depth)
-    precision = lists.cum_relevant[:, :, :depth] / lists.ranks[:depth]
-    total = np.sum(precision, axis=2, where=lists.relevant[:, :, :depth])
+    cell, position, count = lists.relevant_cells
+    inside = slice(None) if k is None else position < k
+    total = lists.sum_per_list(cell[inside], count[inside] / (position[inside] + 1.0))
     return _safe_divide(total, lists.num_rel)
 
 
@@ -121,13 +139,15 @@ def reciprocal_rank(lists: RankedLists, k: int | None = None) -> np.ndarray:
 def bpref(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """bpref as trec_eval: each retrieved relevant doc loses min(nonrel above, R) / min(R, N)."""
     grades = lists.matrix.grades
-    nonrel = (grades >= 0) & (grades < RELEVANCE_LEVEL)
-    nonrel_above = np.cumsum(nonrel, axis=2, dtype=np.int64)  # a relevant doc is not counted in its own position
-    r = lists.num_rel[..., None]
-    n = lists.matrix.judged.num_nonrel[None, :, None]
+    nonrel = np.flatnonzero((grades >= 0) & (grades < RELEVANCE_LEVEL))
+    cell, position, _ = lists.relevant_cells
+    start = cell * lists.depth
+    nonrel_above = np.searchsorted(nonrel, start + position) - np.searchsorted(nonrel, start)
+    n_topic = lists.matrix.lengths.shape[1]
+    r = lists.matrix.judged.num_rel[cell % n_topic]
+    n = lists.matrix.judged.num_nonrel[cell % n_topic]
     penalty = _safe_divide(np.minimum(nonrel_above, r).astype(np.float64), np.minimum(r, n))
-    total = np.sum(1.0 - penalty, axis=2, where=lists.relevant)
-    return _safe_divide(total, lists.num_rel)
+    return _safe_divide(lists.sum_per_list(cell, 1.0 - penalty), lists.num_rel)
 
 
 def _ideal_dcg(lists: RankedLists, k: int | None) -> np.ndarray:

@@ -1,0 +1,182 @@
+"""Grading parsed runs straight against qrels gives exactly what the vocabulary path (prepare_runs) gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.evaluation import grading
+from app.evaluation.evaluator import evaluate, evaluate_prepared
+from app.evaluation.grading import grade_runs
+from app.evaluation.interning import KeyTable, hash_strings
+from app.evaluation.ranking import PADDING, GradeMatrix, grade_matrix, prepare_runs_with_dicts
+from app.evaluation.records import Qrels, RunTable
+from app.evaluation.run_order import run_order
+from app.evaluation.trec_files import parse_trec_run
+from tests.evaluation.test_speed_paths import random_runs
+
+MEASURES = ["AP", "P@5", "nDCG@10", "bpref", "RR", "Rprec", "num_rel_ret", "num_ret", "infAP"]
+
+
+def random_qrels(seed: int, stratified: bool = False) -> Qrels:
+    """Qrels over the random runs' vocabulary and more: unanswered topics, unretrieved docs, grades -1..2."""
+    rng = np.random.default_rng(seed + 1000)
+    vocabulary = [f"d{i}" for i in range(50)] + ["caf\u00e9", "\u65e5\u672c", "D\U0001f600", "z" * 40, "a", "b"]
+    topics, docs = [], []
+    for topic in ["1", "2", "10", "t\u00e9", "3", "99"]:
+        chosen = rng.choice(vocabulary, size=int(rng.integers(0, 30)), replace=False).tolist()
+        topics += [topic] * len(chosen)
+        docs += chosen
+    grades = rng.integers(-1 if stratified else 0, 3, len(docs))
+    strata = rng.integers(1, 3, len(docs)) if stratified else None
+    return Qrels(np.array(topics), np.array(docs), grades, strata)
+
+
+def assert_same_grades(ours: GradeMatrix, reference: GradeMatrix) -> None:
+    """Equal grades, strata and lengths (the reference may be padded wider: its depth counts unjudged topics)."""
+    depth = ours.grades.shape[2]
+    assert np.array_equal(ours.grades, reference.grades[:, :, :depth])
+    assert np.all(reference.grades[:, :, depth:] == PADDING)
+    if reference.strata is None:
+        assert ours.strata is None
+    else:
+        assert np.array_equal(ours.strata, reference.strata[:, :, :depth])
+    assert np.array_equal(ours.lengths, reference.lengths)
+    assert np.array_equal(ours.answered, reference.answered)
+    assert ours.judged.topics == reference.judged.topics
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_grades_match_the_vocabulary_path(seed: int) -> None:
+    runs = random_runs(seed)
+    for stratified in (False, True):
+        qrels = random_qrels(seed, stratified)
+        for max_results in (1000, 7, 1):
+            ours = grade_runs(runs, qrels, max_results)
+            assert ours is not None
+            assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts(runs, max_results), qrels))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_evaluate_from_tables_equals_evaluate_prepared(seed: int) -> None:
+    runs, qrels = random_runs(seed), random_qrels(seed)
+    ours = evaluate(qrels, runs, MEASURES, max_results=9)
+    reference = evaluate_prepared(prepare_runs_with_dicts(runs, 9), qrels, MEASURES)
+    assert ours.runs == reference.runs and ours.topics == reference.topics
+    np.testing.assert_array_equal(ours.values, reference.values)
+
+
+def test_runs_without_qrels_topics_and_empty_inputs() -> None:
+    run = parse_trec_run("5 Q0 a 1 1 r\n5 Q0 b 2 0.5 r\n")
+    empty = RunTable("e", np.zeros(0, str), np.zeros(0, str), np.zeros(0, int), np.zeros(0), np.zeros(0, int))
+    qrels = Qrels(np.array(["1"]), np.array(["a"]), np.array([1]))
+    for runs in ([run], [empty], [run, empty], []):
+        ours = grade_runs(runs, qrels)
+        assert ours is not None
+        assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts(runs), qrels))
+    no_qrels = Qrels(np.zeros(0, str), np.zeros(0, str), np.zeros(0, int))
+    assert grade_runs([run], no_qrels).grades.shape == (1, 0, 0)
+
+
+def test_repeated_judgements_and_duplicate_rows_agree_with_the_vocabulary_path() -> None:
+    # tables built by hand may repeat a (topic, doc); qrels may judge one twice (the last judgement counts)
+    run = RunTable(
+        "r",
+        np.array(["1", "1", "1", "2"], dtype=object),
+        np.array(["a", "b", "a", "a"], dtype=object),
+        np.array([1, 2, 3, 1]),
+        np.array([3.0, 2.0, 1.0, 1.0]),
+        np.array([1, 2, 3, 4]),
+    )
+    qrels = Qrels(np.array(["1", "1", "2", "1"]), np.array(["a", "b", "a", "a"]), np.array([2, 0, 1, 1]))
+    ours = grade_runs([run], qrels)
+    assert ours is not None
+    assert ours.grades[0, 0, :3].tolist() == [1, 0, 1]
+    assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts([run]), qrels))
+
+
+def _object_tables(runs: list[RunTable]) -> list[RunTable]:
+    """The runs as object arrays, without parser hashes (so both sides hash with hash_strings)."""
+    return [RunTable(r.tag, r.topics.astype(object), r.docs.astype(object), r.ranks, r.scores, r.lines) for r in runs]
+
+
+@pytest.mark.parametrize("mask", [0, 0xC000000000000000])  # every hash equal; 4 distinct hashes
+def test_colliding_qrels_docnos_fall_back_to_the_vocabulary_path(monkeypatch: pytest.MonkeyPatch, mask: int) -> None:
+    real = grading.hash_strings
+    monkeypatch.setattr(grading, "hash_strings", lambda values, matrix: real(values, matrix=matrix) & np.uint64(mask))
+    for seed in range(5):
+        runs, qrels = _object_tables(random_runs(seed)), random_qrels(seed)
+        assert grade_runs(runs, qrels, 7) is None
+        ours = evaluate(qrels, runs, MEASURES, max_results=7)
+        reference = evaluate_prepared(prepare_runs_with_dicts(runs, 7), qrels, MEASURES)
+        np.testing.assert_array_equal(ours.values, reference.values)
+
+
+def test_run_docnos_colliding_with_a_qrels_docno_are_not_taken_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = grading.hash_strings
+    monkeypatch.setattr(grading, "hash_strings", lambda values, matrix: real(values, matrix=matrix) & np.uint64(0))
+    runs = _object_tables(random_runs(3))
+    qrels = Qrels(np.array(["1", "2", "3", "10"]), np.array(["d1"] * 4), np.array([1, 2, 0, 1]))  # one docno
+    ours = grade_runs(runs, qrels)
+    assert ours is not None
+    assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts(runs), qrels))
+
+
+def test_key_table_finds_exactly_the_stored_keys() -> None:
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 5, 3000):
+        keys = np.unique(rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2))
+        crowded = np.arange(50, dtype=np.uint64)  # equal top bits: every key but one overflows, level after level
+        for stored in (keys, crowded):
+            table = KeyTable(stored)
+            probe = np.concatenate((stored, stored + np.uint64(1), rng.integers(0, 2**63, 500).astype(np.uint64)))
+            rng.shuffle(probe)
+            position = {key: i for i, key in enumerate(stored.tolist())}
+            expected = [position.get(key, -1) for key in probe.tolist()]
+            assert table.find(probe).tolist() == expected
+            where, index = table.hits([probe[:300], probe[300:]])
+            assert where.tolist() == [i for i, e in enumerate(expected) if e >= 0]
+            assert index.tolist() == [e for e in expected if e >= 0]
+
+
+def _reference_order(run: RunTable) -> list[int]:
+    """Row order by (topic first seen, score desc, docno desc), by Python's sort."""
+    first_seen: dict[str, int] = {}
+    for topic in run.topics.tolist():
+        first_seen.setdefault(str(topic), len(first_seen))
+    rows = list(range(len(run)))
+    rows.sort(key=lambda i: str(run.docs[i]), reverse=True)
+    rows.sort(key=lambda i: (first_seen[str(run.topics[i])], -float(run.scores[i])))
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_run_order_is_trec_evals_order(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for run in random_runs(seed):
+        if rng.random() < 0.5:  # long tie blocks too
+            run = RunTable(run.tag, run.topics, run.docs, run.ranks, np.round(run.scores), run.lines)
+        order = run_order(run)
+        rows = order.rows.tolist() if order.rows is not None else list(range(len(run)))
+        assert rows == _reference_order(run)
+        topics = [str(run.topics[i]) for i in rows]
+        assert [topics[b] for b in order.bounds[:-1].tolist()] == order.topics
+        assert len(set(order.topics)) == len(order.topics)
+
+
+def test_cached_order_cannot_go_stale() -> None:
+    run = parse_trec_run("1 Q0 a 1 1 r\n1 Q0 b 2 2 r\n")
+    assert run_order(run).rows.tolist() == [1, 0]
+    assert run_order(run) is run_order(run)
+    with pytest.raises(ValueError):
+        run.scores[0] = 5.0
+
+
+def test_doc_hash_kinds_agree_within_one_grading() -> None:
+    parsed = parse_trec_run("1 Q0 caf\u00e9 1 1 r\n1 Q0 b 2 0.5 r\n")
+    assert np.array_equal(parsed.doc_hashes, hash_strings(np.array(["caf\u00e9", "b"]), matrix=True))
+    by_hand = _object_tables([parse_trec_run("1 Q0 b 1 1 s\n")])[0]
+    qrels = Qrels(np.array(["1", "1"]), np.array(["b", "caf\u00e9"]), np.array([1, 2]))
+    ours = grade_runs([parsed, by_hand], qrels)
+    assert ours is not None
+    assert ours.grades[:, 0, :2].tolist() == [[2, 1], [1, PADDING]]
