@@ -50,13 +50,11 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     hit, doc = index.docs.hits([_ranked_hashes(run, by_matrix) for run in runs])
     segment = np.searchsorted(seg_end, hit, side="right")
     position = hit - (seg_end - seg_len)[segment]
-    inside = position < kept_len[segment]
-    hit, segment, position, doc = hit[inside], segment[inside], position[inside], doc[inside]
+    hit, segment, position, doc = _where(position < kept_len[segment], hit, segment, position, doc)
     q_row = index.row_of(doc, seg_topic[segment])
-    judged_here = np.flatnonzero(q_row >= 0)
-    hit, segment, position, q_row = hit[judged_here], segment[judged_here], position[judged_here], q_row[judged_here]
-    same = _ranked_docs(runs, orders, hit) == q_docs[q_row]
-    segment, position, q_row = segment[same], position[same], q_row[same]
+    hit, segment, position, q_row = _where(q_row >= 0, hit, segment, position, q_row)
+    same = _docs_equal(runs, orders, hit, q_docs[q_row])
+    segment, position, q_row = _where(same, segment, position, q_row)
 
     lengths = np.zeros((n_run, n_topic), dtype=np.int64)
     valid = seg_topic >= 0
@@ -85,11 +83,18 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
 
 @dataclass(frozen=True)
 class QrelsIndex:
-    """The qrels' distinct docnos in a hash table, and the qrels row of each judged (docno, topic)."""
+    """The qrels' distinct docnos in a hash table, and the qrels row of each judged (docno, topic).
+
+    Most docnos are judged for one topic: each docno's first (topic, row) sits in plain arrays, and only the pairs
+    of docnos judged for more topics go to a second table.
+    """
 
     docs: KeyTable  # docno hashes; index = the docno's number
-    pairs: KeyTable  # mixed docno number * n_topic + topic
-    rows: np.ndarray  # int64 qrels row of each pair (the last, if a pair is judged twice)
+    first_topic: np.ndarray  # int64 [n_docno]: the lowest topic index judging the docno
+    first_row: np.ndarray  # int64 [n_docno]: its qrels row
+    more_topics: np.ndarray  # bool [n_docno]: other topics judge the docno too
+    pairs: KeyTable  # the other (docno, topic) pairs, as mixed docno number * n_topic + topic
+    pair_rows: np.ndarray  # int64 qrels row of each of those pairs
     n_topic: int
 
     @classmethod
@@ -102,14 +107,28 @@ class QrelsIndex:
             return None
         key = number * n_topic + topics
         order = np.argsort(key, kind="stable")
-        last = order[np.flatnonzero(np.append(key[order][1:] != key[order][:-1], True))] if len(key) else order
-        return cls(KeyTable(distinct), KeyTable(mix(key[last].astype(np.uint64))), last, n_topic)
+        # one row per pair, the last if a pair is judged twice; in (docno, topic) order
+        rows = order[np.flatnonzero(np.append(key[order][1:] != key[order][:-1], True))] if len(key) else order
+        doc_of = number[rows]
+        first = np.flatnonzero(np.append(True, doc_of[1:] != doc_of[:-1])) if len(rows) else rows
+        first_topic = np.full(len(distinct), -1, dtype=np.int64)
+        first_row = np.full(len(distinct), -1, dtype=np.int64)
+        first_topic[doc_of[first]] = topics[rows[first]]
+        first_row[doc_of[first]] = rows[first]
+        rest = np.ones(len(rows), dtype=bool)
+        rest[first] = False
+        more_topics = np.zeros(len(distinct), dtype=bool)
+        more_topics[doc_of[rest]] = True
+        pairs = KeyTable(mix(key[rows[rest]].astype(np.uint64)))
+        return cls(KeyTable(distinct), first_topic, first_row, more_topics, pairs, rows[rest], n_topic)
 
     def row_of(self, docs: np.ndarray, topics: np.ndarray) -> np.ndarray:
         """The qrels row judging each (docno number, topic index), -1 where there is none."""
-        where, index = self.pairs.hits([mix((docs * self.n_topic + topics).astype(np.uint64))])
-        out = np.full(len(docs), -1, dtype=np.int64)
-        out[where] = self.rows[index]
+        out = np.where(self.first_topic[docs] == topics, self.first_row[docs], -1)
+        other = np.flatnonzero(self.more_topics[docs])
+        if len(other):
+            where, index = self.pairs.hits([mix((docs[other] * self.n_topic + topics[other]).astype(np.uint64))])
+            out[other[where]] = self.pair_rows[index]
         return out
 
 
@@ -125,16 +144,22 @@ def _ranked_hashes(run: RunTable, by_matrix: bool) -> np.ndarray:
     return run.cached(f"ranked_doc_hashes:{by_matrix}", compute)
 
 
-def _ranked_docs(runs: Sequence[RunTable], orders: list[RunOrder], at: np.ndarray) -> np.ndarray:
-    """The docnos at positions `at` (ascending) of all runs' ranked rows laid end to end."""
+def _where(keep: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The arrays at the positions where `keep` holds (the arrays themselves if it holds everywhere)."""
+    if keep.all():
+        return arrays
+    at = np.flatnonzero(keep)
+    return tuple(values[at] for values in arrays)
+
+
+def _docs_equal(runs: Sequence[RunTable], orders: list[RunOrder], at: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """bool per position: the docno at `at` (ascending) of all runs' ranked rows laid end to end is `expected`."""
     bounds = np.concatenate(([0], np.cumsum([len(run) for run in runs])))
-    cuts = np.searchsorted(at, bounds)
-    parts = []
+    cuts = np.searchsorted(at, bounds).tolist()
+    out = np.empty(len(at), dtype=bool)
     for r, (run, o) in enumerate(zip(runs, orders, strict=True)):
-        local = at[cuts[r] : cuts[r + 1]] - bounds[r]
-        parts.append(np.asarray(run.docs)[local if o.rows is None else o.rows[local]])
-    if not parts:
-        return np.zeros(0, dtype=str)
-    if all(part.dtype.kind == "U" for part in parts):
-        return np.concatenate(parts)
-    return np.concatenate([part.astype(object) for part in parts])
+        lo, hi = cuts[r], cuts[r + 1]
+        if lo < hi:
+            local = at[lo:hi] - bounds[r]
+            out[lo:hi] = np.asarray(run.docs)[local if o.rows is None else o.rows[local]] == expected[lo:hi]
+    return out
