@@ -19,6 +19,15 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
+def _group_starts(sorted_values: np.ndarray) -> np.ndarray:
+    """For each element of a sorted array, the index of the first element equal to it."""
+    index = np.arange(len(sorted_values))
+    new = np.empty(len(sorted_values), dtype=bool)
+    new[:1] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=new[1:])
+    return np.maximum.accumulate(np.where(new, index, 0)) if len(index) else index
+
+
 class RankedLists:
     """Cached views of a GradeMatrix that several measures share."""
 
@@ -56,15 +65,21 @@ class RankedLists:
         return 1.0 / np.log2(self.ranks + 1.0)
 
     @cached_property
-    def relevant_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Where the relevant docs are: (run x topic cell, 0-based position, 1-based count within its list), each [n].
+    def judged_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """(flat index into grades, grade) of every judged doc in the lists (grade >= 0), in rank order per list.
 
-        Relevant docs are few, so measures that only sum over them are cheapest on these.
+        Judged docs are few, so measures that only sum over them are cheapest on these.
         """
-        flat = np.flatnonzero(self.relevant)
+        flat = np.flatnonzero(self.matrix.grades >= 0)
+        return flat, self.matrix.grades.reshape(-1)[flat]
+
+    @cached_property
+    def relevant_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where the relevant docs are: (run x topic cell, 0-based position, 1-based count in its list), each [n]."""
+        flat, grades = self.judged_cells
+        flat = flat[np.flatnonzero(grades >= RELEVANCE_LEVEL)]
         cell, position = np.divmod(flat, max(self.depth, 1))
-        first = np.searchsorted(cell, cell)  # index of the cell's first relevant doc
-        return cell, position, np.arange(1, len(flat) + 1) - first
+        return cell, position, np.arange(1, len(flat) + 1) - _group_starts(cell)
 
     def sum_per_list(self, cell: np.ndarray, values: np.ndarray) -> np.ndarray:
         """float [run, topic]: `values` summed per run x topic cell."""
@@ -77,7 +92,9 @@ class RankedLists:
             return np.zeros(self.matrix.lengths.shape, dtype=np.int64)
         if "cum_relevant" in self.__dict__:
             return self.cum_relevant[:, :, min(k, self.depth) - 1]
-        return np.count_nonzero(self.relevant[:, :, :k], axis=2).astype(np.int64)
+        cached = self.__dict__.get("relevant")
+        top = cached[:, :, :k] if cached is not None else self.matrix.grades[:, :, :k] >= RELEVANCE_LEVEL
+        return np.count_nonzero(top, axis=2).astype(np.int64)
 
     def relevant_at_each(self, cutoffs: np.ndarray) -> np.ndarray:
         """int [run, topic]: relevant docs in the top cutoffs[topic] (per-topic cutoffs)."""
@@ -138,11 +155,14 @@ def reciprocal_rank(lists: RankedLists, k: int | None = None) -> np.ndarray:
 
 def bpref(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """bpref as trec_eval: each retrieved relevant doc loses min(nonrel above, R) / min(R, N)."""
-    grades = lists.matrix.grades
-    nonrel = np.flatnonzero((grades >= 0) & (grades < RELEVANCE_LEVEL))
-    cell, position, _ = lists.relevant_cells
-    start = cell * lists.depth
-    nonrel_above = np.searchsorted(nonrel, start + position) - np.searchsorted(nonrel, start)
+    flat, grades = lists.judged_cells
+    nonrel = grades < RELEVANCE_LEVEL
+    seen = np.cumsum(nonrel)  # judged non-relevant docs at or above each judged doc, counted over all lists
+    cell = flat // max(lists.depth, 1)
+    first = _group_starts(cell)  # each list's first judged doc
+    relevant = np.flatnonzero(~nonrel)
+    nonrel_above = seen[relevant] - (seen - nonrel)[first[relevant]]  # a relevant doc does not count itself
+    cell = cell[relevant]
     n_topic = lists.matrix.lengths.shape[1]
     r = lists.matrix.judged.num_rel[cell % n_topic]
     n = lists.matrix.judged.num_nonrel[cell % n_topic]
