@@ -78,10 +78,8 @@ def _evaluate_runs(
             raise MeasureError(f"{', '.join(stratified)} need sample_eval (5-column, stratified) qrels")
     tables = [read_run(path) for path in run_paths]
     names = _unique_names([table.tag or path.name for table, path in zip(tables, run_paths, strict=True)])
-    from app.evaluation.ranking import prepare_runs
-
-    prepared = prepare_runs(tables, max_results, names=names)
-    return evaluate(qrels, prepared, measures, run_topics_only=run_topics_only).to_dict()
+    results = evaluate(qrels, tables, measures, max_results=max_results, run_topics_only=run_topics_only, names=names)
+    return results.to_dict()
 
 
 def _unique_names(names: list[str]) -> list[str]:

@@ -65,9 +65,9 @@ def _changes(values: np.ndarray) -> np.ndarray:
     return values[1:] != values[:-1]
 
 
-def _docno_ties_descending(rows: np.ndarray | None, docs: np.ndarray, scores: np.ndarray, same: np.ndarray) -> (
-    np.ndarray | None
-):
+def _docno_ties_descending(
+    rows: np.ndarray | None, docs: np.ndarray, scores: np.ndarray, same: np.ndarray
+) -> np.ndarray | None:
     """`rows` with every block of equal scores (in one segment) sorted by docno desc; scores are in `rows` order.
 
     Most blocks are two rows: those are swapped where out of order; only longer blocks are sorted.

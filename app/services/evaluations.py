@@ -18,7 +18,6 @@ from app.evaluation.moments import (
     parse_moment_ground_truth,
     parse_moment_measure,
 )
-from app.evaluation.ranking import prepare_runs
 from app.evaluation.registry import default_measures, resolve
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
@@ -119,8 +118,8 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
         assert qrels is not None
         tables = load_runs(session, [r.id for r in runs])
         progress(0.4)
-        prepared = prepare_runs(tables, campaign.max_results, names=[str(r.id) for r in runs])
-        results = evaluate(load_qrels(session, qrels), prepared, names)
+        run_ids = [str(r.id) for r in runs]
+        results = evaluate(load_qrels(session, qrels), tables, names, max_results=campaign.max_results, names=run_ids)
         table = results.to_dict()
     progress(0.7)
     _store_scores(session, evaluation, runs, table)
