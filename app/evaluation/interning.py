@@ -123,6 +123,8 @@ class KeyTable:
         self.keys = np.asarray(keys, dtype=np.uint64)
         if len(self.keys) >= 2**31:
             raise ValueError("too many keys for int32 slots")
+        if len(np.unique(self.keys)) < len(self.keys):
+            raise ValueError("the keys of a KeyTable must be distinct")
         self._bits = max(int(self.SLOTS_PER_KEY * len(self.keys)).bit_length(), 4)
         size = 1 << self._bits
         self._slot_index = np.full(size, -1, dtype=np.int32)

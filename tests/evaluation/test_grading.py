@@ -139,6 +139,11 @@ def test_key_table_finds_exactly_the_stored_keys() -> None:
             assert index.tolist() == [e for e in expected if e >= 0]
 
 
+def test_key_table_refuses_repeated_keys() -> None:
+    with pytest.raises(ValueError, match="distinct"):
+        KeyTable(np.array([3, 5, 3], dtype=np.uint64))
+
+
 def _reference_order(run: RunTable) -> list[int]:
     """Row order by (topic first seen, score desc, docno desc), by Python's sort."""
     first_seen: dict[str, int] = {}
