@@ -154,36 +154,43 @@ class KeyTable:
         Works a chunk at a time in scratch buffers: a look-up is a few passes, and fresh multi-megabyte temporaries
         per pass would cost more in page faults than the passes themselves.
         """
-        shift = np.uint64(64 - self._bits)
         scratch = min(max((len(p) for p in parts), default=0), _CHUNK)
-        slot_buffer = np.empty(scratch, dtype=np.uint64)
-        index_buffer = np.empty(scratch, dtype=np.int32)
+        buffers = (np.empty(scratch, dtype=np.uint64), np.empty(scratch, dtype=np.int32))
         positions, indices = [], []
         offset = 0
         for part in parts:
             part = np.asarray(part, dtype=np.uint64)
             for lo in range(0, len(part), _CHUNK):
-                keys = part[lo : lo + _CHUNK]
-                n = len(keys)
-                slot = np.right_shift(keys, shift, out=slot_buffer[:n]).view(np.intp)
-                held = np.take(self._slot_index, slot, out=index_buffer[:n])
-                candidates = np.flatnonzero(held >= 0)
-                index, wanted = held[candidates], keys[candidates]
-                same = self.keys[index] == wanted
-                match = np.flatnonzero(same)
-                at, index = candidates[match], index[match]
-                other = np.flatnonzero(~same)
-                other = other[np.flatnonzero(self._overflowed[slot[candidates[other]]])]
-                if self._overflow is not None and len(other):
-                    where, found = self._overflow.hits([mix(wanted[other])])
-                    if len(where):
-                        at = np.concatenate((at, candidates[other[where]]))
-                        index = np.concatenate((index, self._overflow_index[found]))
-                        order = np.argsort(at, kind="stable")
-                        at, index = at[order], index[order]
+                at, index = self._probe(part[lo : lo + _CHUNK], buffers)
                 positions.append(at + (offset + lo))
                 indices.append(index)
             offset += len(part)
         if not positions:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate(positions).astype(np.int64), np.concatenate(indices).astype(np.int64)
+
+    def _probe(self, keys: np.ndarray, buffers: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending positions, key indices) of the keys found, using the scratch `buffers` if given."""
+        n = len(keys)
+        slot_buffer, index_buffer = buffers if buffers is not None else (None, None)
+        slot = np.right_shift(keys, np.uint64(64 - self._bits), out=None if slot_buffer is None else slot_buffer[:n])
+        slot = slot.view(np.intp)
+        held = np.take(self._slot_index, slot, out=None if index_buffer is None else index_buffer[:n])
+        candidates = np.flatnonzero(held >= 0)
+        index, wanted = held[candidates], keys[candidates]
+        same = self.keys[index] == wanted
+        match = np.flatnonzero(same)
+        at, index = candidates[match], index[match]
+        if self._overflow is None:
+            return at, index
+        other = np.flatnonzero(~same)
+        other = other[np.flatnonzero(self._overflowed[slot[candidates[other]]])]
+        where, found = self._overflow._probe(mix(wanted[other]), None)
+        if len(where) == 0:
+            return at, index
+        # merge the two ascending position lists through a chunk-sized array (cheaper than sorting them)
+        merged = np.full(n, -1, dtype=np.int64)
+        merged[at] = index
+        merged[candidates[other[where]]] = self._overflow_index[found]
+        at = np.flatnonzero(merged >= 0)
+        return at, merged[at]

@@ -72,7 +72,8 @@ def _docno_ties_descending(
 
     Most blocks are two rows: those are swapped where out of order; only longer blocks are sorted.
     """
-    pairs = np.flatnonzero(same & (scores[1:] == scores[:-1]))  # row i ties with row i + 1
+    pairs = np.flatnonzero(scores[1:] == scores[:-1])  # row i ties with row i + 1 ...
+    pairs = pairs[same[pairs]]  # ... in the same segment
     if len(pairs) == 0:
         return rows
     rising = docs[pairs + 1] > docs[pairs] if rows is None else docs[rows[pairs + 1]] > docs[rows[pairs]]
