@@ -17,7 +17,7 @@ class RunTable:
 
     tag: str  # the run tag (6th column), one per file
     topics: np.ndarray  # str per row (a numpy unicode array from the parsers; object arrays of str work too)
-    docs: np.ndarray  # str per row (likewise; read-only when the parser attached doc hashes)
+    docs: np.ndarray  # str per row (likewise; read-only once the parser attached doc hashes or `cached` ran)
     ranks: np.ndarray  # int64, the submitted rank column (not used for ordering)
     scores: np.ndarray  # float64
     lines: np.ndarray  # int64, 1-based line number of each row
