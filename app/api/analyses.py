@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi import APIRouter, BackgroundTasks, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.jobs import run_analysis_job
@@ -64,3 +64,19 @@ def start(
 def get(job_id: int, session: SessionDep, principal: Organiser) -> AnalysisOut:
     """An analysis job and its result."""
     return AnalysisOut.model_validate(analyses.get_analysis(session, principal, job_id))
+
+
+@router.get(
+    "/analyses/{job_id}/figure",
+    response_class=Response,
+    responses={200: {"content": {"image/svg+xml": {}, "image/png": {}}}},
+)
+def figure(
+    job_id: int, session: SessionDep, principal: Organiser, format: Literal["svg", "png"] = "svg"
+) -> Response:
+    """The analysis's figure (Westerveld Fig. 2-4, AxIoU paper Fig. 4, 6, 7), drawn from its stored result."""
+    from app.figures.analyses import FIGURES, render  # matplotlib: only when a figure is asked for
+
+    job = analyses.finished_analysis(session, principal, job_id)
+    image = render(FIGURES[job.kind](job.result or {}), format)
+    return Response(image, media_type="image/svg+xml" if format == "svg" else "image/png")

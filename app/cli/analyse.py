@@ -86,16 +86,28 @@ def _write_json(path: Path | None, data: dict) -> None:
         path.write_text(json.dumps(data, indent=1, allow_nan=True), encoding="utf-8")
 
 
-def _write_outputs(
-    console: Console, json_path: Path | None, data: dict, plot: Path | None, draw: str, *plot_args: object
-) -> None:
-    """Write the --json file and, with --plot, the figure drawn by `app.cli.plots.<draw>`.
+PLOT_FORMATS = {".png": "png", ".svg": "svg"}
 
-    The plotting module (matplotlib) is imported only when a plot is asked for, to keep the command quick to start.
+
+def check_plot_path(path: Path | None) -> None:
+    """Refuse a --plot path that is not .png or .svg (before any work is done)."""
+    if path is not None and path.suffix.lower() not in PLOT_FORMATS:
+        raise ValueError(f"plot file must end in .png or .svg: {path}")
+
+
+def _write_outputs(
+    console: Console, json_path: Path | None, data: dict, plot: Path | None, kind: str, figure_data: dict | None = None
+) -> None:
+    """Write the --json file and, with --plot, the analysis figure of `kind` drawn from the same data.
+
+    The figures module (matplotlib) is imported only when a plot is asked for, to keep the command quick to start.
     """
     _write_json(json_path, data)
     if plot is not None:
-        getattr(importlib.import_module("app.cli.plots"), draw)(plot, *plot_args)
+        check_plot_path(plot)
+        figures = importlib.import_module("app.figures.analyses")
+        figure = figures.FIGURES[kind](data if figure_data is None else figure_data)
+        plot.write_bytes(figures.render(figure, PLOT_FORMATS[plot.suffix.lower()]))
         console.print(f"plot written to {plot}")
 
 
@@ -126,10 +138,7 @@ def pool_depth_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Westerveld's pool-depth analysis: every run's score and tau_b / tau_AP vs the full qrels for depths 1..D."""
-    if plot is not None:
-        from app.cli.plots import check_path
-
-        check_path(plot)
+    check_plot_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
     pooled = read_run_groups(groups).pooled_runs(names) if groups else None
@@ -167,7 +176,7 @@ def pool_depth_command(
     for r in np.argsort(-result.full, kind="stable").tolist():
         runs_table.add_row(result.runs[r], _fmt(result.full[r]), *[_fmt(result.scores[i, r]) for i in few])
     console.print(runs_table)
-    _write_outputs(console, json_path, result.to_dict(), plot, "pool_depth_plot", result)
+    _write_outputs(console, json_path, result.to_dict(), plot, "pool-depth")
 
 
 @analyse.command("leave-out")
@@ -186,12 +195,9 @@ def leave_out_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Leave one run / group / run type out: remove the qrels lines only it contributed and re-evaluate."""
+    check_plot_path(plot)
     if by not in ("run", "group", "type"):
         raise ValueError("--by must be run, group or type")
-    if plot is not None:
-        from app.cli.plots import check_path
-
-        check_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
     table_groups = read_run_groups(groups)
@@ -230,7 +236,7 @@ def leave_out_command(
         f"tau_b = {result.tau_b:.4f}  tau_AP = {result.tau_ap:.4f}  "
         f"max drop = {result.max_drop:.4f} ({result.max_percent_drop:.2f}%)"
     )
-    _write_outputs(console, json_path, result.to_dict(), plot, "leave_out_plot", result)
+    _write_outputs(console, json_path, result.to_dict(), plot, "leave-out")
 
 
 MeasuresOpt = Annotated[list[str], typer.Option("-m", "--measure", help="measure (repeat the option)")]
@@ -247,6 +253,7 @@ def agreement_command(
     json_path: JsonOpt = None,
 ) -> None:
     """tau_b between the system rankings of every pair of measures (AxIoU paper, Fig. 4)."""
+    check_plot_path(plot)
     if len(measures) < 2:
         raise ValueError("name at least two measures with -m")
     qrels, runs = _load(qrels_path, run_paths)
@@ -260,9 +267,7 @@ def agreement_command(
         table.add_row(name, *[_fmt(v) for v in matrix[i]])
     console = _console()
     console.print(table)
-    _write_outputs(
-        console, json_path, {"measures": names, "tau_b": matrix.tolist()}, plot, "agreement_plot", names, matrix
-    )
+    _write_outputs(console, json_path, {"measures": names, "tau_b": matrix.tolist()}, plot, "agreement")
 
 
 @analyse.command("stability")
@@ -278,6 +283,7 @@ def stability_command(
     json_path: JsonOpt = None,
 ) -> None:
     """tau_b on random topic subsets: subset vs full set, and disjoint split halves (mean and variance)."""
+    check_plot_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     results = evaluate(qrels, runs, measures, max_results=max_results)
     result = results_stability(results, trials=trials, seed=seed)
@@ -296,7 +302,7 @@ def stability_command(
             cells.append("" if k is None else f"{_fmt(result.split_mean[i, k])} ({result.split_var[i, k]:.4f})")
         table.add_row(str(size), *cells)
     console.print(table)
-    _write_outputs(console, json_path, result.to_dict(), plot, "stability_plot", result)
+    _write_outputs(console, json_path, result.to_dict(), plot, "stability")
 
 
 @analyse.command("label-noise")
@@ -314,6 +320,7 @@ def label_noise_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Label-noise stability of moment measures (AxIoU paper, Fig. 7): per run, mean |change| and RMSE."""
+    check_plot_path(plot)
     from app.evaluation.analyses.label_noise import DEFAULT_SIGMAS
     from app.evaluation.moments import (
         ground_truth_segments,
@@ -359,7 +366,7 @@ def label_noise_command(
             ]
             detail.add_row(run, m, _fmt(result.clean[k, r]), *cells)
     console.print(detail)
-    _write_outputs(console, json_path, result.to_dict(), plot, "label_noise_plot", result)
+    _write_outputs(console, json_path, result.to_dict(), plot, "label-noise")
 
 
 @analyse.command("ties")
@@ -373,6 +380,7 @@ def ties_command(
     json_path: JsonOpt = None,
 ) -> None:
     """All-tied query ratio: the share of topics on which every run scores the same, per measure."""
+    check_plot_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     results = evaluate(qrels, runs, measures, max_results=max_results)
     ratios = all_tied_ratios(results)
@@ -384,7 +392,7 @@ def ties_command(
         table.add_row(m, _fmt(ratio), str(round(ratio * len(results.topics))))
     console = _console()
     console.print(table)
-    _write_outputs(console, json_path, ratios, plot, "ties_plot", ratios)
+    _write_outputs(console, json_path, ratios, plot, "ties", {"ratios": ratios})
 
 
 @analyse.command("power")

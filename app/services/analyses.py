@@ -20,7 +20,7 @@ from app.evaluation.moments import ground_truth_segments, parse_moment_measure, 
 from app.evaluation.ranking import prepare_runs
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
-from app.services.errors import InvalidInput, NotFound
+from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
 from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, score_table
 from app.services.pools import current_pool
@@ -194,4 +194,12 @@ def get_analysis(session: Session, principal: Principal, job_id: int) -> Analysi
     if job is None:
         raise NotFound(f"analysis {job_id} not found")
     get_organised(session, principal, job.campaign_id)
+    return job
+
+
+def finished_analysis(session: Session, principal: Principal, job_id: int) -> AnalysisJob:
+    """An analysis of a campaign the caller organises that has its result (Conflict while it runs or if it failed)."""
+    job = get_analysis(session, principal, job_id)
+    if job.status != "done" or job.result is None:
+        raise Conflict(f"analysis {job_id} is {job.status}: it has no result to draw")
     return job

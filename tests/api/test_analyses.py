@@ -13,14 +13,28 @@ from app.evaluation.trec_files import parse_qrels, parse_trec_run
 from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
 
 
-def run_analysis(client, organiser, campaign_id, kind, **params):
+def start_analysis(client, organiser, campaign_id, kind, **params):
+    """Run an analysis job to its end; return the job."""
     started = client.post(
         f"/api/campaigns/{campaign_id}/analyses", json={"kind": kind, "params": params}, headers=organiser
     )
     assert started.status_code == 202, started.text
     job = client.get(f"/api/analyses/{started.json()['id']}", headers=organiser).json()
     assert job["status"] == "done", job
-    return job["result"]
+    return job
+
+
+def run_analysis(client, organiser, campaign_id, kind, **params):
+    return start_analysis(client, organiser, campaign_id, kind, **params)["result"]
+
+
+def assert_svg_figure(client, headers, job_id):
+    """The job's figure is an SVG image whose text names what the stored result holds."""
+    response = client.get(f"/api/analyses/{job_id}/figure", headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("image/svg+xml")
+    assert b"<svg" in response.content[:1000]
+    return response.text
 
 
 @pytest.fixture
@@ -138,6 +152,8 @@ def test_label_noise_on_a_moment_campaign(make_campaign, client, organiser):
         for per_run in level["runs"].values():
             for stats in per_run.values():
                 assert stats["rmse"] >= stats["mean_abs_change"] - 1e-12
+    job = start_analysis(client, organiser, campaign.id, "label-noise", measures=["AxIoU@1"], sigmas=[1.0], trials=5)
+    assert "Label noise (5 trials" in assert_svg_figure(client, organiser, job["id"])
     # more noise, more change
     assert result["levels"][1]["mean_rmse"]["AxIoU@1"] > result["levels"][0]["mean_rmse"]["AxIoU@1"]
     again = run_analysis(
@@ -154,3 +170,35 @@ def test_label_noise_on_a_moment_campaign(make_campaign, client, organiser):
     shots = make_campaign()
     refused = client.post(f"/api/campaigns/{shots.id}/analyses", json={"kind": "label-noise"}, headers=organiser)
     assert refused.status_code == 422 and refused.json()["errors"][0]["message"] == "moments only"
+
+
+def test_figures_are_drawn_from_the_stored_results(evaluated, client, organiser, sessions):
+    campaign, _, _, _, assessor = evaluated
+    kinds = {
+        "pool-depth": {"max_depth": 5},
+        "leave-out": {"by": "team", "measure": "AP"},
+        "agreement": {"measures": ["AP", "P@10"]},
+        "stability": {"measures": ["AP"], "trials": 5},
+        "ties": {},
+        "power": {"measure": "AP", "n_resamples": 200},
+    }
+    jobs = {kind: start_analysis(client, organiser, campaign.id, kind, **params) for kind, params in kinds.items()}
+    texts = {kind: assert_svg_figure(client, organiser, job["id"]) for kind, job in jobs.items()}
+    assert "Ranking correlation vs pool depth" in texts["pool-depth"]
+    assert f"max drop = {jobs['leave-out']['result']['max_drop']:.4f}" in texts["leave-out"]
+    assert "Measure agreement" in texts["agreement"] and "Stability (5 trials" in texts["stability"]
+    png = client.get(f"/api/analyses/{jobs['pool-depth']['id']}/figure?format=png", headers=organiser)
+    assert png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
+    assert client.get(f"/api/analyses/{jobs['ties']['id']}/figure?format=gif", headers=organiser).status_code == 422
+    # organisers only, and only a finished analysis has a figure
+    assert client.get(f"/api/analyses/{jobs['ties']['id']}/figure", headers=assessor).status_code == 403
+    _, team = campaign.team()
+    assert client.get(f"/api/analyses/{jobs['ties']['id']}/figure", headers=team).status_code == 403
+    from app.storage.models import AnalysisJob
+
+    with sessions() as session:
+        session.get(AnalysisJob, jobs["ties"]["id"]).status = "running"
+        session.commit()
+    running = client.get(f"/api/analyses/{jobs['ties']['id']}/figure", headers=organiser)
+    assert running.status_code == 409 and "running" in running.text
+    assert client.get("/api/analyses/999999/figure", headers=organiser).status_code == 404

@@ -80,12 +80,16 @@ def test_leave_out_by_group_and_svg_plot(files, tmp_path):
 
 def test_agreement_ties_and_stability_commands(files, tmp_path):
     runs, qrels, qrels_path, run_paths, _ = files
-    result = runner.invoke(cli, ["analyse", "agreement", qrels_path, *run_paths, "-m", "AP", "-m", "P@5"])
+    agreement_plot, ties_plot = tmp_path / "agree.svg", tmp_path / "ties.svg"
+    args = ["analyse", "agreement", qrels_path, *run_paths, "-m", "AP", "-m", "P@5", "--plot", str(agreement_plot)]
+    result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
+    assert "Measure agreement" in agreement_plot.read_text()
     means = evaluate(qrels, runs, ["AP", "P@5"]).mean()
     assert _row(result.output, "AP")[1:] == ["1.0000", f"{stats.kendalltau(means[:, 0], means[:, 1]).statistic:.4f}"]
-    result = runner.invoke(cli, ["analyse", "ties", qrels_path, *run_paths, "-m", "P@5"])
+    result = runner.invoke(cli, ["analyse", "ties", qrels_path, *run_paths, "-m", "P@5", "--plot", str(ties_plot)])
     assert result.exit_code == 0, result.output
+    assert "share of topics where all runs tie" in ties_plot.read_text()
     plot = tmp_path / "stab.png"
     args = ["analyse", "stability", qrels_path, *run_paths, "-m", "AP", "--trials", "20", "--plot", str(plot)]
     result = runner.invoke(cli, args)

@@ -1,0 +1,185 @@
+"""Analysis figures from an analysis's JSON form (what `to_dict` gives, what a job stores): one function a kind.
+
+The CLI draws them from the results it computes, the REST API from the results its jobs stored; both hold the same
+plain data, so one drawing serves both. Figures follow Westerveld's TRECVID study (Fig. 2-4) and the AxIoU paper
+(Fig. 4, 6, 7).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+FORMATS = {".png": "png", ".svg": "svg"}
+Data = Mapping[str, Any]
+
+
+def render(figure: Figure, fmt: str) -> bytes:
+    """The figure as PNG or SVG bytes (and closed)."""
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format=fmt, dpi=120)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def _floats(values: Sequence[float | None]) -> np.ndarray:
+    """A float array of JSON numbers (None, how stored results spell NaN, becomes nan)."""
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    """A stored number for a title (nan for None)."""
+    return "nan" if value is None else f"{value:.{digits}f}"
+
+
+def _by_score(runs: Sequence[str], scores: Sequence[float]) -> np.ndarray:
+    """Run order by score, best first."""
+    return np.argsort(-np.nan_to_num(_floats(scores), nan=-np.inf), kind="stable")
+
+
+def pool_depth(data: Data) -> Figure:
+    """Westerveld Fig. 2 (score per run, full pool vs each depth) and Fig. 3 (tau vs depth)."""
+    runs, levels, measure = list(data["runs"]), data["depths"], data["measure"]
+    full = _floats([data["full"][run] for run in runs])
+    order = _by_score(runs, full)
+    depths = [level["depth"] for level in levels]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    x = np.arange(len(runs))
+    for level in levels:
+        scores = _floats([level["scores"][runs[i]] for i in order])
+        left.scatter(x, scores, s=4, color="tab:gray", alpha=0.35, linewidths=0)
+    left.scatter(x, full[order], s=36, facecolors="none", edgecolors="tab:red", label="full qrels")
+    if depths:
+        left.scatter([], [], s=8, color="tab:gray", label=f"pool depth {depths[0]}..{depths[-1]}")
+    left.set_xticks(x, [runs[i] for i in order], rotation=70, ha="right", fontsize=7)
+    left.set_ylabel(measure)
+    left.set_title(f"{measure} per run (sorted by full-qrels score)")
+    left.legend(fontsize=8)
+    right.plot(depths, _floats([level["tau_b"] for level in levels]), label="Kendall tau_b", color="tab:blue")
+    tau_ap = _floats([level["tau_ap"] for level in levels])
+    right.plot(depths, tau_ap, label="tau_AP", color="tab:orange", linestyle="--")
+    right.set_xlabel("pool depth")
+    right.set_ylabel("correlation with the full-qrels ranking")
+    right.set_title("Ranking correlation vs pool depth")
+    if len(depths) > 1 and depths[-1] / max(depths[0], 1) > 50:
+        right.set_xscale("log")
+    right.grid(alpha=0.3)
+    right.legend(fontsize=8)
+    return fig
+
+
+def leave_out(data: Data) -> Figure:
+    """Westerveld Fig. 4: each run's original score and its score with its run/group/type left out."""
+    rows = data["runs"]
+    original = _floats([row["original"] for row in rows])
+    reduced = _floats([row["reduced"] for row in rows])
+    order = _by_score([row["run"] for row in rows], original)
+    fig, ax = plt.subplots(figsize=(11, 4.8))
+    x = np.arange(len(rows))
+    ax.scatter(x, original[order], s=36, facecolors="none", edgecolors="tab:red", label="original")
+    ax.scatter(x, reduced[order], s=22, marker="x", color="tab:blue", label=f"one {data['by']} left out")
+    ax.set_xticks(x, [rows[i]["run"] for i in order], rotation=70, ha="right", fontsize=7)
+    ax.set_ylabel(data["measure"])
+    ax.set_title(
+        f"Leave one {data['by']} out (pool depth {data['depth']}): tau_b = {_fmt(data['tau_b'], 3)}, "
+        f"max drop = {_fmt(data['max_drop'], 4)} ({_fmt(data['max_percent_drop'], 1)}%)"
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def agreement(data: Data) -> Figure:
+    """AxIoU paper Fig. 4: heat map of tau_b between measures."""
+    measures = list(data["measures"])
+    matrix = _floats([v for row in data["tau_b"] for v in row]).reshape(len(measures), len(measures))
+    n = len(measures)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * n, 0.9 + 0.6 * n))
+    image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
+    ax.set_xticks(range(n), measures, rotation=60, ha="right")
+    ax.set_yticks(range(n), measures)
+    for i in range(n):
+        for j in range(n):
+            value = matrix[i, j]
+            ax.text(j, i, "nan" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(image, ax=ax, label="Kendall tau_b")
+    ax.set_title("Measure agreement")
+    return fig
+
+
+def stability(data: Data) -> Figure:
+    """AxIoU paper Fig. 6: mean and variance of tau_b vs topic subset size, subset-vs-full and split halves."""
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex="col")
+    for column, part in enumerate(("subset_vs_full", "split_halves")):
+        for measure, rows in data[part].items():
+            sizes = [row["size"] for row in rows]
+            axes[0, column].plot(sizes, _floats([row["mean"] for row in rows]), label=measure)
+            axes[1, column].plot(sizes, _floats([row["var"] for row in rows]), label=measure)
+    axes[0, 0].set_title("subset vs full set")
+    axes[0, 1].set_title("disjoint split halves")
+    for ax in axes[0]:
+        ax.set_ylabel("mean tau_b")
+    for ax in axes[1]:
+        ax.set_ylabel("variance of tau_b")
+        ax.set_xlabel("topics per subset")
+    for ax in axes.ravel():
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle(f"Stability ({data['trials']} trials per size, seed {data['seed']})")
+    return fig
+
+
+def label_noise(data: Data) -> Figure:
+    """AxIoU paper Fig. 7: RMSE (mean over systems) vs noise level, one line per measure."""
+    levels = data["levels"]
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    sigmas = [level["sigma"] for level in levels]
+    for measure in data["measures"]:
+        ax.plot(sigmas, _floats([level["mean_rmse"][measure] for level in levels]), marker="o", label=measure)
+    ax.set_xlabel("noise level sigma (s)")
+    ax.set_ylabel("mean RMSE over systems")
+    ax.set_title(f"Label noise ({data['trials']} trials, {data['raters']} raters, length: {data['length']})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def ties(data: Data) -> Figure:
+    """Bar chart of the all-tied topic ratio per measure (`{"ratios": {measure: ratio}}`)."""
+    ratios = data["ratios"]
+    fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(ratios), 4))
+    ax.bar(list(ratios), _floats(list(ratios.values())), color="tab:blue")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of topics where all runs tie")
+    ax.tick_params(axis="x", rotation=60)
+    return fig
+
+
+def power(data: Data) -> Figure:
+    """Discriminative power: the share of run pairs told apart at the test's alpha, as one bar."""
+    fig, ax = plt.subplots(figsize=(3.5, 4))
+    ax.bar([data["measure"]], _floats([data["discriminative_power"]]), color="tab:blue")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(f"run pairs significantly different (alpha {data['alpha']})")
+    ax.set_title(f"{len(data['runs'])} runs")
+    return fig
+
+
+FIGURES: dict[str, Callable[[Data], Figure]] = {
+    "pool-depth": pool_depth,
+    "leave-out": leave_out,
+    "agreement": agreement,
+    "stability": stability,
+    "label-noise": label_noise,
+    "ties": ties,
+    "power": power,
+}
