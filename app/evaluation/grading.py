@@ -9,20 +9,22 @@ exactly those of `grade_matrix(prepare_runs(...))`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.interning import KeyTable, hash_strings, matrix_hashable, mix
+from app.evaluation.interning import KeyTable, hash_strings, matrix_hashable
 from app.evaluation.ranking import NOT_POOLED, PADDING, GradeMatrix, summarise_qrels
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.run_order import RunOrder, run_order
 
+_TOPIC_MULTIPLIER = np.uint64(0xD6E8FEB86659FD93)
+
 
 def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) -> GradeMatrix | None:
-    """Grades at each rank of every run x qrels topic (trec_eval order and cut); None if qrels docnos collide.
+    """Grades at each rank of every run x qrels topic (trec_eval order and cut); None if qrels keys collide.
 
-    A None (two different qrels docnos with one 64-bit hash) tells the caller to take the `prepare_runs` path.
+    A None (two different qrels (topic, docno) pairs with one 64-bit key) tells the caller to take the
+    `prepare_runs` path.
     """
     judged, q_topic, q_stratum = summarise_qrels(qrels)
     n_run, n_topic = len(runs), len(judged.topics)
@@ -32,9 +34,11 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     by_matrix = matrix_hashable(q_docs) and all(
         run.doc_hashes is not None or matrix_hashable(np.asarray(run.docs)) for run in runs
     )
-    index = QrelsIndex.build(q_docs, q_topic, n_topic, by_matrix=by_matrix)
-    if index is None:
+    q_keys = pair_keys(_doc_hashes(q_docs, by_matrix), _topic_hashes(judged.topics)[q_topic])
+    table = _distinct_pairs(q_keys, q_topic, q_docs)
+    if table is None:
         return None
+    q_rows, keys = table
 
     # every run's rows in ranked order, laid end to end: one segment per (run, topic)
     orders = [run_order(run) for run in runs]
@@ -46,14 +50,14 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     kept_len = np.where(seg_topic >= 0, np.minimum(seg_len, max_results), 0)  # topics the qrels lack count nothing
     depth = int(kept_len.max()) if len(kept_len) else 0
 
-    # rows whose docno the qrels hold (by hash), within the cut, judged for their topic, and equal as strings
-    hit, doc = index.docs.hits([_ranked_hashes(run, by_matrix) for run in runs])
+    # rows whose (topic, docno) key the qrels hold, within the cut, and equal to that judgement's strings
+    hit, found = keys.hits([_ranked_pair_keys(run, by_matrix) for run in runs])
+    q_row = q_rows[found]
     segment = np.searchsorted(seg_end, hit, side="right")
     position = hit - (seg_end - seg_len)[segment]
-    hit, segment, position, doc = _where(position < kept_len[segment], hit, segment, position, doc)
-    q_row = index.row_of(doc, seg_topic[segment])
-    hit, segment, position, q_row = _where(q_row >= 0, hit, segment, position, q_row)
-    same = _docs_equal(runs, orders, hit, q_docs[q_row])
+    hit, segment, position, q_row = _where(position < kept_len[segment], hit, segment, position, q_row)
+    same = seg_topic[segment] == q_topic[q_row]
+    same &= _docs_equal(runs, orders, hit, q_docs[q_row])
     segment, position, q_row = _where(same, segment, position, q_row)
 
     lengths = np.zeros((n_run, n_topic), dtype=np.int64)
@@ -81,67 +85,47 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     )
 
 
-@dataclass(frozen=True)
-class QrelsIndex:
-    """The qrels' distinct docnos in a hash table, and the qrels row of each judged (docno, topic).
+def pair_keys(doc_hashes: np.ndarray, topic_hashes: np.ndarray) -> np.ndarray:
+    """uint64 key of each (topic, docno) from their hashes: the doc hash offset by an odd multiple of the topic's."""
+    return doc_hashes + topic_hashes * _TOPIC_MULTIPLIER
 
-    Most docnos are judged for one topic: each docno's first (topic, row) sits in plain arrays, and only the pairs
-    of docnos judged for more topics go to a second table.
+
+def _doc_hashes(docs: np.ndarray, by_matrix: bool) -> np.ndarray:
+    """Hashes of docnos, of the kind that every side of one grading uses (see `interning.hash_strings`)."""
+    return hash_strings(docs, matrix=by_matrix)
+
+
+def _topic_hashes(names: Sequence[str]) -> np.ndarray:
+    """Hashes of topic names (Python's: a name of any length; a few per run, so the kind costs nothing)."""
+    return hash_strings(np.array(list(names), dtype=object), matrix=False)
+
+
+def _distinct_pairs(keys: np.ndarray, topics: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, KeyTable] | None:
+    """The qrels row each distinct key stands for (the last of a repeated judgement) and a table of the keys.
+
+    None if one key stands for two different (topic, docno) pairs.
     """
-
-    docs: KeyTable  # docno hashes; index = the docno's number
-    first_topic: np.ndarray  # int64 [n_docno]: the lowest topic index judging the docno
-    first_row: np.ndarray  # int64 [n_docno]: its qrels row
-    more_topics: np.ndarray  # bool [n_docno]: other topics judge the docno too
-    pairs: KeyTable  # the other (docno, topic) pairs, as mixed docno number * n_topic + topic
-    pair_rows: np.ndarray  # int64 qrels row of each of those pairs
-    n_topic: int
-
-    @classmethod
-    def build(cls, docs: np.ndarray, topics: np.ndarray, n_topic: int, *, by_matrix: bool) -> QrelsIndex | None:
-        """The index of qrels rows (docnos, topic indices); None if two different docnos share a hash."""
-        hashes = hash_strings(docs, matrix=by_matrix)
-        distinct, members, number = np.unique(hashes, return_index=True, return_inverse=True)
-        number = number.reshape(-1)
-        if np.any(docs[members][number] != docs):
-            return None
-        key = number * n_topic + topics
-        order = np.argsort(key, kind="stable")
-        # one row per pair, the last if a pair is judged twice; in (docno, topic) order
-        rows = order[np.flatnonzero(np.append(key[order][1:] != key[order][:-1], True))] if len(key) else order
-        doc_of = number[rows]
-        first = np.flatnonzero(np.append(True, doc_of[1:] != doc_of[:-1])) if len(rows) else rows
-        first_topic = np.full(len(distinct), -1, dtype=np.int64)
-        first_row = np.full(len(distinct), -1, dtype=np.int64)
-        first_topic[doc_of[first]] = topics[rows[first]]
-        first_row[doc_of[first]] = rows[first]
-        rest = np.ones(len(rows), dtype=bool)
-        rest[first] = False
-        more_topics = np.zeros(len(distinct), dtype=bool)
-        more_topics[doc_of[rest]] = True
-        pairs = KeyTable(mix(key[rows[rest]].astype(np.uint64)))
-        return cls(KeyTable(distinct), first_topic, first_row, more_topics, pairs, rows[rest], n_topic)
-
-    def row_of(self, docs: np.ndarray, topics: np.ndarray) -> np.ndarray:
-        """The qrels row judging each (docno number, topic index), -1 where there is none."""
-        out = np.where(self.first_topic[docs] == topics, self.first_row[docs], -1)
-        other = np.flatnonzero(self.more_topics[docs])
-        if len(other):
-            where, index = self.pairs.hits([mix((docs[other] * self.n_topic + topics[other]).astype(np.uint64))])
-            out[other[where]] = self.pair_rows[index]
-        return out
+    distinct, first, group = np.unique(keys, return_index=True, return_inverse=True)
+    group = group.reshape(-1)
+    if np.any(topics[first][group] != topics) or np.any(docs[first][group] != docs):
+        return None
+    last = np.zeros(len(distinct), dtype=np.int64)
+    last[group] = np.arange(len(keys))  # the last write wins: the last row of each key
+    return last, KeyTable(distinct)
 
 
-def _ranked_hashes(run: RunTable, by_matrix: bool) -> np.ndarray:
-    """The run's doc hashes (of the kind asked for) in ranked order, kept on the table."""
+def _ranked_pair_keys(run: RunTable, by_matrix: bool) -> np.ndarray:
+    """The run's (topic, docno) keys in ranked order, kept on the table (they do not depend on the qrels)."""
 
     def compute(table: RunTable) -> np.ndarray:
         hashes = table.doc_hashes if by_matrix else None
         if hashes is None:
-            hashes = hash_strings(np.asarray(table.docs), matrix=by_matrix)
-        return run_order(table).ranked(hashes)
+            hashes = _doc_hashes(np.asarray(table.docs), by_matrix)
+        order = run_order(table)
+        topic = np.repeat(_topic_hashes(order.topics), np.diff(order.bounds))
+        return pair_keys(order.ranked(hashes), topic)
 
-    return run.cached(f"ranked_doc_hashes:{by_matrix}", compute)
+    return run.cached(f"ranked_pair_keys:{by_matrix}", compute)
 
 
 def _where(keep: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -96,14 +96,14 @@ def test_repeated_judgements_and_duplicate_rows_agree_with_the_vocabulary_path()
 
 
 def _object_tables(runs: list[RunTable]) -> list[RunTable]:
-    """The runs as object arrays, without parser hashes (so both sides hash with hash_strings)."""
+    """The runs as object arrays, without parser hashes (so both sides hash their docnos with _doc_hashes)."""
     return [RunTable(r.tag, r.topics.astype(object), r.docs.astype(object), r.ranks, r.scores, r.lines) for r in runs]
 
 
 @pytest.mark.parametrize("mask", [0, 0xC000000000000000])  # every hash equal; 4 distinct hashes
 def test_colliding_qrels_docnos_fall_back_to_the_vocabulary_path(monkeypatch: pytest.MonkeyPatch, mask: int) -> None:
-    real = grading.hash_strings
-    monkeypatch.setattr(grading, "hash_strings", lambda values, matrix: real(values, matrix=matrix) & np.uint64(mask))
+    real = grading._doc_hashes
+    monkeypatch.setattr(grading, "_doc_hashes", lambda values, by_matrix: real(values, by_matrix) & np.uint64(mask))
     for seed in range(5):
         runs, qrels = _object_tables(random_runs(seed)), random_qrels(seed)
         assert grade_runs(runs, qrels, 7) is None
@@ -113,8 +113,8 @@ def test_colliding_qrels_docnos_fall_back_to_the_vocabulary_path(monkeypatch: py
 
 
 def test_run_docnos_colliding_with_a_qrels_docno_are_not_taken_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = grading.hash_strings
-    monkeypatch.setattr(grading, "hash_strings", lambda values, matrix: real(values, matrix=matrix) & np.uint64(0))
+    real = grading._doc_hashes
+    monkeypatch.setattr(grading, "_doc_hashes", lambda values, by_matrix: real(values, by_matrix) & np.uint64(0))
     runs = _object_tables(random_runs(3))
     qrels = Qrels(np.array(["1", "2", "3", "10"]), np.array(["d1"] * 4), np.array([1, 2, 0, 1]))  # one docno
     ours = grade_runs(runs, qrels)
@@ -185,3 +185,15 @@ def test_doc_hash_kinds_agree_within_one_grading() -> None:
     ours = grade_runs([parsed, by_hand], qrels)
     assert ours is not None
     assert ours.grades[:, 0, :2].tolist() == [[2, 1], [1, PADDING]]
+
+
+def test_run_rows_of_another_topic_with_a_colliding_key_are_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grading, "_topic_hashes", lambda names: np.zeros(len(names), dtype=np.uint64))
+    run = parse_trec_run("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n2 Q0 a 1 2 r\n2 Q0 c 2 1 r\n")
+    qrels = Qrels(np.array(["1", "2"]), np.array(["a", "c"]), np.array([2, 1]))  # (2, a) is not judged
+    ours = grade_runs([run], qrels)
+    assert ours is not None
+    assert ours.grades[0].tolist() == [[2, -9], [-9, 1]]
+    assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts([run]), qrels))
+    judged_twice = Qrels(np.array(["1", "2"]), np.array(["a", "a"]), np.array([2, 1]))  # one key, two pairs
+    assert grade_runs([run], judged_twice) is None
