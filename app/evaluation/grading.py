@@ -34,7 +34,7 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     by_matrix = matrix_hashable(q_docs) and all(
         run.doc_hashes is not None or matrix_hashable(np.asarray(run.docs)) for run in runs
     )
-    q_keys = pair_keys(_doc_hashes(q_docs, by_matrix), _topic_hashes(judged.topics)[q_topic])
+    q_keys = _pair_keys(_doc_hashes(q_docs, by_matrix), _topic_hashes(judged.topics)[q_topic])
     table = _distinct_pairs(q_keys, q_topic, q_docs)
     if table is None:
         return None
@@ -85,7 +85,7 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     )
 
 
-def pair_keys(doc_hashes: np.ndarray, topic_hashes: np.ndarray) -> np.ndarray:
+def _pair_keys(doc_hashes: np.ndarray, topic_hashes: np.ndarray) -> np.ndarray:
     """uint64 key of each (topic, docno) from their hashes: the doc hash offset by an odd multiple of the topic's."""
     return doc_hashes + topic_hashes * _TOPIC_MULTIPLIER
 
@@ -123,7 +123,7 @@ def _ranked_pair_keys(run: RunTable, by_matrix: bool) -> np.ndarray:
             hashes = _doc_hashes(np.asarray(table.docs), by_matrix)
         order = run_order(table)
         topic = np.repeat(_topic_hashes(order.topics), np.diff(order.bounds))
-        return pair_keys(order.ranked(hashes), topic)
+        return _pair_keys(order.ranked(hashes), topic)
 
     return run.cached(f"ranked_pair_keys:{by_matrix}", compute)
 
