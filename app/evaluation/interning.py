@@ -140,14 +140,6 @@ class KeyTable:
             self._overflowed[home[rest]] = True
             self._overflow = KeyTable(mix(self.keys[self._overflow_index]))
 
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """The index (into the built keys) of each key, -1 for keys not in the table."""
-        keys = np.asarray(keys, dtype=np.uint64)
-        out = np.full(len(keys), -1, dtype=np.int64)
-        where, index = self.hits([keys])
-        out[where] = index
-        return out
-
     def hits(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(ascending positions, key indices) of the keys found in `parts` laid end to end (positions count across).
 

@@ -27,12 +27,8 @@ class RunTable:
         return len(self.docs)
 
     def with_doc_hashes(self, hashes: np.ndarray) -> RunTable:
-        """This table carrying `interning.hash_codes` of its docs (made read-only so the two stay in step).
-
-        Not a dataclass field: `dataclasses.replace` drops it, so a changed table never carries stale hashes.
-        """
-        self.docs.flags.writeable = False
-        object.__setattr__(self, "_doc_hashes", hashes)
+        """This table carrying `interning.hash_codes` of its docs (kept like a `cached` value)."""
+        self.cached("doc_hashes", lambda _: hashes)
         return self
 
     def cached(self, key: str, compute: Callable[[RunTable], T]) -> T:
@@ -51,7 +47,7 @@ class RunTable:
     @property
     def doc_hashes(self) -> np.ndarray | None:
         """The docs' code-point hashes if the parser left them, else None."""
-        hashes = self.__dict__.get("_doc_hashes")
+        hashes = self.__dict__.get("_memo", {}).get("doc_hashes")
         return hashes if hashes is not None and len(hashes) == len(self.docs) else None
 
 
