@@ -90,11 +90,7 @@ class RankedLists:
         """int [run, topic]: relevant docs in the top k."""
         if self.depth == 0 or k <= 0:
             return np.zeros(self.matrix.lengths.shape, dtype=np.int64)
-        if "cum_relevant" in self.__dict__:
-            return self.cum_relevant[:, :, min(k, self.depth) - 1]
-        cached = self.__dict__.get("relevant")
-        top = cached[:, :, :k] if cached is not None else self.matrix.grades[:, :, :k] >= RELEVANCE_LEVEL
-        return np.count_nonzero(top, axis=2).astype(np.int64)
+        return np.count_nonzero(self.matrix.grades[:, :, :k] >= RELEVANCE_LEVEL, axis=2).astype(np.int64)
 
     def relevant_at_each(self, cutoffs: np.ndarray) -> np.ndarray:
         """int [run, topic]: relevant docs in the top cutoffs[topic] (per-topic cutoffs)."""
