@@ -69,7 +69,9 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     if len(short[0]):
         grades[short] = np.where(np.arange(depth) < lengths[short][:, None], NOT_POOLED, PADDING)
     grades = grades.reshape(-1)
-    grades[cell] = np.asarray(qrels.grades, dtype=np.int64)[q_row]
+    hit_grades = np.asarray(qrels.grades, dtype=np.int64)[q_row]
+    grades[cell] = hit_grades
+    judged_hits = np.flatnonzero(hit_grades >= 0)  # hits stand grouped by list, in rank order
     strata = None
     if qrels.strata is not None:
         strata = np.full(n_run * n_topic * depth, -1, dtype=np.int64)
@@ -82,6 +84,7 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
         answered=lengths > 0,
         judged=judged,
         max_results=max_results,
+        judged_cells=(cell[judged_hits], hit_grades[judged_hits]),
     )
 
 

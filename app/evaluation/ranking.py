@@ -356,6 +356,9 @@ class GradeMatrix:
     answered: np.ndarray  # bool [n_run, n_topic], the run has the topic
     judged: JudgedTopics
     max_results: int
+    # (flat index into grades, grade) of every judged doc (grade >= 0), grouped by list in rank order, when the
+    # builder has them at hand; else RankedLists finds them
+    judged_cells: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]:

@@ -19,12 +19,12 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return out
 
 
-def _group_starts(sorted_values: np.ndarray) -> np.ndarray:
-    """For each element of a sorted array, the index of the first element equal to it."""
-    index = np.arange(len(sorted_values))
-    new = np.empty(len(sorted_values), dtype=bool)
+def _group_starts(grouped: np.ndarray) -> np.ndarray:
+    """For each element of an array whose equal values stand together, the index of the first of them."""
+    index = np.arange(len(grouped))
+    new = np.empty(len(grouped), dtype=bool)
     new[:1] = True
-    np.not_equal(sorted_values[1:], sorted_values[:-1], out=new[1:])
+    np.not_equal(grouped[1:], grouped[:-1], out=new[1:])
     return np.maximum.accumulate(np.where(new, index, 0)) if len(index) else index
 
 
@@ -66,10 +66,12 @@ class RankedLists:
 
     @cached_property
     def judged_cells(self) -> tuple[np.ndarray, np.ndarray]:
-        """(flat index into grades, grade) of every judged doc in the lists (grade >= 0), in rank order per list.
+        """(flat index into grades, grade) of every judged doc in the lists (grade >= 0), grouped by list in rank order.
 
         Judged docs are few, so measures that only sum over them are cheapest on these.
         """
+        if self.matrix.judged_cells is not None:
+            return self.matrix.judged_cells
         flat = np.flatnonzero(self.matrix.grades >= 0)
         return flat, self.matrix.grades.reshape(-1)[flat]
 
