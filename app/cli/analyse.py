@@ -103,8 +103,7 @@ def _write_outputs(
     The figures module (matplotlib) is imported only when a plot is asked for, to keep the command quick to start.
     """
     _write_json(json_path, data)
-    if plot is not None:
-        check_plot_path(plot)
+    if plot is not None:  # the command checked the suffix before its work
         figures = importlib.import_module("app.figures.analyses")
         figure = figures.FIGURES[kind](data if figure_data is None else figure_data)
         plot.write_bytes(figures.render(figure, PLOT_FORMATS[plot.suffix.lower()]))

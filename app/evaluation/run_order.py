@@ -54,15 +54,14 @@ def _compute_order(run: RunTable) -> RunOrder:
 
 def _changes(values: np.ndarray) -> np.ndarray:
     """bool [n - 1]: value i + 1 differs from value i (unicode arrays compared as code-point integers: faster)."""
-    if values.dtype.kind == "U":
-        values = np.ascontiguousarray(values)
-    if values.dtype.kind == "U" and values.dtype.itemsize in (4, 8):
+    if values.dtype.kind != "U" or values.dtype.itemsize == 0:
+        return values[1:] != values[:-1]
+    values = np.ascontiguousarray(values)
+    if values.dtype.itemsize in (4, 8):  # one or two code points: a single integer each
         codes = values.view(np.uint32 if values.dtype.itemsize == 4 else np.uint64)
         return codes[1:] != codes[:-1]
-    if values.dtype.kind == "U" and values.dtype.itemsize > 0:
-        codes = values.view(np.uint32).reshape(len(values), -1)
-        return np.any(codes[1:] != codes[:-1], axis=1)
-    return values[1:] != values[:-1]
+    codes = values.view(np.uint32).reshape(len(values), -1)
+    return np.any(codes[1:] != codes[:-1], axis=1)
 
 
 def _docno_ties_descending(

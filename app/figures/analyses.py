@@ -41,7 +41,7 @@ def _fmt(value: float | None, digits: int) -> str:
     return "nan" if value is None else f"{value:.{digits}f}"
 
 
-def _by_score(runs: Sequence[str], scores: Sequence[float]) -> np.ndarray:
+def _by_score(scores: Sequence[float | None]) -> np.ndarray:
     """Run order by score, best first."""
     return np.argsort(-np.nan_to_num(_floats(scores), nan=-np.inf), kind="stable")
 
@@ -50,7 +50,7 @@ def pool_depth(data: Data) -> Figure:
     """Westerveld Fig. 2 (score per run, full pool vs each depth) and Fig. 3 (tau vs depth)."""
     runs, levels, measure = list(data["runs"]), data["depths"], data["measure"]
     full = _floats([data["full"][run] for run in runs])
-    order = _by_score(runs, full)
+    order = _by_score(full)
     depths = [level["depth"] for level in levels]
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [3, 2]})
     x = np.arange(len(runs))
@@ -82,7 +82,7 @@ def leave_out(data: Data) -> Figure:
     rows = data["runs"]
     original = _floats([row["original"] for row in rows])
     reduced = _floats([row["reduced"] for row in rows])
-    order = _by_score([row["run"] for row in rows], original)
+    order = _by_score(original)
     fig, ax = plt.subplots(figsize=(11, 4.8))
     x = np.arange(len(rows))
     ax.scatter(x, original[order], s=36, facecolors="none", edgecolors="tab:red", label="original")

@@ -25,6 +25,7 @@ import numpy as np
 
 from app.evaluation.evaluator import evaluate, evaluate_prepared
 from app.evaluation.ranking import prepare_runs
+from app.evaluation.records import RunTable
 from app.evaluation.trec_files import parse_trec_run, read_qrels, read_run
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref"]
@@ -88,6 +89,11 @@ def pytrec_evaluate(qrels: dict, runs: dict) -> dict:
     return {name: evaluator.evaluate(run) for name, run in runs.items()}
 
 
+def fresh(tables: list[RunTable]) -> list[RunTable]:
+    """The parsed tables as the parser leaves them (its doc hashes), without the order a first use caches."""
+    return [dataclasses.replace(table).with_doc_hashes(table.doc_hashes) for table in tables]
+
+
 def best_of(call: Callable[[], object], repeat: int) -> float:
     """The shortest wall time of `repeat` calls."""
     best = float("inf")
@@ -125,11 +131,7 @@ def main() -> None:
             read_qrels(qrels_path), [read_run(p) for p in run_paths]))  # fmt: skip
         print(f"{'  = lines per second':<58} {n_lines / parse_s / 1e6:8.2f} M")
 
-        def fresh_tables() -> list:
-            """The parsed tables as the parser leaves them (its doc hashes), without the order a first use caches."""
-            return [dataclasses.replace(table).with_doc_hashes(table.doc_hashes) for table in tables]
-
-        ours_eval = best_of(lambda: evaluate(qrels, fresh_tables(), MEASURES), args.repeat)
+        ours_eval = best_of(lambda: evaluate(qrels, fresh(tables), MEASURES), args.repeat)
         print(f"{'trecpool: evaluate, fresh tables (best of ' + str(args.repeat) + ')':<58} {ours_eval:8.3f} s")
         results = evaluate(qrels, tables, MEASURES)
         again_s = best_of(lambda: evaluate(qrels, tables, MEASURES), args.repeat)
@@ -196,10 +198,7 @@ def real_data(directory: Path, repeat: int) -> None:
     run_paths = sorted(p for p in (directory / "runs").iterdir() if p.is_file())
     qrels, tables = read_qrels(qrels_path), [read_run(p) for p in run_paths]
 
-    def fresh_tables() -> list:
-        return [dataclasses.replace(table).with_doc_hashes(table.doc_hashes) for table in tables]
-
-    ours = best_of(lambda: evaluate(qrels, fresh_tables(), MEASURES), repeat)
+    ours = best_of(lambda: evaluate(qrels, fresh(tables), MEASURES), repeat)
     with open(qrels_path) as handle:
         qrels_dict = pytrec_eval.parse_qrel(handle)
     runs_dict = {}
