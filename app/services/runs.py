@@ -1,4 +1,4 @@
-"""Run submission: validate a whole file, then store it with COPY in the caller's transaction."""
+"""Run submission: validate a whole file, then store it, compressed, as the run's one record of its rows."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 import numpy as np
-from psycopg import sql
-from sqlalchemy import delete, select, text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
@@ -22,8 +21,7 @@ from app.services.collection import has_collection
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
-from app.storage.bulk import copy_out, copy_rows
-from app.storage.models import Campaign, CampaignStatus, MomentEntry, Role, Run, RunEntry, TaskKind, Team
+from app.storage.models import Campaign, CampaignStatus, Role, Run, TaskKind, Team
 
 RunFormat = Literal["trec", "xml", "moments"]
 SYSTEM_TYPES = ("F", "M", "R")
@@ -88,8 +86,10 @@ def _resolve_team(session: Session, principal: Principal, campaign: Campaign, te
     return team
 
 
-def _check_quota(session: Session, campaign: Campaign, team: Team, name: str) -> None:
-    """Conflict if the name is taken or the team has used up its runs."""
+def _check_quota(session: Session, campaign: Campaign, team: Team, name: str, *, lock: bool = False) -> None:
+    """Conflict if the name is taken or the team has used up its runs; `lock` holds the team row until commit."""
+    if lock:  # concurrent uploads of one team queue here, so two cannot both take the last run or the same name
+        session.execute(select(Team.id).where(Team.id == team.id).with_for_update())
     names = list(session.scalars(select(Run.name).where(Run.team_id == team.id)))
     if name in names:
         raise Conflict(f"team {team.name!r} already has a run named {name!r}")
@@ -123,6 +123,11 @@ def submit_run(
     errors = run_files.check_against_campaign(parsed, topic_ids, campaign.max_results)
     if errors:
         raise invalid_file("run file", errors, max_errors)
+    if has_collection(session, campaign.id):
+        errors = _unknown_in_collection(session, campaign.id, parsed)
+        if errors:
+            raise invalid_file("run file", errors, max_errors)
+    _check_quota(session, campaign, team, meta.name, lock=True)  # again, under the team's lock, just before writing
     run = Run(
         campaign_id=campaign.id,
         team_id=team.id,
@@ -141,57 +146,25 @@ def submit_run(
     )
     session.add(run)
     session.flush()
-    _store_entries(session, run, parsed, topic_ids)
-    if has_collection(session, campaign.id):
-        errors = _unknown_in_collection(session, run, parsed)
-        if errors:
-            raise invalid_file("run file", errors, max_errors)
     return run
 
 
-def _store_entries(session: Session, run: Run, parsed: run_files.ParsedRun, topic_ids: dict[str, int]) -> None:
-    """COPY the parsed rows into run_entries or moment_entries."""
-    n = parsed.n_rows
-    topic_col = run_files.topic_id_column(parsed.topics, topic_ids)
-    ids = np.full(n, run.id, dtype=np.int64)
-    seq = np.arange(n, dtype=np.int64)
+def _unknown_in_collection(session: Session, campaign_id: int, parsed: run_files.ParsedRun) -> list[tuple[int, str]]:
+    """Line errors (the first 1000, in file order) for shots (or videos) of a parsed run the collection lacks."""
     if parsed.moments is not None:
-        m = parsed.moments
-        copy_rows(
-            session,
-            "moment_entries",
-            ("run_id", "seq", "topic_id", "video_id", "start", "end", "score"),
-            [ids, seq, topic_col, m.videos, m.starts, m.ends, m.scores],
-        )
+        values, column, what = parsed.moments.videos, "video_id", "video"
     else:
-        t = parsed.trec
-        assert t is not None
-        copy_rows(
-            session,
-            "run_entries",
-            ("run_id", "seq", "topic_id", "docno", "rank", "score"),
-            [ids, seq, topic_col, t.docs, t.ranks, t.scores],
-        )
-
-
-def _unknown_in_collection(session: Session, run: Run, parsed: run_files.ParsedRun) -> list[tuple[int, str]]:
-    """Line errors for shots (or videos) of the stored run that the collection lacks."""
-    if parsed.moments is not None:
-        query = text(
-            "SELECT e.seq, e.video_id FROM moment_entries e WHERE e.run_id = :run AND NOT EXISTS ("
-            "SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.video_id = e.video_id) "
-            "ORDER BY e.seq LIMIT 1000"
-        )
-        what = "video"
-    else:
-        query = text(
-            "SELECT e.seq, e.docno FROM run_entries e WHERE e.run_id = :run AND NOT EXISTS ("
-            "SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.shot_id = e.docno) "
-            "ORDER BY e.seq LIMIT 1000"
-        )
-        what = "shot"
-    rows = session.execute(query, {"run": run.id, "campaign": run.campaign_id}).all()
-    return [(int(parsed.lines[seq]), f"{what} {value!r} is not in the collection") for seq, value in rows]
+        values, column, what = parsed.trec.docs, "shot_id", "shot"
+    query = text(
+        f"SELECT v FROM unnest(CAST(:values AS text[])) AS v WHERE NOT EXISTS ("
+        f"SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.{column} = v)"
+    )
+    distinct = np.unique(values.astype(str)).tolist()
+    missing = list(session.scalars(query, {"values": distinct, "campaign": campaign_id}))
+    if not missing:
+        return []
+    rows = np.flatnonzero(np.isin(values.astype(str), missing))[:1000]
+    return [(int(parsed.lines[i]), f"{what} {str(values[i])!r} is not in the collection") for i in rows.tolist()]
 
 
 def visible_run(session: Session, principal: Principal, run_id: int) -> Run:
@@ -224,24 +197,39 @@ def delete_run(session: Session, principal: Principal, run_id: int) -> None:
         raise Forbidden("runs can be deleted only while submissions are open")
     if campaign.status not in (CampaignStatus.draft, CampaignStatus.open, CampaignStatus.closed):
         raise Forbidden("runs of a pooled campaign cannot be deleted")
-    entries = MomentEntry if run.format == "moments" else RunEntry
-    session.execute(delete(entries).where(entries.run_id == run.id))
     session.delete(run)
     session.flush()
 
 
 def download_run(session: Session, principal: Principal, run_id: int) -> tuple[Run, Iterator[bytes]]:
-    """The run and a stream of its file (TREC 6 columns, or moment TSV) in upload order."""
+    """The run and a stream of its file (TREC 6 columns, or moment TSV) in upload order, from its stored upload."""
     run = visible_run(session, principal, run_id)
-    tag = sql.Literal(run.tag or run.name)
-    if run.format == "moments":
-        query = sql.SQL(
-            "SELECT t.number, e.video_id, e.start, e.end, e.score, {} FROM moment_entries e "
-            "JOIN topics t ON t.id = e.topic_id WHERE e.run_id = {} ORDER BY e.seq"
-        ).format(tag, sql.Literal(run.id))
-        return run, copy_out(session, query, delimiter="\t")
-    query = sql.SQL(
-        "SELECT t.number, 'Q0', e.docno, e.rank, e.score, {} FROM run_entries e "
-        "JOIN topics t ON t.id = e.topic_id WHERE e.run_id = {} ORDER BY e.seq"
-    ).format(tag, sql.Literal(run.id))
-    return run, copy_out(session, query, delimiter=" ")
+    parsed = run_files.parse(zlib.decompress(run.content), run.format, max_errors=1)
+    return run, _file_lines(parsed, run.tag or run.name)
+
+
+def _number(value: float) -> str:
+    """A float as PostgreSQL prints it: shortest round-trip digits, no trailing '.0'."""
+    shown = repr(value)
+    return shown[:-2] if shown.endswith(".0") else shown
+
+
+def _file_lines(parsed: run_files.ParsedRun, tag: str, chunk: int = 10_000) -> Iterator[bytes]:
+    """The rows of a parsed run as file lines, a chunk of rows at a time."""
+    topics = parsed.topics.tolist()
+    if parsed.moments is not None:
+        m = parsed.moments
+        columns = zip(topics, m.videos.tolist(), m.starts.tolist(), m.ends.tolist(), m.scores.tolist(), strict=True)
+        rows = (f"{t}\t{v}\t{_number(s)}\t{_number(e)}\t{_number(c)}\t{tag}\n" for t, v, s, e, c in columns)
+    else:
+        r = parsed.trec
+        columns = zip(topics, r.docs.tolist(), r.ranks.tolist(), r.scores.tolist(), strict=True)
+        rows = (f"{t} Q0 {d} {k} {_number(c)} {tag}\n" for t, d, k, c in columns)
+    batch: list[str] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == chunk:
+            yield "".join(batch).encode()
+            batch = []
+    if batch:
+        yield "".join(batch).encode()

@@ -188,7 +188,7 @@ class ApiToken(Base):
 
 
 class Run(Base):
-    """A submitted run with its metadata; its rows live in run_entries or moment_entries."""
+    """A submitted run with its metadata; `content` (the validated upload) is its only record of rows."""
 
     __tablename__ = "runs"
 
@@ -217,37 +217,6 @@ class Run(Base):
         CheckConstraint("training_type IN ('A', 'D', 'E', 'F')", name="training_type"),
         CheckConstraint("priority >= 1", name="priority_positive"),
     )
-
-
-class RunEntry(Base):
-    """One ranked shot (or document) of a run; `seq` is its position in the uploaded file.
-
-    Entry tables carry no foreign keys: per-row FK triggers made COPY 7x slower (0.41 s vs 0.06 s for 50k rows).
-    Only app.services.runs writes and deletes them, mapping topics itself.
-    """
-
-    __tablename__ = "run_entries"
-
-    run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    topic_id: Mapped[int] = mapped_column(Integer)
-    docno: Mapped[str] = mapped_column(Text)
-    rank: Mapped[int] = mapped_column(Integer)
-    score: Mapped[float] = mapped_column(Double)
-
-
-class MomentEntry(Base):
-    """One ranked moment of a moment run (no foreign keys, as RunEntry)."""
-
-    __tablename__ = "moment_entries"
-
-    run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    topic_id: Mapped[int] = mapped_column(Integer)
-    video_id: Mapped[str] = mapped_column(Text)
-    start: Mapped[float] = mapped_column(Double)
-    end: Mapped[float] = mapped_column(Double)
-    score: Mapped[float] = mapped_column(Double)
 
 
 class GroundTruthSegment(Base):
@@ -413,12 +382,18 @@ class Evaluation(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
     qrels_version_id: Mapped[int | None] = mapped_column(ForeignKey("qrels_versions.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued | running | done | failed
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done|failed|cancelled
     progress: Mapped[float] = mapped_column(Double, default=0.0)
     measures: Mapped[dict[str, Any]] = mapped_column(default=dict)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    queue_job_id: Mapped[int | None] = mapped_column(BigInteger)  # the procrastinate job that runs it
+    worker: Mapped[str | None] = mapped_column(String(200))  # host:pid of the worker running (or last running) it
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Score(Base):
@@ -430,6 +405,17 @@ class Score(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     measure: Mapped[str] = mapped_column(String(64), primary_key=True)
     topic: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[float] = mapped_column(Double)
+
+
+class RunMean(Base):
+    """A run's mean of one measure in an evaluation (the scores' 'all' row), written with them for leaderboards."""
+
+    __tablename__ = "run_means"
+
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True)
+    measure: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[float] = mapped_column(Double)
 
 
@@ -460,6 +446,12 @@ class AnalysisJob(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    queue_job_id: Mapped[int | None] = mapped_column(BigInteger)  # the procrastinate job that runs it
+    worker: Mapped[str | None] = mapped_column(String(200))  # host:pid of the worker running (or last running) it
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Blob(Base):
