@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from app.cli import cli
 from app.config import get_settings

@@ -16,33 +16,23 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from app.evaluation.analyses import (
-    all_tied_ratios,
-    discriminative_power,
-    label_noise,
-    leave_out,
-    measure_agreement,
-    pool_depth,
-    read_run_groups,
-    results_stability,
-)
 from app.evaluation.errors import FormatError, MeasureError
 from app.evaluation.evaluator import evaluate
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.trec_files import read_qrels, read_run
 
-analyse = typer.Typer(help="Reusability and meta-evaluation analyses of a test collection.", no_args_is_help=True)
+cli = analyse = typer.Typer(
+    help="Reusability and meta-evaluation analyses of a test collection.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 QrelsArg = Annotated[Path, typer.Argument(help="qrels file (TREC 4 columns or sample_eval 5 columns)")]
 RunsArg = Annotated[list[Path], typer.Argument(help="run files (TREC 6 columns or TRECVID AVS XML, may be .gz)")]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="write a figure (.png or .svg)")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="write the full result as JSON")]
 MaxResultsOpt = Annotated[int, typer.Option("--max-results", help="cut each ranked list at this many results")]
-
-
-def register(cli: typer.Typer) -> None:
-    """Add the `analyse` command group."""
-    cli.add_typer(analyse, name="analyse")
 
 
 def _console() -> Console:
@@ -137,6 +127,8 @@ def pool_depth_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Westerveld's pool-depth analysis: every run's score and tau_b / tau_AP vs the full qrels for depths 1..D."""
+    from app.evaluation.analyses import pool_depth, read_run_groups  # scipy: only when the analysis runs
+
     check_plot_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
@@ -194,6 +186,8 @@ def leave_out_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Leave one run / group / run type out: remove the qrels lines only it contributed and re-evaluate."""
+    from app.evaluation.analyses import leave_out, read_run_groups  # scipy: only when the analysis runs
+
     check_plot_path(plot)
     if by not in ("run", "group", "type"):
         raise ValueError("--by must be run, group or type")
@@ -252,6 +246,8 @@ def agreement_command(
     json_path: JsonOpt = None,
 ) -> None:
     """tau_b between the system rankings of every pair of measures (AxIoU paper, Fig. 4)."""
+    from app.evaluation.analyses import measure_agreement  # scipy: only when the analysis runs
+
     check_plot_path(plot)
     if len(measures) < 2:
         raise ValueError("name at least two measures with -m")
@@ -282,6 +278,8 @@ def stability_command(
     json_path: JsonOpt = None,
 ) -> None:
     """tau_b on random topic subsets: subset vs full set, and disjoint split halves (mean and variance)."""
+    from app.evaluation.analyses import results_stability  # scipy: only when the analysis runs
+
     check_plot_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     results = evaluate(qrels, runs, measures, max_results=max_results)
@@ -319,6 +317,8 @@ def label_noise_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Label-noise stability of moment measures (AxIoU paper, Fig. 7): per run, mean |change| and RMSE."""
+    from app.evaluation.analyses import label_noise  # scipy: only when the analysis runs
+
     check_plot_path(plot)
     from app.evaluation.analyses.label_noise import DEFAULT_SIGMAS
     from app.evaluation.moments import (
@@ -379,6 +379,8 @@ def ties_command(
     json_path: JsonOpt = None,
 ) -> None:
     """All-tied query ratio: the share of topics on which every run scores the same, per measure."""
+    from app.evaluation.analyses import all_tied_ratios  # scipy: only when the analysis runs
+
     check_plot_path(plot)
     qrels, runs = _load(qrels_path, run_paths)
     results = evaluate(qrels, runs, measures, max_results=max_results)
@@ -407,6 +409,8 @@ def power_command(
     json_path: JsonOpt = None,
 ) -> None:
     """Discriminative power: share of run pairs significantly different (paired randomization test)."""
+    from app.evaluation.analyses import discriminative_power  # scipy: only when the analysis runs
+
     qrels, runs = _load(qrels_path, run_paths)
     results = evaluate(qrels, runs, measures, max_results=max_results)
     table = Table(title=f"Discriminative power at alpha = {alpha:g} ({len(runs)} runs, B = {resamples})")

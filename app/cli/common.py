@@ -12,7 +12,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
 from app.storage import migrations
-from app.storage.database import make_engine, make_session_factory, start_embedded
+from app.storage.database import (
+    DatabaseUnavailable,
+    check_connection,
+    checked_url,
+    make_engine,
+    make_session_factory,
+    start_embedded,
+)
 
 console = Console(stderr=True)
 
@@ -39,17 +46,18 @@ def database_url(settings: Settings) -> tuple[str, bool]:
 def open_database(*, upgrade_embedded: bool = True, check: bool = True) -> Database:
     """Connect to the configured database; migrate an embedded one, refuse an outdated external one."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("pgserver", "httpx", "httpcore"):
+    for noisy in ("pgserver", "httpx", "httpcore", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = get_settings()
-    url, embedded = database_url(settings)
-    if embedded and upgrade_embedded:
-        migrations.upgrade(url)
-    engine = make_engine(url)
-    if check:
-        try:
+    try:
+        url, embedded = database_url(settings)
+        engine = make_engine(checked_url(url))
+        check_connection(engine)
+        if embedded and upgrade_embedded:
+            migrations.upgrade(url)
+        if check:
             migrations.check_schema(engine)
-        except migrations.SchemaOutOfDate as exc:
-            console.print(f"[red]error:[/] {exc}")
-            raise typer.Exit(1) from None
+    except (DatabaseUnavailable, migrations.SchemaOutOfDate) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     return Database(url=url, engine=engine, sessions=make_session_factory(engine), embedded=embedded)

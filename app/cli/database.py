@@ -7,7 +7,9 @@ import typer
 from app.cli.common import console, open_database
 from app.storage import migrations
 
-db = typer.Typer(help="Database schema migrations.", no_args_is_help=True)
+cli = db = typer.Typer(
+    help="Database schema migrations.", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+)
 
 
 @db.command("upgrade")
@@ -32,8 +34,3 @@ def current() -> None:
     database = open_database(upgrade_embedded=False, check=False)
     typer.echo(f"database: {migrations.current_revision(database.engine) or 'none'}")
     typer.echo(f"code:     {migrations.head_revision()}")
-
-
-def register(cli: typer.Typer) -> None:
-    """Add the `db` command group."""
-    cli.add_typer(db, name="db")

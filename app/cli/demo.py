@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -12,13 +11,12 @@ from pathlib import Path
 import httpx
 import numpy as np
 import typer
-import uvicorn
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from app.cli.common import console, open_database
-from app.config import get_settings
-from app.server import create_app
+from app.cli.common import console
+from app.cli.server import DemoSizeName
+from app.config import Settings, get_settings
 from app.services.auth import create_token
 from app.storage.database import session_scope
 from app.storage.models import Role
@@ -271,51 +269,33 @@ def organiser_token(token_file: Path, sessions) -> str:  # type: ignore[no-untyp
     return token
 
 
-def serve_with_demo(host: str, port: int, *, demo: bool, exit_after: bool = False) -> None:
-    """Start the service; with `demo`, run the demo loop against it once it is up."""
-    settings = get_settings()
-    database = open_database()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings, database.sessions), host=host, port=port, log_level="warning" if demo else "info"
-        )
-    )
-    failures: list[BaseException] = []
-
-    def demo_when_ready() -> None:
-        try:
-            while not server.started:
-                time.sleep(0.05)
-            base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
-            token = organiser_token(settings.data_dir / "demo-organiser.token", database.sessions)
-            pages = run_demo(base, token)
-            console.print(f"[bold green]demo ready[/]; organiser token: {token}")
-            for name, url in pages.items():
-                console.print(f"  {name}: {url}")
-        except BaseException as exc:  # noqa: BLE001 - reported, then the server stops
-            failures.append(exc)
-            console.print(f"[red]demo failed:[/] {exc}")
-            server.should_exit = True
-        if exit_after:
-            server.should_exit = True
-
-    if demo:
-        threading.Thread(target=demo_when_ready, daemon=True).start()
-    server.run()
-    if failures:
-        raise typer.Exit(1)
+SIZES = {"full": DemoSize(), "small": DemoSize(n_videos=10, shots_per_video=20, n_topics=3, depth=60, n_assessors=2)}
 
 
+def load_demo(base_url: str, settings: Settings, sessions, size: str = "full") -> None:  # type: ignore[no-untyped-def]
+    """Run the demo loop against a started server and print where to look and the organiser token."""
+    token_file = settings.data_dir / "demo-organiser.token"
+    token = organiser_token(token_file, sessions)
+    started = time.monotonic()
+    pages = run_demo(base_url, token, SIZES[size])
+    console.print(f"[bold green]demo ready[/] in {time.monotonic() - started:.0f} s")
+    console.print(f"  organiser token: {token} (also in {token_file})")
+    for name, url in pages.items():
+        console.print(f"  {name}: {url}")
+
+
+cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@cli.command("demo")
 def demo_command(
     host: str | None = typer.Option(None, help="Interface to listen on (default from TRECPOOL_HOST)"),
     port: int | None = typer.Option(None, help="Port (default from TRECPOOL_PORT)"),
+    size: DemoSizeName = typer.Option(DemoSizeName.full, "--size", help="full (about a minute) or small (seconds)"),
     exit_after: bool = typer.Option(False, "--exit", help="Stop once the demo has run instead of serving on"),
 ) -> None:
     """Run the whole loop on a synthetic campaign, then keep serving its pages."""
+    from app.cli.server import serve_app
+
     settings = get_settings()
-    serve_with_demo(host or settings.host, port or settings.port, demo=True, exit_after=exit_after)
-
-
-def register(cli: typer.Typer) -> None:
-    """Add the `demo` command."""
-    cli.command("demo")(demo_command)
+    serve_app(host or settings.host, port or settings.port, demo=True, demo_size=size.value, exit_after=exit_after)

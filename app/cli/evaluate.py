@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NoReturn
 
-import typer
-
-from app.evaluation.errors import FormatError, MeasureError
-from app.evaluation.evaluator import evaluate
-from app.evaluation.output import format_results
-from app.evaluation.registry import default_measures, resolve
-from app.evaluation.trec_files import read_qrels, read_run
+import click
 
 HELP = """Evaluate RUN files (TREC 6-column or TRECVID AVS XML, optionally .gz) against QRELS.
 
@@ -30,35 +25,48 @@ With --moments, QRELS is a moment ground-truth file and RUN moment runs (evaluat
 """
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     """Print an error to stderr and exit with status 2."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
 
 
-def eval_command(
-    qrels: Path = typer.Argument(..., help="qrels (TREC or sample_eval) or, with --moments, moment ground truth"),
-    runs: list[Path] = typer.Argument(..., help="run files"),
-    measure: list[str] = typer.Option(None, "-m", "--measure", help="measure, e.g. AP, P@10, nDCG@10 (repeatable)"),
-    per_topic: bool = typer.Option(False, "-q", "--per-topic", help="also print one line per topic"),
-    digits: int = typer.Option(None, "--digits", help="decimals to print (default: full precision)"),
-    fmt: str = typer.Option("trec", "--format", help="trec, json or csv"),
-    run_topics_only: bool = typer.Option(False, "--run-topics-only", help="average over the topics a run answers"),
-    max_results: int = typer.Option(1000, "--max-results", help="cut each ranked list at this many results"),
-    moments: bool = typer.Option(False, "--moments", help="evaluate moment runs against moment ground truth"),
+# A plain click command, not typer: typer's parameter coercion imports pydantic (about 0.1 s of CPU), and this
+# command must start about as fast as trec_eval.
+@click.command("eval", help=HELP)
+@click.argument("qrels", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("-m", "--measure", "measure", multiple=True, help="measure, e.g. AP, P@10, nDCG@10 (repeatable)")
+@click.option("-q", "--per-topic", is_flag=True, help="also print one line per topic")
+@click.option("--digits", type=int, default=None, help="decimals to print (default: full precision)")
+@click.option("--format", "fmt", type=click.Choice(["trec", "json", "csv"]), default="trec", help="output format")
+@click.option("--run-topics-only", is_flag=True, help="average over the topics a run answers")
+@click.option("--max-results", type=int, default=1000, show_default=True, help="cut each ranked list at this many")
+@click.option("--moments", is_flag=True, help="evaluate moment runs against moment ground truth")
+def cli(
+    qrels: Path,
+    runs: tuple[Path, ...],
+    measure: tuple[str, ...],
+    per_topic: bool,
+    digits: int | None,
+    fmt: str,
+    run_topics_only: bool,
+    max_results: int,
+    moments: bool,
 ) -> None:
     """Evaluate runs against qrels, like trec_eval / sample_eval.pl."""
-    if fmt not in ("trec", "json", "csv"):
-        _fail(f"unknown --format {fmt!r} (trec, json or csv)")
-    measures = list(measure or [])
+    from app.evaluation.errors import FormatError, MeasureError
+    from app.evaluation.output import format_results
+
+    measures = list(measure)
     try:
         if moments:
-            results = _evaluate_moments(qrels, runs, measures or None)
+            results = _evaluate_moments(qrels, list(runs), measures or None)
         else:
-            results = _evaluate_runs(qrels, runs, measures, run_topics_only=run_topics_only, max_results=max_results)
-    except FormatError as exc:
-        _fail(str(exc))
-    except (MeasureError, OSError) as exc:
+            results = _evaluate_runs(
+                qrels, list(runs), measures, run_topics_only=run_topics_only, max_results=max_results
+            )
+    except (FormatError, MeasureError, OSError) as exc:
         _fail(str(exc))
     sys.stdout.write(format_results(results, fmt, per_topic=per_topic, digits=digits))
 
@@ -67,6 +75,11 @@ def _evaluate_runs(
     qrels_path: Path, run_paths: list[Path], measures: list[str], *, run_topics_only: bool, max_results: int
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Parse and evaluate shot/document runs."""
+    from app.evaluation.errors import MeasureError
+    from app.evaluation.evaluator import evaluate
+    from app.evaluation.registry import default_measures, resolve
+    from app.evaluation.trec_files import read_qrels, read_run
+
     for name in measures:
         resolve(name)
     qrels = read_qrels(qrels_path)
@@ -96,13 +109,6 @@ def _evaluate_moments(
     ground_truth: Path, run_paths: list[Path], measures: list[str] | None
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Delegate moment runs to app.evaluation.moments."""
-    try:
-        from app.evaluation.moments import evaluate_moment_files
-    except ImportError as exc:
-        raise MeasureError(f"moment evaluation is not available ({exc})") from None
+    from app.evaluation.moments import evaluate_moment_files
+
     return evaluate_moment_files(str(ground_truth), [str(p) for p in run_paths], measures)
-
-
-def register(cli: typer.Typer) -> None:
-    """Add the `eval` command."""
-    cli.command("eval", help=HELP)(eval_command)

@@ -2,22 +2,90 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+from enum import StrEnum
+
 import typer
 
-from app.cli.demo import serve_with_demo
-from app.config import get_settings
+cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
+class DemoSizeName(StrEnum):
+    """How big a demo campaign `--demo` loads."""
+
+    full = "full"
+    small = "small"
+
+
+@cli.command("serve")
 def serve(
     demo: bool = typer.Option(False, "--demo", help="Run the whole loop on a synthetic campaign once the server is up"),
+    demo_size: DemoSizeName = typer.Option(
+        DemoSizeName.full, "--demo-size", help="full (about a minute) or small (a few seconds, for smoke tests)"
+    ),
     host: str | None = typer.Option(None, help="Interface to listen on (default from TRECPOOL_HOST)"),
     port: int | None = typer.Option(None, help="Port (default from TRECPOOL_PORT)"),
 ) -> None:
     """Start the service; refuses to run on an out-of-date schema."""
+    from app.config import get_settings
+
     settings = get_settings()
-    serve_with_demo(host or settings.host, port or settings.port, demo=demo)
+    serve_app(host or settings.host, port or settings.port, demo=demo, demo_size=demo_size.value)
 
 
-def register(cli: typer.Typer) -> None:
-    """Add the `serve` command."""
-    cli.command("serve")(serve)
+def serve_app(host: str, port: int, *, demo: bool = False, demo_size: str = "full", exit_after: bool = False) -> None:
+    """Serve until interrupted (SIGINT/SIGTERM); with `demo`, run the demo loop against the server once it is up."""
+    import uvicorn
+
+    from app.cli.common import console, open_database
+    from app.config import get_settings
+    from app.server import create_app
+
+    settings = get_settings()
+    database = open_database()
+    app = create_app(settings, database.sessions)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host, port=port, log_level="warning" if demo else "info", timeout_graceful_shutdown=10)
+    )
+    failures: list[BaseException] = []
+    if demo:
+        from app.cli.demo import load_demo
+
+        base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+
+        def stop() -> None:
+            server.should_exit = True
+
+        def load() -> None:
+            _when_started(server, lambda: load_demo(base, settings, database.sessions, demo_size), failures, stop)
+            if exit_after:
+                stop()
+
+        threading.Thread(target=load, name="demo", daemon=True).start()
+    try:
+        server.run()
+    finally:
+        database.engine.dispose()
+    if failures:
+        raise typer.Exit(1)
+    console.print("trecpool stopped")
+
+
+def _when_started(
+    server: object, work: Callable[[], None], failures: list[BaseException], stop: Callable[[], None]
+) -> None:
+    """Run `work` once the server accepts connections; on failure record it and stop the server."""
+    from app.cli.common import console
+
+    while not getattr(server, "started", False):
+        if getattr(server, "should_exit", False):
+            return
+        time.sleep(0.05)
+    try:
+        work()
+    except BaseException as exc:  # noqa: BLE001 - reported, then the server stops
+        failures.append(exc)
+        console.print(f"[red]demo failed:[/] {exc}")
+        stop()

@@ -10,7 +10,14 @@ from app.services.errors import ServiceError
 from app.storage.database import session_scope
 from app.storage.models import Role
 
-token = typer.Typer(help="API tokens.", no_args_is_help=True)
+cli = token = typer.Typer(
+    help="API tokens.", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+)
+
+
+@token.callback()
+def tokens() -> None:
+    """API tokens: only their SHA-256 hashes are stored."""
 
 
 @token.command("create")
@@ -30,8 +37,3 @@ def create(
         console.print(f"[red]error:[/] {exc.message}")
         raise typer.Exit(2) from None
     typer.echo(plain)
-
-
-def register(cli: typer.Typer) -> None:
-    """Add the `token` command group."""
-    cli.add_typer(token, name="token")

@@ -7,10 +7,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 log = logging.getLogger("trecpool.storage")
+
+CONNECT_TIMEOUT_SECONDS = 5
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The configured database cannot be used; the message says why in one line and names the fix."""
 
 
 def normalise_url(url: str) -> str:
@@ -19,6 +26,44 @@ def normalise_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def checked_url(url: str) -> str:
+    """The URL with the psycopg 3 driver; DatabaseUnavailable unless it is a well-formed PostgreSQL URL."""
+    normal = normalise_url(url)
+    try:
+        parsed = make_url(normal)
+    except ArgumentError:
+        raise DatabaseUnavailable(
+            "DATABASE_URL is not a database URL: expected postgresql://user:password@host:5432/dbname"
+        ) from None
+    if parsed.drivername != "postgresql+psycopg":
+        raise DatabaseUnavailable(
+            f"DATABASE_URL uses {parsed.drivername!r}: trecpool needs PostgreSQL (postgresql://user@host:5432/dbname)"
+        )
+    return normal
+
+
+def check_connection(engine: Engine) -> None:
+    """Connect once; DatabaseUnavailable with a one-line reason if PostgreSQL cannot be reached or used."""
+    url = engine.url
+    where = f"{url.host or 'localhost'}:{url.port or 5432}"
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        reason = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
+        if "does not exist" in reason and "database" in reason:
+            raise DatabaseUnavailable(
+                f"database {url.database!r} does not exist on {where}: create it (createdb {url.database}) "
+                "or fix DATABASE_URL"
+            ) from None
+        if "password authentication failed" in reason or "no password supplied" in reason:
+            raise DatabaseUnavailable(f"PostgreSQL at {where} refused the credentials in DATABASE_URL") from None
+        raise DatabaseUnavailable(
+            f"cannot reach PostgreSQL at {where} ({reason.removeprefix('connection failed: ')}): "
+            "is it running, and is DATABASE_URL right?"
+        ) from None
 
 
 def start_embedded(data_dir: Path) -> str:
@@ -34,7 +79,13 @@ def start_embedded(data_dir: Path) -> str:
 
 def make_engine(url: str) -> Engine:
     """An engine for `url` with sane pool settings."""
-    return create_engine(normalise_url(url), pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(
+        normalise_url(url),
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+    )
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from app.cli import cli
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
@@ -16,8 +17,18 @@ from app.evaluation.trec_files import parse_trec_run
 from tests.api.test_pools import judge_all, make_assessor, setup_campaign
 
 
+def wait_finished(client, headers, path, timeout=60.0):
+    """Poll a job until it is done, failed or cancelled; return its last state."""
+    deadline = time.monotonic() + timeout
+    while True:
+        body = client.get(path, headers=headers).json()
+        if body["status"] in ("done", "failed", "cancelled") or time.monotonic() > deadline:
+            return body
+        time.sleep(0.05)
+
+
 def wait_done(client, organiser, evaluation_id):
-    body = client.get(f"/api/evaluations/{evaluation_id}", headers=organiser).json()
+    body = wait_finished(client, organiser, f"/api/evaluations/{evaluation_id}")
     assert body["status"] == "done", body
     assert body["progress"] == 1.0
     return body

@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from scipy import stats
-from typer.testing import CliRunner
 
 from app.cli import cli
 from app.evaluation.evaluator import evaluate

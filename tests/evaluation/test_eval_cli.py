@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from app.cli import cli
 
@@ -75,7 +75,7 @@ def test_default_measures(files) -> None:
     [
         (["-m", "nope"], "unknown measure"),
         (["-m", "xinfAP"], "sample_eval"),
-        (["--format", "xml"], "unknown --format"),
+        (["--format", "xml"], "Invalid value for '--format'"),
     ],
 )
 def test_errors_exit_2(files, args: list[str], words: str) -> None:
