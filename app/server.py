@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import FastAPI
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
@@ -22,6 +21,7 @@ from app.api import (
     topics,
 )
 from app.api.errors import install_error_handlers
+from app.api.limits import RequestLimits
 from app.api.security import get_session, public
 from app.config import Settings
 from app.web import pages, results
@@ -40,7 +40,6 @@ ROUTERS = (
     leaderboards,
     analyses,
 )
-MULTIPART_SLACK = 1 << 20
 
 
 def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> FastAPI:
@@ -58,15 +57,5 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> Fa
     app.include_router(results.make_router(public(), get_session))  # published results, rendered on the server
     install_error_handlers(app)
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):  # type: ignore[no-untyped-def]
-        """Refuse bodies whose declared length is over the upload limit before reading them."""
-        length = request.headers.get("content-length")
-        limit = settings.max_upload_bytes + MULTIPART_SLACK
-        if length is not None and length.isdigit() and int(length) > limit:
-            return JSONResponse(
-                {"detail": f"request body over the limit of {settings.max_upload_bytes} bytes"}, status_code=413
-            )
-        return await call_next(request)
-
+    app.add_middleware(RequestLimits)
     return app

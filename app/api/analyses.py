@@ -6,11 +6,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, BackgroundTasks, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from app.api.jobs import run_analysis_job
 from app.api.security import Organiser, SessionDep
 from app.services import analyses
+from app.services.analysis_params import checked_params
+from app.services.inputs import Id
 
 router = APIRouter(prefix="/api", tags=["analyses"])
 
@@ -23,8 +25,16 @@ class AnalysisIn(BaseModel):
         default_factory=dict,
         description="measure; pool-depth: max_depth; leave-out: by (run|team|type), depth; "
         "agreement: measures; stability: measures, trials, seed; power: alpha, n_resamples, seed; "
-        "label-noise (moments): measures, sigmas, trials, raters, seed",
+        "label-noise (moments): measures, sigmas, trials, raters, seed, length. "
+        "Others are refused; numbers are bounded (see app/services/analysis_params.py)",
     )
+
+    @field_validator("params")
+    @classmethod
+    def _params_of_kind(cls, params: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """The params checked against the kind's model (errors name `params.<name>`)."""
+        kind = info.data.get("kind")
+        return params if kind is None else checked_params(kind, params)
 
 
 class AnalysisOut(BaseModel):
@@ -46,7 +56,7 @@ class AnalysisOut(BaseModel):
 
 @router.post("/campaigns/{campaign_id}/analyses", status_code=202, response_model=AnalysisOut)
 def start(
-    campaign_id: int,
+    campaign_id: Id,
     body: AnalysisIn,
     request: Request,
     background: BackgroundTasks,
@@ -61,7 +71,7 @@ def start(
 
 
 @router.get("/analyses/{job_id}", response_model=AnalysisOut)
-def get(job_id: int, session: SessionDep, principal: Organiser) -> AnalysisOut:
+def get(job_id: Id, session: SessionDep, principal: Organiser) -> AnalysisOut:
     """An analysis job and its result."""
     return AnalysisOut.model_validate(analyses.get_analysis(session, principal, job_id))
 
@@ -71,9 +81,7 @@ def get(job_id: int, session: SessionDep, principal: Organiser) -> AnalysisOut:
     response_class=Response,
     responses={200: {"content": {"image/svg+xml": {}, "image/png": {}}}},
 )
-def figure(
-    job_id: int, session: SessionDep, principal: Organiser, format: Literal["svg", "png"] = "svg"
-) -> Response:
+def figure(job_id: Id, session: SessionDep, principal: Organiser, format: Literal["svg", "png"] = "svg") -> Response:
     """The analysis's figure (Westerveld Fig. 2-4, AxIoU paper Fig. 4, 6, 7), drawn from its stored result."""
     from app.figures.analyses import FIGURES, render  # matplotlib: only when a figure is asked for
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.security import Member, Organiser, SessionDep
 from app.services import campaigns as service
+from app.services.inputs import Id, Text
 from app.storage.models import CampaignStatus, TaskKind
 
 router = APIRouter(prefix="/api/campaigns", tags=["campaigns"])
@@ -17,27 +18,28 @@ router = APIRouter(prefix="/api/campaigns", tags=["campaigns"])
 class CampaignIn(BaseModel):
     """A new campaign."""
 
-    name: str = Field(min_length=1, max_length=200)
+    name: Text = Field(min_length=1, max_length=200)
     task_kind: TaskKind
-    description: str = ""
+    description: Text = Field(default="", max_length=100_000)
     max_results: int = Field(default=1000, gt=0, le=100_000)
     max_runs_per_team: int = Field(default=10, gt=0, le=1000)
     submission_opens_at: datetime | None = None
     submission_closes_at: datetime | None = None
-    media_url_template: str | None = None
+    media_url_template: Text | None = Field(default=None, max_length=2000)
 
 
 class CampaignPatch(BaseModel):
-    """Settings to change; omitted fields stay as they are."""
+    """Settings to change; omitted fields stay as they are, null clears only the optional ones (dates, media)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    description: str | None = None
-    max_results: int | None = Field(default=None, gt=0, le=100_000)
-    max_runs_per_team: int | None = Field(default=None, gt=0, le=1000)
+    # Omitted means unchanged; the defaults are never validated, so an explicit null is refused (422).
+    description: Text = Field(default=None, max_length=100_000)  # type: ignore[assignment]
+    max_results: int = Field(default=None, gt=0, le=100_000)  # type: ignore[assignment]
+    max_runs_per_team: int = Field(default=None, gt=0, le=1000)  # type: ignore[assignment]
     submission_opens_at: datetime | None = None
     submission_closes_at: datetime | None = None
-    media_url_template: str | None = None
+    media_url_template: Text | None = Field(default=None, max_length=2000)
 
 
 class CampaignOut(BaseModel):
@@ -77,13 +79,13 @@ def list_campaigns(session: SessionDep, principal: Member) -> list[CampaignOut]:
 
 
 @router.get("/{campaign_id}", response_model=CampaignOut)
-def get_campaign(campaign_id: int, session: SessionDep, principal: Member) -> CampaignOut:
+def get_campaign(campaign_id: Id, session: SessionDep, principal: Member) -> CampaignOut:
     """One campaign."""
     return CampaignOut.model_validate(service.get_campaign(session, principal, campaign_id))
 
 
 @router.patch("/{campaign_id}", response_model=CampaignOut)
-def update_campaign(campaign_id: int, body: CampaignPatch, session: SessionDep, principal: Organiser) -> CampaignOut:
+def update_campaign(campaign_id: Id, body: CampaignPatch, session: SessionDep, principal: Organiser) -> CampaignOut:
     """Change a campaign's settings."""
     campaign = service.update_campaign(session, principal, campaign_id, body.model_dump(exclude_unset=True))
     session.commit()
@@ -91,7 +93,7 @@ def update_campaign(campaign_id: int, body: CampaignPatch, session: SessionDep, 
 
 
 @router.post("/{campaign_id}/open", response_model=CampaignOut)
-def open_submissions(campaign_id: int, session: SessionDep, principal: Organiser) -> CampaignOut:
+def open_submissions(campaign_id: Id, session: SessionDep, principal: Organiser) -> CampaignOut:
     """Open submissions (from draft, or re-open a closed campaign)."""
     campaign = service.set_status(session, principal, campaign_id, CampaignStatus.open)
     session.commit()
@@ -99,7 +101,7 @@ def open_submissions(campaign_id: int, session: SessionDep, principal: Organiser
 
 
 @router.post("/{campaign_id}/close", response_model=CampaignOut)
-def close_submissions(campaign_id: int, session: SessionDep, principal: Organiser) -> CampaignOut:
+def close_submissions(campaign_id: Id, session: SessionDep, principal: Organiser) -> CampaignOut:
     """Close submissions."""
     campaign = service.set_status(session, principal, campaign_id, CampaignStatus.closed)
     session.commit()

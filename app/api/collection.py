@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from app.api.security import Member, Organiser, SessionDep
 from app.api.uploads import read_limited
 from app.services import collection as service
+from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api/campaigns/{campaign_id}/collection", tags=["collection"])
 
@@ -24,16 +25,16 @@ class CollectionOut(BaseModel):
 
 
 @router.put("", response_model=CollectionOut)
-async def upload_collection(
-    campaign_id: int,
+def upload_collection(
+    campaign_id: Id,
     request: Request,
     file: UploadFile,
     session: SessionDep,
     principal: Organiser,
-    media_url_template: Annotated[str | None, Form()] = None,
+    media_url_template: Annotated[Text | None, Form(max_length=2000)] = None,
 ) -> CollectionOut:
     """Replace the master shot reference with a TSV file: `shot_id video_id start end` per line."""
-    data = await read_limited(request, file)
+    data = read_limited(request, file)
     summary = service.replace_collection(
         session,
         principal,
@@ -47,6 +48,6 @@ async def upload_collection(
 
 
 @router.get("", response_model=CollectionOut)
-def get_collection(campaign_id: int, session: SessionDep, principal: Member) -> CollectionOut:
+def get_collection(campaign_id: Id, session: SessionDep, principal: Member) -> CollectionOut:
     """How many shots and videos the collection holds."""
     return CollectionOut(**service.collection_summary(session, principal, campaign_id).__dict__)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from psycopg import errors as pg_errors
+from sqlalchemy import exc as sa_exc
 
 from app.services.errors import (
     Conflict,
@@ -15,6 +17,9 @@ from app.services.errors import (
     ServiceError,
     Unauthenticated,
 )
+from app.services.inputs import echo
+
+MESSAGE_CHARS = 300  # error texts quote input: cut them so a huge value is not echoed back
 
 STATUS_OF: dict[type[ServiceError], int] = {
     InvalidInput: 422,
@@ -37,9 +42,9 @@ def status_of(exc: ServiceError) -> int:
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     """A ServiceError as JSON: `detail` says what, `errors` says where."""
     assert isinstance(exc, ServiceError)
-    body: dict[str, object] = {"detail": exc.message}
+    body: dict[str, object] = {"detail": echo(exc.message, MESSAGE_CHARS)}
     if isinstance(exc, InvalidInput):
-        body["errors"] = exc.errors
+        body["errors"] = [_cut(e) for e in exc.errors]
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
     return JSONResponse(body, status_code=status_of(exc), headers=headers)
 
@@ -50,14 +55,45 @@ async def _request_error(request: Request, exc: Exception) -> JSONResponse:
     errors = [
         {
             "field": ".".join(str(p) for p in e["loc"] if p not in ("body", "query", "path", "form")) or None,
-            "message": e["msg"],
+            "message": echo(e["msg"], MESSAGE_CHARS),
         }
         for e in exc.errors()
     ]
     return JSONResponse({"detail": "invalid request", "errors": errors}, status_code=422)
 
 
+def _cut(error: dict[str, object]) -> dict[str, object]:
+    """An error entry with its text values cut to a few hundred characters."""
+    return {k: echo(v, MESSAGE_CHARS) if isinstance(v, str) else v for k, v in error.items()}
+
+
+def _database_error(exc: BaseException) -> pg_errors.Error | None:
+    """The PostgreSQL error behind an exception (SQLAlchemy wraps psycopg's)."""
+    cause = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
+    return cause if isinstance(cause, pg_errors.Error) else None
+
+
+async def _data_error(request: Request, exc: Exception) -> JSONResponse:
+    """A value PostgreSQL refused (out of range, NUL in text...) is the caller's: 422, never 500."""
+    cause = _database_error(exc)
+    text = cause.diag.message_primary if cause is not None and cause.diag.message_primary else "invalid value"
+    return JSONResponse({"detail": f"invalid value: {echo(text, MESSAGE_CHARS)}", "errors": []}, status_code=422)
+
+
+async def _integrity_error(request: Request, exc: Exception) -> JSONResponse:
+    """A unique violation lost to a concurrent request is a conflict (409); other integrity errors are 422."""
+    cause = _database_error(exc)
+    if isinstance(cause, pg_errors.UniqueViolation):
+        return JSONResponse({"detail": "conflicts with a concurrent change: it already exists"}, status_code=409)
+    text = cause.diag.message_primary if cause is not None and cause.diag.message_primary else "integrity error"
+    return JSONResponse({"detail": f"refused by the database: {echo(text, MESSAGE_CHARS)}"}, status_code=422)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on an app."""
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(RequestValidationError, _request_error)
+    app.add_exception_handler(sa_exc.DataError, _data_error)
+    app.add_exception_handler(pg_errors.DataError, _data_error)
+    app.add_exception_handler(sa_exc.IntegrityError, _integrity_error)
+    app.add_exception_handler(pg_errors.IntegrityError, _integrity_error)

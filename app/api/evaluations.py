@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Request, UploadFile
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.jobs import run_evaluation_job
 from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
 from app.services import evaluations
+from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["evaluations"])
 
@@ -18,8 +20,8 @@ router = APIRouter(prefix="/api", tags=["evaluations"])
 class EvaluationIn(BaseModel):
     """What to evaluate against: a qrels version (the newest when omitted) and measures (those that fit)."""
 
-    qrels_version_id: int | None = None
-    measures: list[str] | None = None
+    qrels_version_id: Id | None = None
+    measures: list[Annotated[Text, Field(max_length=100)]] | None = Field(default=None, max_length=200)
 
 
 class EvaluationOut(BaseModel):
@@ -40,7 +42,7 @@ class EvaluationOut(BaseModel):
 
 @router.post("/campaigns/{campaign_id}/evaluations", status_code=202, response_model=EvaluationOut)
 def start(
-    campaign_id: int,
+    campaign_id: Id,
     body: EvaluationIn,
     request: Request,
     background: BackgroundTasks,
@@ -57,17 +59,17 @@ def start(
 
 
 @router.get("/evaluations/{evaluation_id}", response_model=EvaluationOut)
-def status(evaluation_id: int, session: SessionDep, principal: Organiser) -> EvaluationOut:
+def status(evaluation_id: Id, session: SessionDep, principal: Organiser) -> EvaluationOut:
     """An evaluation's status and progress."""
     return EvaluationOut.model_validate(evaluations.get_evaluation(session, principal, evaluation_id))
 
 
 @router.put("/campaigns/{campaign_id}/ground-truth")
-async def ground_truth(
-    campaign_id: int, request: Request, file: UploadFile, session: SessionDep, principal: Organiser
+def ground_truth(
+    campaign_id: Id, request: Request, file: UploadFile, session: SessionDep, principal: Organiser
 ) -> dict[str, int]:
     """Replace a moment campaign's ground truth: `topic video_id start end` per line (TSV or JSON lines)."""
-    data = await read_limited(request, file)
+    data = read_limited(request, file)
     count = evaluations.replace_ground_truth(
         session, principal, campaign_id, data, max_errors=request.app.state.settings.max_errors
     )

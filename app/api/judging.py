@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from app.api.security import SessionDep, role
 from app.services import judging
 from app.services.auth import Principal
+from app.services.inputs import Id
 from app.storage.models import Role, Verdict
 
 router = APIRouter(prefix="/api/judging", tags=["judging"])
@@ -35,7 +36,7 @@ class VerdictIn(BaseModel):
     """A verdict and, optionally, the seconds it took (measured from the lease otherwise)."""
 
     verdict: Verdict
-    seconds_spent: float | None = Field(default=None, ge=0)
+    seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
 
 
 @router.post("/next", response_model=ItemOut, responses={204: {"description": "Nothing left to judge"}})
@@ -49,7 +50,7 @@ def next_item(request: Request, session: SessionDep, principal: Assessor) -> Ite
 
 
 @router.post("/items/{task_id}", response_model=ItemOut)
-def submit(task_id: int, body: VerdictIn, session: SessionDep, principal: Assessor) -> ItemOut:
+def submit(task_id: Id, body: VerdictIn, session: SessionDep, principal: Assessor) -> ItemOut:
     """Judge a leased item, or change your own earlier verdict on it (every change is kept)."""
     view = judging.judge(session, principal, task_id, body.verdict, seconds_spent=body.seconds_spent)
     session.commit()
@@ -57,7 +58,7 @@ def submit(task_id: int, body: VerdictIn, session: SessionDep, principal: Assess
 
 
 @router.get("/items/{task_id}", response_model=ItemOut)
-def own_item(task_id: int, session: SessionDep, principal: Assessor) -> ItemOut:
+def own_item(task_id: Id, session: SessionDep, principal: Assessor) -> ItemOut:
     """An item you judged, with your verdict."""
     return ItemOut(**judging.own_task(session, principal, task_id).__dict__)
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from app.api.security import Member, Organiser, SessionDep, public
 from app.services import leaderboards, publication, reports
+from app.services.inputs import Id, Text
 from app.services.tables import leaderboard_csv, per_topic_csv
 
 router = APIRouter(prefix="/api", tags=["leaderboards"])
@@ -18,7 +19,7 @@ Format = Literal["json", "csv", "topics.csv"]
 class PublishIn(BaseModel):
     """Which evaluation to publish (the newest finished one when omitted)."""
 
-    evaluation_id: int | None = None
+    evaluation_id: Id | None = None
 
 
 def _render(board: dict[str, object], fmt: Format) -> dict[str, object] | Response:
@@ -31,14 +32,14 @@ def _render(board: dict[str, object], fmt: Format) -> dict[str, object] | Respon
 
 @router.get("/campaigns/{campaign_id}/leaderboard", response_model=None)
 def live(
-    campaign_id: int,
+    campaign_id: Id,
     session: SessionDep,
     principal: Member,
-    measure: str | None = None,
-    system_type: str | None = None,
-    training_type: str | None = None,
+    measure: Text | None = None,
+    system_type: Text | None = None,
+    training_type: Text | None = None,
     novelty: bool | None = None,
-    evaluation_id: int | None = None,
+    evaluation_id: Id | None = None,
     format: Format = "json",
 ) -> dict[str, object] | Response:
     """The current leaderboard, sorted by `measure`, filtered by run type."""
@@ -51,14 +52,14 @@ def live(
 
 @router.get("/campaigns/{campaign_id}/significance")
 def significance(
-    campaign_id: int,
+    campaign_id: Id,
     session: SessionDep,
     principal: Organiser,
-    measure: str | None = None,
+    measure: Text | None = None,
     top: int = Query(10, ge=2, le=100),
     method: Literal["tukey", "pairwise"] = "tukey",
     n_resamples: int = Query(10_000, ge=100, le=1_000_000),
-    seed: int = 0,
+    seed: int = Query(0, ge=0, le=2**32 - 1),
 ) -> dict[str, object]:
     """Groups of the top runs with no significant difference, as in the TRECVID overview."""
     return leaderboards.live_significance(
@@ -67,25 +68,25 @@ def significance(
 
 
 @router.get("/public/campaigns/{campaign_id}/significance", dependencies=[public()])
-def published_significance(campaign_id: int, session: SessionDep) -> dict[str, object]:
+def published_significance(campaign_id: Id, session: SessionDep) -> dict[str, object]:
     """The significance groups frozen with the published leaderboard."""
     return leaderboards.published_snapshot(session, campaign_id).content["significance"]
 
 
 @router.get("/campaigns/{campaign_id}/report")
-def live_report(campaign_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def live_report(campaign_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """The campaign report of the newest evaluation (organisers, before publication)."""
     return reports.live_report(session, principal, campaign_id)
 
 
 @router.get("/public/campaigns/{campaign_id}/report", dependencies=[public()])
-def published_report(campaign_id: int, session: SessionDep) -> dict[str, object]:
+def published_report(campaign_id: Id, session: SessionDep) -> dict[str, object]:
     """The report frozen with the published leaderboard."""
     return leaderboards.published_snapshot(session, campaign_id).content["report"]
 
 
 @router.post("/campaigns/{campaign_id}/publish", status_code=201)
-def publish(campaign_id: int, body: PublishIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def publish(campaign_id: Id, body: PublishIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Freeze and publish the leaderboard; it is then public without a token."""
     snapshot = publication.publish(session, principal, campaign_id, evaluation_id=body.evaluation_id)
     session.commit()
@@ -94,11 +95,11 @@ def publish(campaign_id: int, body: PublishIn, session: SessionDep, principal: O
 
 @router.get("/public/campaigns/{campaign_id}/leaderboard", response_model=None, dependencies=[public()])
 def published(
-    campaign_id: int,
+    campaign_id: Id,
     session: SessionDep,
-    measure: str | None = None,
-    system_type: str | None = None,
-    training_type: str | None = None,
+    measure: Text | None = None,
+    system_type: Text | None = None,
+    training_type: Text | None = None,
     novelty: bool | None = None,
     format: Format = "json",
 ) -> dict[str, object] | Response:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from app.api.security import Organiser, SessionDep
 from app.services import judging, pools, qrels, quality
+from app.services.inputs import INT32_MAX, Id, Text
 from app.storage.models import Verdict
 
 router = APIRouter(prefix="/api", tags=["pools"])
@@ -18,12 +19,14 @@ class PoolIn(BaseModel):
     """How to build a pool."""
 
     kind: Literal["depth", "stratified"] = "stratified"
-    depth: int | None = Field(default=None, ge=1, description="For depth pools: the top k of every run")
-    strata: str | None = Field(default=None, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'")
-    seed: int | None = Field(default=None, ge=0, description="Random when omitted; stored with the pool")
-    max_priority: int | None = Field(default=None, ge=1, description="Only runs with priority <= this")
+    depth: int | None = Field(default=None, ge=1, le=100_000, description="For depth pools: the top k of every run")
+    strata: Text | None = Field(
+        default=None, max_length=1000, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'"
+    )
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Random when omitted; stored with the pool")
+    max_priority: int | None = Field(default=None, ge=1, le=INT32_MAX, description="Only runs with priority <= this")
     system_types: list[Literal["F", "M", "R"]] | None = None
-    run_ids: list[int] | None = None
+    run_ids: list[Id] | None = Field(default=None, max_length=100_000)
 
 
 class PoolOut(BaseModel):
@@ -40,28 +43,28 @@ class PoolOut(BaseModel):
 class AssignmentIn(BaseModel):
     """A topic given to an assessor."""
 
-    topic: str
-    assessor_id: int
+    topic: Text = Field(min_length=1, max_length=64)
+    assessor_id: Id
 
 
 class AssignmentsIn(BaseModel):
     """Assignments to add; `shared` lets several assessors work one topic."""
 
-    assignments: list[AssignmentIn]
+    assignments: list[AssignmentIn] = Field(max_length=100_000)
     shared: bool = False
 
 
 class AdjudicationIn(BaseModel):
     """An organiser's final verdict on a pooled item."""
 
-    pool_item_id: int
+    pool_item_id: Id
     verdict: Literal[Verdict.relevant, Verdict.not_relevant]
 
 
 class LabelIn(BaseModel):
     """A label for a new qrels version."""
 
-    label: str = Field(min_length=1, max_length=200)
+    label: Text = Field(min_length=1, max_length=200)
 
 
 def _out(session: SessionDep, pool) -> PoolOut:  # type: ignore[no-untyped-def]
@@ -76,7 +79,7 @@ def _out(session: SessionDep, pool) -> PoolOut:  # type: ignore[no-untyped-def]
 
 
 @router.post("/campaigns/{campaign_id}/pools", status_code=201, response_model=PoolOut)
-def build_pool(campaign_id: int, body: PoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
+def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
     """Build the pool of a closed campaign (reproducible from the returned seed)."""
     spec = pools.PoolSpec(
         kind=body.kind,
@@ -93,19 +96,19 @@ def build_pool(campaign_id: int, body: PoolIn, session: SessionDep, principal: O
 
 
 @router.get("/pools/{pool_id}", response_model=PoolOut)
-def get_pool(pool_id: int, session: SessionDep, principal: Organiser) -> PoolOut:
+def get_pool(pool_id: Id, session: SessionDep, principal: Organiser) -> PoolOut:
     """A pool and its per-topic counts."""
     return _out(session, pools.get_pool(session, principal, pool_id))
 
 
 @router.get("/pools/{pool_id}/stats")
-def pool_stats(pool_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def pool_stats(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Judged share of each run's results (min/max/mean), unique contributions per run and team."""
     return pools.statistics(session, principal, pool_id)
 
 
 @router.post("/pools/{pool_id}/assignments", status_code=201)
-def assign(pool_id: int, body: AssignmentsIn, session: SessionDep, principal: Organiser) -> dict[str, int]:
+def assign(pool_id: Id, body: AssignmentsIn, session: SessionDep, principal: Organiser) -> dict[str, int]:
     """Give topics to assessors."""
     made = pools.assign_topics(
         session, principal, pool_id, [(a.topic, a.assessor_id) for a in body.assignments], shared=body.shared
@@ -115,14 +118,18 @@ def assign(pool_id: int, body: AssignmentsIn, session: SessionDep, principal: Or
 
 
 @router.get("/pools/{pool_id}/progress")
-def progress(pool_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def progress(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Judging progress per topic and round, and per assessor with time spent."""
     return judging.pool_progress(session, principal, pool_id)  # type: ignore[return-value]
 
 
 @router.post("/pools/{pool_id}/quality-control")
 def quality_control(
-    pool_id: int, session: SessionDep, principal: Organiser, min_runs: int = 10, window: int = 5
+    pool_id: Id,
+    session: SessionDep,
+    principal: Organiser,
+    min_runs: int = Query(10, ge=1, le=quality.MAX_MIN_RUNS, description="Runs that make an item 'frequent'"),
+    window: int = Query(5, ge=1, le=quality.MAX_WINDOW, description="Neighbouring shots compared on each side"),
 ) -> dict[str, int]:
     """Queue second judgements for frequent false positives and neighbour disagreements."""
     result = quality.run_quality_control(session, principal, pool_id, min_runs=min_runs, window=window)
@@ -131,26 +138,26 @@ def quality_control(
 
 
 @router.get("/pools/{pool_id}/adjudication")
-def adjudication_queue(pool_id: int, session: SessionDep, principal: Organiser) -> list[dict[str, object]]:
+def adjudication_queue(pool_id: Id, session: SessionDep, principal: Organiser) -> list[dict[str, object]]:
     """Items whose judgements disagree or are unsure."""
     return quality.adjudication_queue(session, principal, pool_id)
 
 
 @router.post("/pools/{pool_id}/adjudication", status_code=204)
-def adjudicate(pool_id: int, body: AdjudicationIn, session: SessionDep, principal: Organiser) -> None:
+def adjudicate(pool_id: Id, body: AdjudicationIn, session: SessionDep, principal: Organiser) -> None:
     """Decide an item."""
     quality.adjudicate(session, principal, pool_id, body.pool_item_id, Verdict(body.verdict))
     session.commit()
 
 
 @router.get("/pools/{pool_id}/agreement")
-def agreement(pool_id: int, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Cohen's kappa per topic and per assessor pair."""
     return quality.agreement(session, principal, pool_id)  # type: ignore[return-value]
 
 
 @router.post("/pools/{pool_id}/qrels", status_code=201)
-def cut_qrels(pool_id: int, body: LabelIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def cut_qrels(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Freeze the current judgements as an immutable qrels version."""
     version = qrels.cut_qrels(session, principal, pool_id, body.label)
     session.commit()

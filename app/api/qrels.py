@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
 from app.services import qrels
+from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["qrels"])
 
@@ -29,16 +30,16 @@ class QrelsOut(BaseModel):
 
 
 @router.post("/campaigns/{campaign_id}/qrels", status_code=201, response_model=QrelsOut)
-async def import_qrels(
-    campaign_id: int,
+def import_qrels(
+    campaign_id: Id,
     request: Request,
     file: UploadFile,
     session: SessionDep,
     principal: Organiser,
-    label: Annotated[str, Form(min_length=1, max_length=200)],
+    label: Annotated[Text, Form(min_length=1, max_length=200)],
 ) -> QrelsOut:
     """Import TREC qrels (4 columns) or sample_eval qrels (5 columns, grade -1 = unsampled) as a new version."""
-    data = await read_limited(request, file)
+    data = read_limited(request, file)
     version = qrels.import_qrels(
         session, principal, campaign_id, data, label, max_errors=request.app.state.settings.max_errors
     )
@@ -47,14 +48,14 @@ async def import_qrels(
 
 
 @router.get("/campaigns/{campaign_id}/qrels", response_model=list[QrelsOut])
-def list_qrels(campaign_id: int, session: SessionDep, principal: Organiser) -> list[QrelsOut]:
+def list_qrels(campaign_id: Id, session: SessionDep, principal: Organiser) -> list[QrelsOut]:
     """The campaign's qrels versions."""
     return [QrelsOut.model_validate(v) for v in qrels.list_qrels(session, principal, campaign_id)]
 
 
 @router.get("/qrels/{qrels_id}/download", response_class=Response)
 def download(
-    qrels_id: int, session: SessionDep, principal: Organiser, format: Literal["trec", "sample_eval"] = "trec"
+    qrels_id: Id, session: SessionDep, principal: Organiser, format: Literal["trec", "sample_eval"] = "trec"
 ) -> Response:
     """The version as a TREC or sample_eval qrels file."""
     body = b"".join(qrels.export_qrels(session, principal, qrels_id, format))

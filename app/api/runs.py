@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from app.api.security import SessionDep, Submitter
 from app.api.uploads import read_limited
 from app.services import runs as service
+from app.services.inputs import INT32_MAX, Id, Text
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
@@ -38,25 +39,27 @@ class RunOut(BaseModel):
 
 
 @router.post("/campaigns/{campaign_id}/runs", status_code=201, response_model=RunOut)
-async def upload_run(
-    campaign_id: int,
+def upload_run(
+    campaign_id: Id,
     request: Request,
     file: UploadFile,
     session: SessionDep,
     principal: Submitter,
-    name: Annotated[str, Form(description="Run name, unique within the team")],
+    name: Annotated[Text, Form(max_length=200, description="Run name, unique within the team")],
     system_type: Annotated[
-        str, Form(description="F (fully automatic), M (manually assisted), R (relevance feedback)")
+        Text, Form(max_length=1, description="F (fully automatic), M (manually assisted), R (relevance feedback)")
     ] = "F",
     novelty: Annotated[bool, Form(description="Novelty run (N)")] = False,
-    training_type: Annotated[str, Form(description="A, D, E or F (TRECVID training types)")] = "D",
-    priority: Annotated[int, Form(description="1 = highest; pools may take priority runs only")] = 1,
-    description: Annotated[str, Form()] = "",
+    training_type: Annotated[Text, Form(max_length=1, description="A, D, E or F (TRECVID training types)")] = "D",
+    priority: Annotated[
+        int, Form(ge=1, le=INT32_MAX, description="1 = highest; pools may take priority runs only")
+    ] = 1,
+    description: Annotated[Text, Form(max_length=100_000)] = "",
     format: Annotated[Literal["trec", "xml", "moments"] | None, Form(description="Detected when omitted")] = None,
-    team_id: Annotated[int | None, Form(description="Organisers only: the team the run is for")] = None,
+    team_id: Annotated[Id | None, Form(description="Organisers only: the team the run is for")] = None,
 ) -> RunOut:
     """Upload a run (TREC 6 columns, TRECVID AVS XML or moment TSV/JSONL); it is validated whole first."""
-    data = await read_limited(request, file)
+    data = read_limited(request, file)
     metadata = service.RunMetadata(
         name=name,
         system_type=system_type,
@@ -74,19 +77,19 @@ async def upload_run(
 
 
 @router.get("/campaigns/{campaign_id}/runs", response_model=list[RunOut])
-def list_runs(campaign_id: int, session: SessionDep, principal: Submitter) -> list[RunOut]:
+def list_runs(campaign_id: Id, session: SessionDep, principal: Submitter) -> list[RunOut]:
     """Runs of the campaign: all for organisers, its own for a team."""
     return [RunOut.model_validate(r) for r in service.list_runs(session, principal, campaign_id)]
 
 
 @router.get("/runs/{run_id}", response_model=RunOut)
-def get_run(run_id: int, session: SessionDep, principal: Submitter) -> RunOut:
+def get_run(run_id: Id, session: SessionDep, principal: Submitter) -> RunOut:
     """One run's metadata."""
     return RunOut.model_validate(service.visible_run(session, principal, run_id))
 
 
 @router.get("/runs/{run_id}/download", response_class=Response)
-def download_run(run_id: int, session: SessionDep, principal: Submitter) -> Response:
+def download_run(run_id: Id, session: SessionDep, principal: Submitter) -> Response:
     """The run as a file: TREC 6 columns for shot runs, `topic video start end score tag` TSV for moments."""
     run, chunks = service.download_run(session, principal, run_id)
     body = b"".join(chunks)
@@ -99,7 +102,7 @@ def download_run(run_id: int, session: SessionDep, principal: Submitter) -> Resp
 
 
 @router.delete("/runs/{run_id}", status_code=204, response_class=Response)
-def delete_run(run_id: int, session: SessionDep, principal: Submitter) -> Response:
+def delete_run(run_id: Id, session: SessionDep, principal: Submitter) -> Response:
     """Delete a run (teams: while submissions are open)."""
     service.delete_run(session, principal, run_id)
     session.commit()

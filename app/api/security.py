@@ -28,7 +28,7 @@ def get_session(request: Request) -> Iterator[Session]:
 SessionDep = Annotated[Session, Depends(get_session)]
 
 
-def _bearer(authorization: str | None) -> str | None:
+def bearer_token(authorization: str | None) -> str | None:
     """The token of an `Authorization: Bearer ...` header."""
     if not authorization:
         return None
@@ -40,7 +40,7 @@ def role(*roles: Role) -> Any:
     """A dependency admitting callers whose token has one of `roles`; yields their Principal."""
 
     def check(session: SessionDep, authorization: Annotated[str | None, Header()] = None) -> Principal:
-        principal = authenticate(session, _bearer(authorization))
+        principal = authenticate(session, bearer_token(authorization))
         if principal.role not in roles:
             raise Forbidden(f"this endpoint is for {' or '.join(r.value for r in roles)} tokens")
         return principal

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.security import Organiser, SessionDep
 from app.services import teams as service
+from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["teams"])
 
@@ -14,7 +15,7 @@ router = APIRouter(prefix="/api", tags=["teams"])
 class NameIn(BaseModel):
     """A name for a new team or assessor."""
 
-    name: str = Field(min_length=1, max_length=200)
+    name: Text = Field(min_length=1, max_length=200)
 
 
 class MemberOut(BaseModel):
@@ -40,7 +41,7 @@ class TokenOut(BaseModel):
 
 
 @router.post("/campaigns/{campaign_id}/teams", status_code=201, response_model=MemberWithToken)
-def create_team(campaign_id: int, body: NameIn, session: SessionDep, principal: Organiser) -> MemberWithToken:
+def create_team(campaign_id: Id, body: NameIn, session: SessionDep, principal: Organiser) -> MemberWithToken:
     """Register a team; the response carries its token."""
     team, token = service.create_team(session, principal, campaign_id, body.name)
     session.commit()
@@ -48,13 +49,13 @@ def create_team(campaign_id: int, body: NameIn, session: SessionDep, principal: 
 
 
 @router.get("/campaigns/{campaign_id}/teams", response_model=list[MemberOut])
-def list_teams(campaign_id: int, session: SessionDep, principal: Organiser) -> list[MemberOut]:
+def list_teams(campaign_id: Id, session: SessionDep, principal: Organiser) -> list[MemberOut]:
     """The campaign's teams."""
     return [MemberOut.model_validate(t) for t in service.list_teams(session, principal, campaign_id)]
 
 
 @router.post("/teams/{team_id}/tokens", status_code=201, response_model=TokenOut)
-def issue_team_token(team_id: int, session: SessionDep, principal: Organiser) -> TokenOut:
+def issue_team_token(team_id: Id, session: SessionDep, principal: Organiser) -> TokenOut:
     """Issue another token for a team."""
     token = service.issue_team_token(session, principal, team_id)
     session.commit()
@@ -62,7 +63,7 @@ def issue_team_token(team_id: int, session: SessionDep, principal: Organiser) ->
 
 
 @router.post("/campaigns/{campaign_id}/assessors", status_code=201, response_model=MemberWithToken)
-def create_assessor(campaign_id: int, body: NameIn, session: SessionDep, principal: Organiser) -> MemberWithToken:
+def create_assessor(campaign_id: Id, body: NameIn, session: SessionDep, principal: Organiser) -> MemberWithToken:
     """Register an assessor; the response carries its token."""
     assessor, token = service.create_assessor(session, principal, campaign_id, body.name)
     session.commit()
@@ -70,6 +71,6 @@ def create_assessor(campaign_id: int, body: NameIn, session: SessionDep, princip
 
 
 @router.get("/campaigns/{campaign_id}/assessors", response_model=list[MemberOut])
-def list_assessors(campaign_id: int, session: SessionDep, principal: Organiser) -> list[MemberOut]:
+def list_assessors(campaign_id: Id, session: SessionDep, principal: Organiser) -> list[MemberOut]:
     """The campaign's assessors."""
     return [MemberOut.model_validate(a) for a in service.list_assessors(session, principal, campaign_id)]

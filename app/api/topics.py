@@ -9,6 +9,7 @@ from app.api.security import Member, Organiser, SessionDep
 from app.api.uploads import read_limited
 from app.evaluation.topics_file import TopicDef
 from app.services import topics as service
+from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api/campaigns/{campaign_id}/topics", tags=["topics"])
 
@@ -16,9 +17,9 @@ router = APIRouter(prefix="/api/campaigns/{campaign_id}/topics", tags=["topics"]
 class TopicIn(BaseModel):
     """A topic to add."""
 
-    number: str = Field(min_length=1, max_length=64, pattern=r"^\S+$")
-    title: str = Field(min_length=1)
-    description: str = ""
+    number: Text = Field(min_length=1, max_length=64, pattern=r"^\S+$")
+    title: Text = Field(min_length=1, max_length=10_000)
+    description: Text = Field(default="", max_length=100_000)
 
 
 class TopicOut(BaseModel):
@@ -33,7 +34,7 @@ class TopicOut(BaseModel):
 
 
 @router.post("", status_code=201, response_model=list[TopicOut])
-def add_topics(campaign_id: int, body: list[TopicIn], session: SessionDep, principal: Organiser) -> list[TopicOut]:
+def add_topics(campaign_id: Id, body: list[TopicIn], session: SessionDep, principal: Organiser) -> list[TopicOut]:
     """Add topics given as JSON."""
     defs = [TopicDef(t.number, t.title, t.description) for t in body]
     rows = service.add_topics(session, principal, campaign_id, defs)
@@ -42,11 +43,11 @@ def add_topics(campaign_id: int, body: list[TopicIn], session: SessionDep, princ
 
 
 @router.post("/file", status_code=201, response_model=list[TopicOut])
-async def add_topics_file(
-    campaign_id: int, request: Request, file: UploadFile, session: SessionDep, principal: Organiser
+def add_topics_file(
+    campaign_id: Id, request: Request, file: UploadFile, session: SessionDep, principal: Organiser
 ) -> list[TopicOut]:
     """Add topics from a file: TRECVID `number text` lines, TREC topics XML or TRECVID topics XML."""
-    data = await read_limited(request, file)
+    data = read_limited(request, file)
     rows = service.add_topics_file(
         session, principal, campaign_id, data, max_errors=request.app.state.settings.max_errors
     )
@@ -55,6 +56,6 @@ async def add_topics_file(
 
 
 @router.get("", response_model=list[TopicOut])
-def list_topics(campaign_id: int, session: SessionDep, principal: Member) -> list[TopicOut]:
+def list_topics(campaign_id: Id, session: SessionDep, principal: Member) -> list[TopicOut]:
     """The campaign's topics."""
     return [TopicOut.model_validate(t) for t in service.list_topics(session, principal, campaign_id)]

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, aliased
 
 from app.evaluation.agreement import cohen_kappa, neighbour_disagreements
 from app.services.auth import Principal
-from app.services.errors import Conflict, NotFound
+from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.judging import GRADES
 from app.services.pools import get_pool
 from app.storage.models import (
@@ -27,6 +27,8 @@ from app.storage.models import (
 
 FREQUENT_REASON = "returned by many runs, judged not relevant"
 NEIGHBOUR_REASON = "neighbouring shots judged differently"
+MAX_WINDOW = 100  # neighbours compared on each side; the check does one pass per offset
+MAX_MIN_RUNS = 100_000
 
 
 def _video_positions(session: Session, campaign_id: int) -> dict[str, tuple[str, int]]:
@@ -49,6 +51,10 @@ def run_quality_control(
     session: Session, principal: Principal, pool_id: int, *, min_runs: int = 10, window: int = 5
 ) -> dict[str, int]:
     """Queue blind second judgements (by another assessor) for items the TRECVID rules find doubtful."""
+    if not 1 <= window <= MAX_WINDOW:
+        raise InvalidInput("window out of range", [{"field": "window", "message": f"1 to {MAX_WINDOW}"}])
+    if not 1 <= min_runs <= MAX_MIN_RUNS:
+        raise InvalidInput("min_runs out of range", [{"field": "min_runs", "message": f"1 to {MAX_MIN_RUNS}"}])
     pool = get_pool(session, principal, pool_id)
     rows = session.execute(
         select(

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app import __version__
 from app.services import leaderboards
+from app.services.inputs import Id
 from app.web import plots
 from app.web.pages import templates
 
@@ -62,7 +63,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
     @router.get("/campaigns/{campaign_id}/leaderboard", response_class=HTMLResponse, name="leaderboard_page")
     def leaderboard_page(
         request: Request,
-        campaign_id: int,
+        campaign_id: Id,
         measure: str | None = None,
         system_type: str | None = None,
         training_type: str | None = None,
@@ -101,7 +102,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
         )
 
     @router.get("/campaigns/{campaign_id}/report", response_class=HTMLResponse, name="report_page")
-    def report_page(request: Request, campaign_id: int, session: Session = SessionDep) -> Response:
+    def report_page(request: Request, campaign_id: Id, session: Session = SessionDep) -> Response:
         """A published campaign report; its JSON twin is /api/public/campaigns/{id}/report."""
         snapshot = leaderboards.published_snapshot(session, campaign_id)
         report = snapshot.content["report"]

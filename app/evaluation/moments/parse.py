@@ -127,6 +127,8 @@ def _json_fields(text: str, with_score: bool) -> tuple[str, str, object, object,
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise ValueError("a JSON line must be an object")
     video_key = "video_id" if "video_id" in obj else "video"
