@@ -10,16 +10,10 @@ from rich.console import Console
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings, get_settings
-from app.storage import migrations
-from app.storage.database import (
-    DatabaseUnavailable,
-    check_connection,
-    checked_url,
-    make_engine,
-    make_session_factory,
-    start_embedded,
-)
+from app.config import get_settings
+from app.storage.connect import open_engine
+from app.storage.database import DatabaseUnavailable, make_session_factory
+from app.storage.migrations import SchemaOutOfDate
 
 console = Console(stderr=True)
 
@@ -34,30 +28,23 @@ class Database:
     embedded: bool
 
 
-def database_url(settings: Settings) -> tuple[str, bool]:
-    """The configured URL, or an embedded PostgreSQL's; and whether it is embedded."""
-    if settings.database_url:
-        return settings.database_url, False
-    data_dir = settings.data_dir / "pgdata"
-    console.print(f"[bold]DATABASE_URL is unset[/]: using an embedded PostgreSQL with its data in {data_dir.resolve()}")
-    return start_embedded(data_dir), True
-
-
 def open_database(*, upgrade_embedded: bool = True, check: bool = True) -> Database:
-    """Connect to the configured database; migrate an embedded one, refuse an outdated external one."""
+    """Connect to the configured database; migrate an embedded one, refuse an outdated external one.
+
+    Any reason the database cannot be used is printed as one line, and the command exits with status 1.
+    """
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("pgserver", "httpx", "httpcore", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = get_settings()
+    if not settings.database_url:
+        pgdata = (settings.data_dir / "pgdata").resolve()
+        console.print(f"[bold]DATABASE_URL is unset[/]: using an embedded PostgreSQL with its data in {pgdata}")
     try:
-        url, embedded = database_url(settings)
-        engine = make_engine(checked_url(url))
-        check_connection(engine)
-        if embedded and upgrade_embedded:
-            migrations.upgrade(url)
-        if check:
-            migrations.check_schema(engine)
-    except (DatabaseUnavailable, migrations.SchemaOutOfDate) as exc:
+        opened = open_engine(settings.database_url, settings.data_dir, upgrade_embedded=upgrade_embedded, check=check)
+    except (DatabaseUnavailable, SchemaOutOfDate) as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
-    return Database(url=url, engine=engine, sessions=make_session_factory(engine), embedded=embedded)
+    return Database(
+        url=opened.url, engine=opened.engine, sessions=make_session_factory(opened.engine), embedded=opened.embedded
+    )
