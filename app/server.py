@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
@@ -23,7 +24,7 @@ from app.api import (
 from app.api.errors import install_error_handlers
 from app.api.limits import RequestLimits
 from app.api.security import get_session, public
-from app.config import Settings
+from app.config import Settings, get_settings
 from app.web import pages, results
 
 ROUTERS = (
@@ -42,9 +43,16 @@ ROUTERS = (
 )
 
 
-def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> FastAPI:
-    """Build the application for the given settings and database."""
-    app = FastAPI(
+def create_app(settings: Settings | None = None, session_factory: sessionmaker[Session] | None = None) -> FastAPI:
+    """Build the application for the given settings and database (both read from the environment when omitted).
+
+    With no arguments it is an ASGI factory: `uvicorn --factory app.server:create_app --workers 4`. Each process
+    opens its own engine; all state lives in PostgreSQL, so any number of processes can serve the same database.
+    """
+    settings = settings or get_settings()
+    if session_factory is None:
+        session_factory = _open_sessions(settings)
+    app = FastAPIOffline(  # Swagger UI and ReDoc served from the package: /docs and /redoc work with no internet
         title="trecpool",
         version=__version__,
         description="Pooled-judgement evaluation campaigns: runs, pools, judging, evaluation, reusability.",
@@ -59,3 +67,11 @@ def create_app(settings: Settings, session_factory: sessionmaker[Session]) -> Fa
 
     app.add_middleware(RequestLimits)
     return app
+
+
+def _open_sessions(settings: Settings) -> sessionmaker[Session]:
+    """Sessions on the configured database (the embedded one when DATABASE_URL is unset), schema checked."""
+    from app.storage.connect import open_engine
+    from app.storage.database import make_session_factory
+
+    return make_session_factory(open_engine(settings.database_url, settings.data_dir).engine)
