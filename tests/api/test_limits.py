@@ -1,0 +1,174 @@
+"""Bounded requests on a live server: bytes counted as they arrive, the token checked before the body, uploads off
+the event loop, and the run quota held under concurrent uploads."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
+
+import httpx
+
+CHUNK = b"x" * 65536
+
+
+def raw_request(base: str, head: str, first_bytes: bytes, timeout: float = 5.0) -> tuple[bytes, float]:
+    """Send a request's head and only the first bytes of its body; return what the server answered and when."""
+    url = urlsplit(base)
+    with socket.create_connection((url.hostname, url.port), timeout=timeout) as sock:
+        started = time.monotonic()
+        sock.sendall(head.encode() + first_bytes)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            part = sock.recv(65536)
+            if not part:
+                break
+            answer += part
+        return answer, time.monotonic() - started
+
+
+def multipart_head(path: str, extra: str) -> str:
+    """A request head for a multipart upload to `path`."""
+    return f"POST {path} HTTP/1.1\r\nHost: test\r\nContent-Type: multipart/form-data; boundary=b\r\n{extra}\r\n"
+
+
+def test_chunked_body_without_token_gets_401_before_it_is_sent(live_server, make_campaign):
+    campaign = make_campaign()
+    head = multipart_head(f"/api/campaigns/{campaign.id}/runs", "Transfer-Encoding: chunked\r\n")
+    first = b"10000\r\n" + CHUNK + b"\r\n"  # one 64 KiB chunk of a body that never ends
+    answer, took = raw_request(live_server, head, first)
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert took < 2.0
+
+
+def test_declared_big_body_with_bad_token_gets_401_without_reading_it(live_server, make_campaign):
+    campaign = make_campaign()
+    head = multipart_head(
+        f"/api/campaigns/{campaign.id}/runs", f"Content-Length: {1 << 30}\r\nAuthorization: Bearer tp_wrong\r\n"
+    )
+    answer, took = raw_request(live_server, head, CHUNK)  # 64 KiB sent of 1 GiB announced
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert b"WWW-Authenticate: Bearer" in answer or b"www-authenticate: Bearer" in answer
+    assert took < 2.0
+
+
+def test_json_body_without_token_gets_401_before_it_is_read(live_server, make_campaign):
+    campaign = make_campaign()
+    head = (
+        f"POST /api/campaigns/{campaign.id}/topics HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {256 << 20}\r\n\r\n"
+    )
+    answer, _ = raw_request(live_server, head, b"[" + CHUNK)
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+
+
+def test_endless_chunked_body_gets_413_once_past_the_limit(live_server, make_campaign, settings):
+    campaign = make_campaign()
+    _, headers = campaign.team()
+    token = f"Authorization: {headers['Authorization']}\r\n"
+    head = multipart_head(f"/api/campaigns/{campaign.id}/runs", f"Transfer-Encoding: chunked\r\n{token}")
+    start = b'--b\r\nContent-Disposition: form-data; name="file"; filename="run.txt"\r\n\r\n'
+    url = urlsplit(live_server)
+    sent, answer = 0, b""
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        sock.sendall(head.encode() + f"{len(start):x}\r\n".encode() + start + b"\r\n")
+        while not answer and sent < 20 * settings.max_upload_bytes:  # the body never ends: only the server stops it
+            sock.sendall(b"10000\r\n" + CHUNK + b"\r\n")
+            sent += len(CHUNK)
+            if select.select([sock], [], [], 0)[0]:
+                answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    assert sent < 4 * settings.max_upload_bytes  # answered after the limit, plus what socket buffers hold
+    listed = httpx.get(f"{live_server}/api/campaigns/{campaign.id}/runs", headers=headers)
+    assert listed.json() == []
+
+
+def test_declared_length_over_the_limit_gets_413(client, make_campaign, settings):
+    campaign = make_campaign()
+    _, headers = campaign.team()
+    response = client.post(
+        f"/api/campaigns/{campaign.id}/runs",
+        content=b"x" * (settings.max_upload_bytes + (2 << 20)),
+        headers={**headers, "Content-Type": "multipart/form-data; boundary=b"},
+    )
+    assert response.status_code == 413
+
+
+def test_health_answers_while_a_200k_line_run_uploads(live_server, make_campaign):
+    campaign = make_campaign(n_topics=200)
+    _, headers = campaign.team()
+    lines = [f"{t} Q0 shot{t}_{r} {r} {1000 - r}.5 big" for t in range(1, 201) for r in range(1, 1001)]
+    body = ("\n".join(lines) + "\n").encode()
+    assert len(lines) == 200_000
+    done = threading.Event()
+    result: dict[str, object] = {}
+
+    def upload() -> None:
+        with httpx.Client(base_url=live_server, timeout=120) as http:
+            result["response"] = http.post(
+                f"/api/campaigns/{campaign.id}/runs",
+                data={"name": "big"},
+                files={"file": ("run.txt", body, "text/plain")},
+                headers=headers,
+            )
+        result["finished"] = time.monotonic()
+        done.set()
+
+    thread = threading.Thread(target=upload)
+    probes: list[tuple[float, float]] = []  # (sent at, seconds to answer)
+    with httpx.Client(base_url=live_server, timeout=30) as http:
+        http.get("/api/health")  # a warm connection
+        started = time.monotonic()
+        thread.start()
+        while not done.is_set():
+            sent = time.monotonic()
+            assert http.get("/api/health").status_code == 200
+            probes.append((sent, time.monotonic() - sent))
+            time.sleep(0.05)
+    thread.join()
+    response = result["response"]
+    assert response.status_code == 201, response.text  # type: ignore[attr-defined]
+    assert response.json()["n_entries"] == 200_000  # type: ignore[attr-defined]
+    during = [took for sent, took in probes if started <= sent <= result["finished"]]  # type: ignore[operator]
+    assert len(during) >= 3, probes
+    assert max(during) < 1.0, max(during)
+
+
+def test_concurrent_uploads_respect_the_run_quota_and_names(live_server, make_campaign):
+    campaign = make_campaign(max_runs_per_team=2)
+    _, headers = campaign.team()
+    run = "".join(f"{t} Q0 shot{t}_{r} {r} {10 - r} tag\n" for t in campaign.topics for r in range(1, 6))
+
+    def upload(name: str) -> int:
+        with httpx.Client(base_url=live_server, timeout=60) as http:
+            return http.post(
+                f"/api/campaigns/{campaign.id}/runs",
+                data={"name": name},
+                files={"file": ("run.txt", run.encode(), "text/plain")},
+                headers=headers,
+            ).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(upload, [f"r{i}" for i in range(8)]))
+    assert sorted(codes) == [201, 201] + [409] * 6, codes
+    other = make_campaign()
+    _, team = other.team()
+    headers = team
+
+    def same_name(_: int) -> int:
+        with httpx.Client(base_url=live_server, timeout=60) as http:
+            return http.post(
+                f"/api/campaigns/{other.id}/runs",
+                data={"name": "same"},
+                files={"file": ("run.txt", run.encode(), "text/plain")},
+                headers=headers,
+            ).status_code
+
+    with ThreadPoolExecutor(6) as pool:
+        codes = list(pool.map(same_name, range(6)))
+    assert sorted(codes) == [201] + [409] * 5, codes
+    listed = httpx.get(f"{live_server}/api/campaigns/{other.id}/runs", headers=headers).json()
+    assert [r["name"] for r in listed] == ["same"]
