@@ -34,6 +34,7 @@ from app.storage.models import (
     GroundTruthSegment,
     QrelsVersion,
     Run,
+    RunMean,
     Score,
     TaskKind,
     Topic,
@@ -41,6 +42,9 @@ from app.storage.models import (
 
 ALL = "all"
 Progress = Callable[[float], None]
+# A finished evaluation moves a campaign on only from these (judged) steps; draft, open and closed campaigns keep
+# their status, so evaluating never shuts submissions, and evaluated or published ones stay as they are.
+EVALUATED_FROM = (CampaignStatus.pooled, CampaignStatus.judging)
 
 
 def campaign_measures(campaign: Campaign, qrels: QrelsVersion | None) -> list[str]:
@@ -124,7 +128,7 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
     progress(0.7)
     _store_scores(session, evaluation, runs, table)
     evaluation.status, evaluation.progress, evaluation.finished_at = "done", 1.0, datetime.now(UTC)
-    if campaign.status is not CampaignStatus.published:
+    if campaign.status in EVALUATED_FROM:
         campaign.status = CampaignStatus.evaluated
     session.flush()
     return evaluation
@@ -158,20 +162,33 @@ def _evaluate_moments(
 def _store_scores(
     session: Session, evaluation: Evaluation, runs: Sequence[Run], table: dict[str, dict[str, dict[str, float]]]
 ) -> None:
-    """COPY the nested {run id: {measure: {topic: value}}} into scores."""
+    """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means (the 'all' topic)
+    into run_means, which leaderboards read."""
     session.execute(delete(Score).where(Score.evaluation_id == evaluation.id))
+    session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
     run_col, measure_col, topic_col, value_col = [], [], [], []
+    mean_run, mean_measure, mean_value = [], [], []
     for run in runs:
         for measure, per_topic in table.get(str(run.id), {}).items():
             run_col += [run.id] * len(per_topic)
             measure_col += [measure] * len(per_topic)
             topic_col += list(per_topic)
             value_col += list(per_topic.values())
+            if ALL in per_topic:
+                mean_run.append(run.id)
+                mean_measure.append(measure)
+                mean_value.append(per_topic[ALL])
     copy_rows(
         session,
         "scores",
         ("evaluation_id", "run_id", "measure", "topic", "value"),
         [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
+    )
+    copy_rows(
+        session,
+        "run_means",
+        ("evaluation_id", "run_id", "measure", "value"),
+        [np.full(len(mean_run), evaluation.id), mean_run, mean_measure, np.array(mean_value, dtype=np.float64)],
     )
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from psycopg import sql
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session, lazyload
 
 from app.evaluation.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
 from app.services.auth import Principal
@@ -21,6 +21,7 @@ from app.storage.models import (
     LeaderboardSnapshot,
     Role,
     Run,
+    RunMean,
     TaskKind,
     Team,
 )
@@ -47,7 +48,7 @@ def _topic_key(topic: str) -> tuple[int, int, str]:
 
 
 def score_table(session: Session, evaluation: Evaluation) -> ScoreTable:
-    """Load every stored number of an evaluation in one COPY."""
+    """Load every stored number of an evaluation in one COPY (reports, publication, analyses)."""
     runs = list(session.scalars(select(Run).where(Run.campaign_id == evaluation.campaign_id).order_by(Run.id)))
     teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == evaluation.campaign_id))}
     query = sql.SQL("SELECT run_id, measure, topic, value FROM scores WHERE evaluation_id = {}").format(
@@ -72,6 +73,41 @@ def score_table(session: Session, evaluation: Evaluation) -> ScoreTable:
     keep = ok & ~is_all & (t >= 0)
     values[r[keep], m[keep], t[keep]] = v[keep]
     return ScoreTable(runs, teams, measures, topics, values, means)
+
+
+def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluation, measure: str | None) -> ScoreTable:
+    """What one leaderboard shows: every run's stored means (run_means) and the per-topic values of its measure only.
+
+    A few thousand numbers instead of every one of the evaluation; `values` is NaN outside the measure's slice.
+    """
+    query = select(Run).where(Run.campaign_id == evaluation.campaign_id).order_by(Run.id).options(lazyload(Run.team))
+    runs = list(session.scalars(query))
+    teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == evaluation.campaign_id))}
+    measures = list(evaluation.measures["names"])
+    run_index = {r.id: i for i, r in enumerate(runs)}
+    measure_index = {m: i for i, m in enumerate(measures)}
+    means = np.full((len(runs), len(measures)), np.nan)
+    stored = select(RunMean.run_id, RunMean.measure, RunMean.value).where(RunMean.evaluation_id == evaluation.id)
+    for run_id, name, value in session.execute(stored):
+        if run_id in run_index and name in measure_index:
+            means[run_index[run_id], measure_index[name]] = value
+    shown = measure or default_measure(campaign, measures)
+    per_run = []
+    if shown in measure_index:  # one row per run: its topics and values of the measure
+        per_run = session.execute(_PER_TOPIC, {"evaluation": evaluation.id, "measure": shown}).all()
+    topics = sorted({topic for _, names, _ in per_run for topic in names}, key=_topic_key)
+    topic_index = {t: i for i, t in enumerate(topics)}
+    values = np.full((len(runs), len(measures), len(topics)), np.nan)
+    for run_id, names, numbers in per_run:
+        if run_id in run_index:
+            values[run_index[run_id], measure_index[shown], [topic_index[t] for t in names]] = numbers
+    return ScoreTable(runs, teams, measures, topics, values, means)
+
+
+_PER_TOPIC = text(
+    "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
+    "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all' GROUP BY run_id"
+)
 
 
 def default_measure(campaign: Campaign, measures: list[str]) -> str:
@@ -254,7 +290,8 @@ def live_leaderboard(
         raise Forbidden("assessors do not see scores")
     visible_team = principal.team_id if principal.role is Role.team else None
     evaluation = finished_evaluation(session, campaign_id, evaluation_id)
-    return build_leaderboard(campaign, evaluation, score_table(session, evaluation), measure, filters, visible_team)
+    table = leaderboard_table(session, campaign, evaluation, measure)
+    return build_leaderboard(campaign, evaluation, table, measure, filters, visible_team)
 
 
 def finished_evaluation(session: Session, campaign_id: int, evaluation_id: int | None) -> Evaluation:

@@ -407,6 +407,8 @@ class Score(Base):
     topic: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[float] = mapped_column(Double)
 
+    __table_args__ = (Index("ix_scores_measure", "evaluation_id", "measure"),)  # one measure's per-topic table
+
 
 class RunMean(Base):
     """A run's mean of one measure in an evaluation (the scores' 'all' row), written with them for leaderboards."""

@@ -3,7 +3,8 @@
 The stored upload (runs.content) becomes the only record of a run's rows: run_entries and moment_entries, which had
 no foreign keys, are dropped, so no entry can outlive its run or name a missing one. run_means holds each run's mean
 of each measure in an evaluation (the scores' 'all' rows), so leaderboards read a few rows per run; it is filled
-from the stored scores here. Pooled campaigns whose topics are already assigned move to `judging`.
+from the stored scores here. scores gains an index by measure, for one measure's per-topic table. Pooled campaigns
+whose topics are already assigned move to `judging`.
 
 Revision ID: 0002
 Revises: 0001
@@ -40,6 +41,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("evaluation_id", "run_id", "measure", name=op.f("pk_run_means")),
     )
     op.create_index(op.f("ix_run_means_run_id"), "run_means", ["run_id"], unique=False)
+    op.create_index("ix_scores_measure", "scores", ["evaluation_id", "measure"], unique=False)
     op.execute(
         "INSERT INTO run_means (evaluation_id, run_id, measure, value) "
         "SELECT evaluation_id, run_id, measure, value FROM scores WHERE topic = 'all'"
@@ -51,6 +53,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_index("ix_scores_measure", table_name="scores")
     op.drop_index(op.f("ix_run_means_run_id"), table_name="run_means")
     op.drop_table("run_means")
     op.create_table(

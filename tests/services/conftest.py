@@ -1,0 +1,69 @@
+"""Use cases called directly: a session per test on the run's database, and a small shots campaign to work on."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from sqlalchemy.orm import Session
+
+from app.evaluation.topics_file import TopicDef
+from app.services import campaigns, runs, teams, topics
+from app.services.auth import Principal
+from app.storage.database import make_engine, make_session_factory
+from app.storage.models import CampaignStatus, Role, Run, TaskKind
+
+ORGANISER = Principal(Role.organiser, token_id=0)
+_names = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def sessions(database_url: str):  # type: ignore[no-untyped-def]
+    """A session factory on the test database."""
+    engine = make_engine(database_url)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+@pytest.fixture
+def session(sessions) -> Iterator[Session]:  # type: ignore[no-untyped-def]
+    """A session whose work is committed, as the API commits after each use case."""
+    with sessions() as s:
+        yield s
+
+
+@dataclass
+class Campaign:
+    """A campaign made through the use cases, with helpers to submit runs."""
+
+    session: Session
+    id: int
+    team_id: int
+    topics: list[str]
+
+    def submit(self, text: str, name: str | None = None, **metadata: object) -> Run:
+        """Submit a run for the campaign's team as its organiser."""
+        meta = runs.RunMetadata(name=name or f"run{next(_names)}", **metadata)  # type: ignore[arg-type]
+        submission = runs.Submission(data=text.encode(), metadata=meta, team_id=self.team_id)
+        run = runs.submit_run(self.session, ORGANISER, self.id, submission, max_errors=50)
+        self.session.commit()
+        return run
+
+
+@pytest.fixture
+def make_campaign(session: Session):  # type: ignore[no-untyped-def]
+    """Factory: an open shots campaign with topics 1..n and one team."""
+
+    def make(n_topics: int = 3, task_kind: TaskKind = TaskKind.shots) -> Campaign:
+        spec = campaigns.CampaignSpec(name=f"services-{next(_names)}", task_kind=task_kind)
+        campaign = campaigns.create_campaign(session, ORGANISER, spec)
+        numbers = [str(t) for t in range(1, n_topics + 1)]
+        topics.add_topics(session, ORGANISER, campaign.id, [TopicDef(n, f"topic {n}") for n in numbers])
+        team, _ = teams.create_team(session, ORGANISER, campaign.id, f"team{next(_names)}")
+        campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.open)
+        session.commit()
+        return Campaign(session, campaign.id, team.id, numbers)
+
+    return make

@@ -1,0 +1,82 @@
+"""Leaderboards read the stored per-run means and one measure's per-topic values: the same document as from every
+score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from app.services import campaigns, evaluations, leaderboards, qrels
+from app.services.auth import Principal
+from app.storage.models import CampaignStatus, Evaluation, Role, RunMean, Score
+from tests.services.conftest import ORGANISER
+
+MEASURES = ["AP", "P@5", "nDCG@10", "num_rel_ret"]
+
+
+@pytest.fixture
+def evaluated(make_campaign):  # type: ignore[no-untyped-def]
+    """A closed campaign of 9 runs of mixed types over 12 topics (one run skips topics), evaluated."""
+    campaign = make_campaign(n_topics=12)
+    rng = np.random.default_rng(3)
+    for i in range(9):
+        answered = campaign.topics[: 8 if i == 4 else 12]
+        lines = []
+        for t in answered:
+            docs = rng.permutation(30)[:15]
+            lines += [f"{t} Q0 d{d} {r + 1} {20.0 - r} r{i}\n" for r, d in enumerate(docs.tolist())]
+        campaign.submit(
+            "".join(lines), name=f"r{i}", system_type="FMR"[i % 3], training_type="AD"[i % 2], novelty=i % 4 == 0
+        )
+    qrels_text = "".join(f"{t} 0 d{d} {int(rng.random() < 0.3)}\n" for t in campaign.topics for d in range(30))
+    session = campaign.session
+    campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.closed)
+    qrels.import_qrels(session, ORGANISER, campaign.id, qrels_text.encode(), label="q", max_errors=10)
+    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign.id, measures=MEASURES)
+    evaluations.run_evaluation(session, evaluation.id)
+    session.commit()
+    return campaign, evaluation
+
+
+def test_run_means_are_the_scores_all_rows(evaluated):
+    campaign, evaluation = evaluated
+    session = campaign.session
+    means = session.execute(
+        select(RunMean.run_id, RunMean.measure, RunMean.value).where(RunMean.evaluation_id == evaluation.id)
+    ).all()
+    alls = session.execute(
+        select(Score.run_id, Score.measure, Score.value).where(
+            Score.evaluation_id == evaluation.id, Score.topic == "all"
+        )
+    ).all()
+    assert len(means) == 9 * len(MEASURES)
+    assert sorted(means) == sorted(alls)
+
+
+@pytest.mark.parametrize("measure", [None, *MEASURES])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        leaderboards.Filters(),
+        leaderboards.Filters(system_type="M"),
+        leaderboards.Filters(training_type="A", novelty=False),
+    ],
+)
+def test_the_same_board_as_from_every_score(evaluated, measure, filters):
+    campaign, evaluation = evaluated
+    session = campaign.session
+    stored = session.get(Evaluation, evaluation.id)
+    model = campaigns.get_campaign(session, ORGANISER, campaign.id)
+    expected = leaderboards.build_leaderboard(
+        model, stored, leaderboards.score_table(session, stored), measure, filters
+    )
+    board = leaderboards.live_leaderboard(session, ORGANISER, campaign.id, measure=measure, filters=filters)
+    assert board == expected
+    assert board["rows"] and len(board["per_topic"]) == 12
+    team = Principal(Role.team, token_id=0, campaign_id=campaign.id, team_id=campaign.team_id)
+    own = leaderboards.live_leaderboard(session, team, campaign.id, measure=measure, filters=filters)
+    visible = leaderboards.build_leaderboard(
+        model, stored, leaderboards.score_table(session, stored), measure, filters, campaign.team_id
+    )
+    assert own == visible
