@@ -13,7 +13,10 @@ from app.services.auth import Principal, require_organiser
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.storage.models import Campaign, CampaignStatus, Role, TaskKind
 
-# Which statuses each transition may start from.
+# Which statuses each manual transition may start from. The rest of the lifecycle follows the work: a pool makes a
+# closed campaign `pooled` (pools.create_pool), its first topic assignment `judging` (pools.assign_topics), a finished
+# evaluation of a pooled or judging campaign `evaluated` (evaluations.run_evaluation: draft, open and closed ones keep
+# their status) and publishing a closed or later one `published` (publication.publish).
 TRANSITIONS: dict[CampaignStatus, tuple[CampaignStatus, ...]] = {
     CampaignStatus.open: (CampaignStatus.draft, CampaignStatus.closed),
     CampaignStatus.closed: (CampaignStatus.open,),

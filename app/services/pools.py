@@ -93,7 +93,7 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     campaign = get_organised(session, principal, campaign_id)
     if campaign.task_kind is not TaskKind.shots:
         raise Forbidden("pools are built for shot campaigns; moment campaigns take ground-truth segments")
-    if campaign.status not in (CampaignStatus.closed, CampaignStatus.pooled):
+    if campaign.status not in (CampaignStatus.closed, CampaignStatus.pooled, CampaignStatus.judging):
         raise Conflict(f"close submissions before pooling (campaign is {campaign.status.value})")
     strata = _strata_of(spec)
     previous = current_pool(session, campaign_id)
@@ -264,5 +264,8 @@ def assign_topics(
         session.add(row)
         existing.add(key)
         made.append(row)
+    campaign = session.get(Campaign, pool.campaign_id)
+    if made and campaign is not None and campaign.status is CampaignStatus.pooled:
+        campaign.status = CampaignStatus.judging  # judging starts with the first assignment: no verdict comes sooner
     session.flush()
     return made

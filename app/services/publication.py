@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
+from app.services.errors import Conflict
 from app.services.leaderboards import (
     Filters,
     build_leaderboard,
@@ -23,6 +24,8 @@ def publish(
 ) -> LeaderboardSnapshot:
     """Freeze the campaign's results as a snapshot that is public from now on, and mark the campaign published."""
     campaign = get_organised(session, principal, campaign_id)
+    if campaign.status in (CampaignStatus.draft, CampaignStatus.open):
+        raise Conflict(f"close submissions before publishing (campaign is {campaign.status.value})")
     evaluation = finished_evaluation(session, campaign_id, evaluation_id)
     table = score_table(session, evaluation)
     measure = default_measure(campaign, table.measures)
