@@ -23,6 +23,24 @@ class Settings(BaseSettings):
     judging_lease_seconds: float = Field(
         default=300.0, gt=0, description="How long an item stays leased to one assessor."
     )
+    job_heartbeat_seconds: float = Field(
+        default=5.0, gt=0, description="How often a worker, and each job it runs, records that it is alive."
+    )
+    job_stall_seconds: float = Field(
+        default=30.0, gt=0, description="A worker silent this long is presumed dead: its jobs are retried or failed."
+    )
+    job_max_run_seconds: float = Field(
+        default=3600.0, gt=0, description="A job running longer is stopped and fails, saying so."
+    )
+    job_max_attempts: int = Field(
+        default=3, ge=1, description="Tries of a job whose worker died or that met a transient error (input errors: 1)."
+    )
+    job_campaign_concurrency: int = Field(
+        default=1, ge=1, description="Jobs (evaluations and analyses) of one campaign that may run at once."
+    )
+    worker_concurrency: int = Field(
+        default=1, ge=1, description="Jobs one worker process runs at once (each holds a campaign's data in memory)."
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

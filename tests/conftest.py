@@ -71,3 +71,21 @@ def shared_data() -> Path:
     if not path.is_dir():
         pytest.skip(f"shared data not found at {path}")
     return path
+
+
+def job_settings(database_url: str, **overrides: object):  # type: ignore[no-untyped-def]
+    """Settings for test workers: quick heartbeats and stall detection."""
+    from app.config import Settings
+
+    fast = {"job_heartbeat_seconds": 0.2, "job_stall_seconds": 3.0, "job_max_run_seconds": 300.0}
+    return Settings(database_url=database_url, **{**fast, **overrides})  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def job_worker(database_url: str) -> Iterator[object]:
+    """A worker process running the jobs queued on this run's database (as `trecpool serve` runs one)."""
+    from app.worker.processes import WorkerProcesses
+
+    handle = WorkerProcesses(database_url, job_settings(database_url))
+    yield handle
+    handle.stop(timeout=5)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, BackgroundTasks, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from app.api.jobs import run_analysis_job
 from app.api.security import Organiser, SessionDep
-from app.services import analyses
+from app.services import analyses, jobs
 from app.services.analysis_params import checked_params
 from app.services.inputs import Id
 
@@ -59,14 +58,13 @@ def start(
     campaign_id: Id,
     body: AnalysisIn,
     request: Request,
-    background: BackgroundTasks,
     session: SessionDep,
     principal: Organiser,
 ) -> AnalysisOut:
     """Queue an analysis; poll GET /api/analyses/{id} for progress and the result."""
     job = analyses.start_analysis(session, principal, campaign_id, body.kind, body.params)
+    jobs.enqueue(session, job, campaign_concurrency=request.app.state.settings.job_campaign_concurrency)
     session.commit()
-    background.add_task(run_analysis_job, request.app.state.session_factory, job.id)
     return AnalysisOut.model_validate(job)
 
 
@@ -74,6 +72,14 @@ def start(
 def get(job_id: Id, session: SessionDep, principal: Organiser) -> AnalysisOut:
     """An analysis job and its result."""
     return AnalysisOut.model_validate(analyses.get_analysis(session, principal, job_id))
+
+
+@router.post("/analyses/{job_id}/cancel", response_model=AnalysisOut)
+def cancel(job_id: Id, session: SessionDep, principal: Organiser) -> AnalysisOut:
+    """Cancel an analysis: a queued one at once, a running one at its next progress report (409 once finished)."""
+    job = jobs.cancel(session, principal, jobs.AnalysisJob, job_id)
+    session.commit()
+    return AnalysisOut.model_validate(job)
 
 
 @router.get(

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Request, UploadFile
+from fastapi import APIRouter, Request, UploadFile
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.jobs import run_evaluation_job
 from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
-from app.services import evaluations
+from app.services import evaluations, jobs
 from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["evaluations"])
@@ -45,7 +44,6 @@ def start(
     campaign_id: Id,
     body: EvaluationIn,
     request: Request,
-    background: BackgroundTasks,
     session: SessionDep,
     principal: Organiser,
 ) -> EvaluationOut:
@@ -53,8 +51,8 @@ def start(
     evaluation = evaluations.start_evaluation(
         session, principal, campaign_id, qrels_version_id=body.qrels_version_id, measures=body.measures
     )
+    jobs.enqueue(session, evaluation, campaign_concurrency=request.app.state.settings.job_campaign_concurrency)
     session.commit()
-    background.add_task(run_evaluation_job, request.app.state.session_factory, evaluation.id)
     return EvaluationOut.model_validate(evaluation)
 
 
@@ -62,6 +60,14 @@ def start(
 def status(evaluation_id: Id, session: SessionDep, principal: Organiser) -> EvaluationOut:
     """An evaluation's status and progress."""
     return EvaluationOut.model_validate(evaluations.get_evaluation(session, principal, evaluation_id))
+
+
+@router.post("/evaluations/{evaluation_id}/cancel", response_model=EvaluationOut)
+def cancel(evaluation_id: Id, session: SessionDep, principal: Organiser) -> EvaluationOut:
+    """Cancel an evaluation: a queued one at once, a running one at its next progress report (409 once finished)."""
+    evaluation = jobs.cancel(session, principal, jobs.Evaluation, evaluation_id)
+    session.commit()
+    return EvaluationOut.model_validate(evaluation)
 
 
 @router.put("/campaigns/{campaign_id}/ground-truth")

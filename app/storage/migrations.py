@@ -27,6 +27,11 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    """Whether autogenerate compares a schema object: procrastinate's queue tables (migration 0003) are not ours."""
+    return not (type_ == "table" and name is not None and name.startswith("procrastinate_"))
+
+
 def upgrade(url: str, revision: str = "head") -> None:
     """Apply migrations up to `revision`."""
     command.upgrade(alembic_config(url), revision)

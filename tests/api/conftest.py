@@ -33,8 +33,8 @@ def sessions(database_url: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def client(settings: Settings, sessions) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
-    """A client of the app."""
+def client(settings: Settings, sessions, job_worker) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+    """A client of the app, with a worker running its jobs."""
     with TestClient(create_app(settings, sessions)) as test_client:
         yield test_client
 

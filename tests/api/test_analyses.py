@@ -10,7 +10,7 @@ from app.evaluation.pooling import rank_rows
 from app.evaluation.records import Qrels
 from app.evaluation.significance import discriminative_power, pairwise_randomization
 from app.evaluation.trec_files import parse_qrels, parse_trec_run
-from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
+from tests.api.test_evaluations import judged_campaign, wait_done, wait_finished  # noqa: F401 - judged_campaign is a fixture
 
 
 def start_analysis(client, organiser, campaign_id, kind, **params):
@@ -19,7 +19,7 @@ def start_analysis(client, organiser, campaign_id, kind, **params):
         f"/api/campaigns/{campaign_id}/analyses", json={"kind": kind, "params": params}, headers=organiser
     )
     assert started.status_code == 202, started.text
-    job = client.get(f"/api/analyses/{started.json()['id']}", headers=organiser).json()
+    job = wait_finished(client, organiser, f"/api/analyses/{started.json()['id']}")
     assert job["status"] == "done", job
     return job
 

@@ -1,0 +1,1 @@
+"""Background job workers: procrastinate workers in their own processes run evaluations and analyses."""
