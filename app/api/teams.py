@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.security import Organiser, SessionDep
@@ -34,6 +34,12 @@ class MemberWithToken(MemberOut):
     token: str
 
 
+class AssessorWithToken(MemberWithToken):
+    """A new assessor with its token and the judging link to send it, shown this once."""
+
+    judge_url: str
+
+
 class TokenOut(BaseModel):
     """A new token, shown this once."""
 
@@ -62,12 +68,20 @@ def issue_team_token(team_id: Id, session: SessionDep, principal: Organiser) -> 
     return TokenOut(token=token)
 
 
-@router.post("/campaigns/{campaign_id}/assessors", status_code=201, response_model=MemberWithToken)
-def create_assessor(campaign_id: Id, body: NameIn, session: SessionDep, principal: Organiser) -> MemberWithToken:
-    """Register an assessor; the response carries its token."""
+@router.post("/campaigns/{campaign_id}/assessors", status_code=201, response_model=AssessorWithToken)
+def create_assessor(
+    campaign_id: Id, body: NameIn, request: Request, session: SessionDep, principal: Organiser
+) -> AssessorWithToken:
+    """Register an assessor; the response carries its token and the judging link (`judge_url`) to send it."""
     assessor, token = service.create_assessor(session, principal, campaign_id, body.name)
     session.commit()
-    return MemberWithToken(id=assessor.id, campaign_id=assessor.campaign_id, name=assessor.name, token=token)
+    return AssessorWithToken(
+        id=assessor.id,
+        campaign_id=assessor.campaign_id,
+        name=assessor.name,
+        token=token,
+        judge_url=str(request.url_for("judge_page").include_query_params(token=token)),
+    )
 
 
 @router.get("/campaigns/{campaign_id}/assessors", response_model=list[MemberOut])

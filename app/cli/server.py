@@ -21,22 +21,32 @@ class DemoSizeName(StrEnum):
 
 @cli.command("serve")
 def serve(
-    demo: bool = typer.Option(False, "--demo", help="Run the whole loop on a synthetic campaign once the server is up"),
+    demo: bool = typer.Option(
+        False, "--demo", envvar="TRECPOOL_DEMO", help="Run the whole loop on a synthetic campaign once the server is up"
+    ),
     demo_size: DemoSizeName = typer.Option(
         DemoSizeName.full, "--demo-size", help="full (about a minute) or small (a few seconds, for smoke tests)"
     ),
     host: str | None = typer.Option(None, help="Interface to listen on (default from TRECPOOL_HOST)"),
     port: int | None = typer.Option(None, help="Port (default from TRECPOOL_PORT)"),
+    worker: bool = typer.Option(
+        True, "--worker/--no-worker", help="Also run a job worker process (off when `trecpool worker` runs them)"
+    ),
 ) -> None:
     """Start the service; refuses to run on an out-of-date schema."""
     from app.config import get_settings
 
     settings = get_settings()
-    serve_app(host or settings.host, port or settings.port, demo=demo, demo_size=demo_size.value)
+    serve_app(host or settings.host, port or settings.port, demo=demo, demo_size=demo_size.value, worker=worker)
 
 
-def serve_app(host: str, port: int, *, demo: bool = False, demo_size: str = "full", exit_after: bool = False) -> None:
-    """Serve until interrupted (SIGINT/SIGTERM); with `demo`, run the demo loop against the server once it is up."""
+def serve_app(
+    host: str, port: int, *, demo: bool = False, demo_size: str = "full", exit_after: bool = False, worker: bool = True
+) -> None:
+    """Serve until interrupted (SIGINT/SIGTERM); with `demo`, run the demo loop against the server once it is up.
+
+    With `worker`, a job worker runs in a process of its own beside the server, stopped with it.
+    """
     import uvicorn
 
     from app.cli.common import console, open_database
@@ -45,6 +55,10 @@ def serve_app(host: str, port: int, *, demo: bool = False, demo_size: str = "ful
 
     settings = get_settings()
     database = open_database()
+    if worker:
+        from app.worker.processes import start_embedded_worker
+
+        workers = start_embedded_worker(database.url, settings)
     app = create_app(settings, database.sessions)
     server = uvicorn.Server(
         uvicorn.Config(app, host=host, port=port, log_level="warning" if demo else "info", timeout_graceful_shutdown=10)
@@ -67,6 +81,8 @@ def serve_app(host: str, port: int, *, demo: bool = False, demo_size: str = "ful
     try:
         server.run()
     finally:
+        if worker:
+            workers.stop()
         database.engine.dispose()
     if failures:
         raise typer.Exit(1)

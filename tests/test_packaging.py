@@ -1,0 +1,110 @@
+"""The Dockerfile and docker-compose.yml install and start the service as the README's Quick start says.
+
+There is no Docker engine on the development machines, so these files are kept correct by reading them here.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+from app.cli import COMMANDS
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCKERFILE = (REPO / "Dockerfile").read_text(encoding="utf-8")
+COMPOSE = (REPO / "docker-compose.yml").read_text(encoding="utf-8")
+
+
+def _quick_start_commands() -> list[str]:
+    """The shell commands of the README's Quick start section, in order."""
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [line for block in re.findall(r"```bash\n(.*?)```", section, re.S) for line in block.splitlines()]
+
+
+def _pip_install_spec(command: str) -> str:
+    """What a `pip install` in `command` installs (e.g. `-e .` or `-e .[dev]`)."""
+    words = shlex.split(command.split("pip install", 1)[1].split("&&", 1)[0])
+    return " ".join(w for w in words if w != "-q")
+
+
+def test_quick_start_has_exactly_two_commands():
+    commands = _quick_start_commands()
+    assert len(commands) == 2
+    assert "trecpool serve --demo" in commands[0]
+    assert "pytest" in commands[1]
+
+
+def test_dockerfile_installs_what_the_first_command_installs():
+    first = _quick_start_commands()[0]
+    runs = re.findall(r"^RUN (.*)$", DOCKERFILE, re.M)
+    installs = [r for r in runs if "pip install" in r]
+    assert len(installs) == 1
+    assert _pip_install_spec(installs[0]) == _pip_install_spec(first) == "-e ."
+
+
+def test_dockerfile_copies_what_the_package_needs():
+    copied = {w for line in re.findall(r"^COPY (.*)$", DOCKERFILE, re.M) for w in line.split()[:-1]}
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert {"pyproject.toml", pyproject["project"]["readme"], "app", "migrations"} <= copied
+
+
+def test_dockerfile_migrates_then_serves_with_the_readme_command():
+    command = re.search(r"^CMD (.*)$", DOCKERFILE, re.M).group(1)
+    assert "trecpool db upgrade && exec trecpool serve" in command
+    assert "--demo" not in command  # the demo is asked for with TRECPOOL_DEMO=1, never loaded by default
+    python = re.search(r"^FROM python:(\d+)\.(\d+)", DOCKERFILE, re.M)
+    assert (int(python.group(1)), int(python.group(2))) >= (3, 11)
+
+
+def test_compose_runs_the_image_command_and_loads_the_demo_only_when_asked():
+    assert "--demo" not in COMPOSE
+    assert "TRECPOOL_DEMO: ${TRECPOOL_DEMO:-0}" in COMPOSE
+    app_service = COMPOSE.split("\n  app:\n", 1)[1].split("\n  worker:\n", 1)[0]
+    assert "command:" not in app_service  # the Dockerfile's CMD: migrations, then serve
+    assert 'command: ["trecpool", "worker"]' in COMPOSE
+
+
+def test_every_command_the_readme_names_exists():
+    named = set(re.findall(r"(?:^|[\s`/])trecpool ([a-z_-]+)", README, re.M))
+    assert named, "the README names no trecpool command"
+    assert named - set(COMMANDS) == set()
+
+
+def _third_party_imports() -> dict[str, str]:
+    """Every top-level module that app/ imports from outside the standard library and itself, with one file."""
+    import ast
+    import sys
+
+    found: dict[str, str] = {}
+    for path in sorted((REPO / "app").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top != "app" and top not in sys.stdlib_module_names:
+                    found.setdefault(top, str(path.relative_to(REPO)))
+    return found
+
+
+def test_every_runtime_import_is_a_declared_dependency():
+    from importlib.metadata import packages_distributions
+
+    from packaging.requirements import Requirement
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    declared = {Requirement(r).name.lower().replace("_", "-") for r in pyproject["project"]["dependencies"]}
+    distributions = packages_distributions()
+    missing = {}
+    for module, where in _third_party_imports().items():
+        names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
+        if not names & declared:
+            missing[module] = where
+    assert missing == {}, f"imported by app/ but not in [project] dependencies: {missing}"
