@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import inspect
+import hashlib
+import zlib
+
+from sqlalchemy import func, inspect, select, text
 
 from app.storage import migrations
 from app.storage.database import make_engine
@@ -49,3 +52,132 @@ def test_check_schema_names_the_fix(create_database):
         raise AssertionError("an empty database passed the schema check")
     finally:
         engine.dispose()
+
+
+# Released revisions and the SHA-256 of their files: a released revision is never edited (a database made by it
+# would pass the schema check and fail later). Add each revision here once it ships.
+RELEASED = {
+    "0001_initial_schema_the_whole_campaign_domain.py": (
+        "f9bae857c5b4cd6b8926dc14226113623567052794a4cba456eed7f55fc65e8b"
+    ),
+}
+
+
+def test_released_revisions_are_never_edited():
+    for name, digest in RELEASED.items():
+        found = hashlib.sha256((migrations.MIGRATIONS_DIR / "versions" / name).read_bytes()).hexdigest()
+        assert found == digest, (
+            f"released migration {name} was edited: databases made by it would not get the change; "
+            "restore it and add a new revision instead"
+        )
+
+
+OLD_RUN = "1 Q0 a 1 2.5 alpha\n1 Q0 b 2 1 alpha\n2 Q0 c 1 0.75 alpha\n"
+OLD_MOMENTS = "1\tvidA\t11\t19\t0.9\n1\tvidA\t40\t46\t0.8\n"
+AT_0001 = """
+INSERT INTO campaigns (id, name, description, task_kind, status, max_results, max_runs_per_team) VALUES
+  (1, 'shots', '', 'shots', 'pooled', 100, 5), (2, 'moments', '', 'moments', 'closed', 100, 5);
+INSERT INTO topics (id, campaign_id, number, title, description) VALUES
+  (11, 1, '1', 'one', ''), (12, 1, '2', 'two', ''), (21, 2, '1', 'moment', '');
+INSERT INTO teams (id, campaign_id, name) VALUES (1, 1, 'team a'), (2, 1, 'team b'), (3, 2, 'team m');
+INSERT INTO runs (id, campaign_id, team_id, name, tag, format, system_type, novelty, training_type, priority,
+                  description, n_entries, n_topics, sha256, content) VALUES
+  (1, 1, 1, 'alpha', 'alpha', 'trec', 'F', false, 'D', 1, '', 3, 2, '', :alpha),
+  (2, 1, 2, 'beta', 'beta', 'trec', 'M', true, 'A', 1, '', 3, 2, '', :beta),
+  (3, 2, 3, 'gamma', NULL, 'moments', 'F', false, 'D', 1, '', 2, 1, '', :gamma);
+INSERT INTO run_entries (run_id, seq, topic_id, docno, rank, score) VALUES
+  (1, 0, 11, 'a', 1, 2.5), (1, 1, 11, 'b', 2, 1), (1, 2, 12, 'c', 1, 0.75),
+  (2, 0, 11, 'b', 1, 3), (2, 1, 11, 'a', 2, 2), (2, 2, 12, 'd', 1, 1);
+INSERT INTO moment_entries (run_id, seq, topic_id, video_id, start, "end", score) VALUES
+  (3, 0, 21, 'vidA', 11, 19, 0.9), (3, 1, 21, 'vidA', 40, 46, 0.8);
+INSERT INTO pools (id, campaign_id, kind, params, seed) VALUES
+  (1, 1, 'depth', '{"strata": [[1, 2, 1.0]], "depth": 2, "run_ids": [1, 2]}', 7);
+INSERT INTO pool_runs (pool_id, run_id) VALUES (1, 1), (1, 2);
+INSERT INTO pool_items (id, pool_id, topic_id, docno, stratum, sampled, best_rank, n_runs, judging_order) VALUES
+  (1, 1, 11, 'a', 1, true, 1, 2, 0), (2, 1, 11, 'b', 1, true, 1, 2, 1);
+INSERT INTO assessors (id, campaign_id, name) VALUES (1, 1, 'judge');
+INSERT INTO assignments (pool_id, topic_id, assessor_id) VALUES (1, 11, 1);
+INSERT INTO judging_tasks (id, pool_item_id, round, reason, done_at) VALUES
+  (1, 1, 1, 'pooled', now()), (2, 2, 1, 'pooled', NULL);
+INSERT INTO judgements (id, pool_item_id, assessor_id, round, verdict, grade) VALUES (1, 1, 1, 1, 'relevant', 1);
+INSERT INTO judgement_changes (id, judgement_id, changed_by, old_verdict, new_verdict) VALUES
+  (1, 1, 1, NULL, 'relevant');
+INSERT INTO qrels_versions (id, campaign_id, label, kind, source, pool_id, n_entries) VALUES
+  (1, 1, 'final', 'trec', 'cut', 1, 3);
+INSERT INTO qrels_entries (qrels_version_id, topic_id, docno, stratum, grade) VALUES
+  (1, 11, 'a', NULL, 1), (1, 11, 'b', NULL, 0), (1, 12, 'c', NULL, 1);
+INSERT INTO evaluations (id, campaign_id, qrels_version_id, status, progress, measures, finished_at) VALUES
+  (1, 1, 1, 'done', 1.0, '{"names": ["AP", "P@5"]}', now());
+INSERT INTO scores (evaluation_id, run_id, measure, topic, value) VALUES
+  (1, 1, 'AP', '1', 1.0), (1, 1, 'AP', '2', 1.0), (1, 1, 'AP', 'all', 1.0),
+  (1, 1, 'P@5', '1', 0.2), (1, 1, 'P@5', '2', 0.2), (1, 1, 'P@5', 'all', 0.2),
+  (1, 2, 'AP', '1', 0.5), (1, 2, 'AP', '2', 0.0), (1, 2, 'AP', 'all', 0.25),
+  (1, 2, 'P@5', '1', 0.2), (1, 2, 'P@5', '2', 0.0), (1, 2, 'P@5', 'all', 0.1);
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'topics', 'teams', 'runs',
+  'pools', 'pool_items', 'assessors', 'judging_tasks', 'judgements', 'judgement_changes', 'qrels_versions',
+  'evaluations']) AS t;
+"""
+
+
+def test_a_database_made_at_0001_with_data_upgrades_to_head_and_back(create_database):
+    """Data written by 0001's schema survives the upgrade, the app works on it, and the downgrade restores 0001."""
+    from app.services import evaluations, leaderboards, runs
+    from app.services.auth import Principal
+    from app.storage.database import make_session_factory
+    from app.storage.models import Campaign, Judgement, QrelsEntry, Role
+
+    url = create_database()
+    engine = make_engine(url)
+    organiser = Principal(Role.organiser, token_id=0)
+    contents = {k: zlib.compress(v.encode()) for k, v in (("alpha", OLD_RUN), ("beta", BETA), ("gamma", OLD_MOMENTS))}
+    try:
+        migrations.upgrade(url, "0001")
+        with engine.begin() as conn:
+            for statement in AT_0001.split(";\n"):
+                if statement.strip():
+                    conn.execute(text(statement), {k: v for k, v in contents.items() if f":{k}" in statement})
+            entries_0001 = _entries(conn)
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+        assert not {"run_entries", "moment_entries"} & set(inspect(engine).get_table_names())
+        with make_session_factory(engine)() as session:
+            means = session.execute(text("SELECT run_id, measure, value FROM run_means ORDER BY 1, 2")).all()
+            assert means == [(1, "AP", 1.0), (1, "P@5", 0.2), (2, "AP", 0.25), (2, "P@5", 0.1)]
+            assert session.get(Campaign, 1).status.value == "judging"  # it had an assignment
+            assert session.get(Campaign, 2).status.value == "closed"
+            assert session.get(Judgement, 1).verdict.value == "relevant"
+            assert session.scalar(select(func.count()).select_from(QrelsEntry)) == 3
+            board = leaderboards.live_leaderboard(session, organiser, 1, measure="AP")
+            assert [(r["run"], r["score"], r["scores"]["P@5"]) for r in board["rows"]] == [
+                ("alpha", 1.0, 0.2),
+                ("beta", 0.25, 0.1),
+            ]
+            assert board["per_topic"] == [
+                {"topic": "1", "best_run": "alpha", "best": 1.0, "median": 0.75},
+                {"topic": "2", "best_run": "alpha", "best": 1.0, "median": 0.5},
+            ]
+            assert b"".join(runs.download_run(session, organiser, 1)[1]).decode() == OLD_RUN
+            assert b"".join(runs.download_run(session, organiser, 3)[1]).decode() == OLD_MOMENTS.replace(
+                "\n", "\tgamma\n"
+            )
+            evaluation = evaluations.start_evaluation(session, organiser, 1, measures=["AP", "P@5"])
+            evaluations.run_evaluation(session, evaluation.id)
+            assert session.get(Campaign, 1).status.value == "evaluated"
+            fresh = leaderboards.live_leaderboard(session, organiser, 1, measure="AP")
+            assert fresh["evaluation_id"] == evaluation.id and fresh["rows"][0]["run"] == "alpha"
+            session.commit()
+        migrations.downgrade(url, "0001")
+        with engine.connect() as conn:
+            assert _entries(conn) == entries_0001
+    finally:
+        engine.dispose()
+
+
+BETA = "1 Q0 b 1 3 beta\n1 Q0 a 2 2 beta\n2 Q0 d 1 1 beta\n"
+
+
+def _entries(conn) -> tuple[list[tuple], list[tuple]]:  # type: ignore[no-untyped-def]
+    """Every row of 0001's run_entries and moment_entries, in key order."""
+    shots = conn.execute(text("SELECT * FROM run_entries ORDER BY run_id, seq")).all()
+    moments = conn.execute(text("SELECT * FROM moment_entries ORDER BY run_id, seq")).all()
+    return [tuple(r) for r in shots], [tuple(r) for r in moments]
