@@ -21,7 +21,9 @@ class DemoSizeName(StrEnum):
 
 @cli.command("serve")
 def serve(
-    demo: bool = typer.Option(False, "--demo", help="Run the whole loop on a synthetic campaign once the server is up"),
+    demo: bool = typer.Option(
+        False, "--demo", envvar="TRECPOOL_DEMO", help="Run the whole loop on a synthetic campaign once the server is up"
+    ),
     demo_size: DemoSizeName = typer.Option(
         DemoSizeName.full, "--demo-size", help="full (about a minute) or small (a few seconds, for smoke tests)"
     ),
