@@ -1,7 +1,9 @@
 """Ingest benchmark: runs of 50 topics x 1000 shots uploaded through the REST API vs a plain ORM insert.
 
 Starts the service on a free local port (DATABASE_URL, else an embedded PostgreSQL), uploads --runs runs over
-HTTP and prints lines/s; then inserts the same rows with SQLAlchemy ORM objects and prints lines/s and the ratio.
+HTTP and prints lines/s; then inserts one run's rows into a scratch entry table (the shape of the run_entries
+table that 0002 dropped) with SQLAlchemy ORM objects and prints lines/s and the ratio. Last, what keeping such a
+table would add to each upload: COPY of the run's rows without and with a foreign key to runs.
 
     .venv/bin/python scripts/bench/ingest.py [--runs 10]
 """
@@ -20,7 +22,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 import uvicorn
-from sqlalchemy import text
+from sqlalchemy import Double, Integer, Text, text
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -28,10 +31,52 @@ from app.config import Settings  # noqa: E402
 from app.server import create_app  # noqa: E402
 from app.services.auth import create_token  # noqa: E402
 from app.storage import migrations  # noqa: E402
+from app.storage.bulk import copy_rows  # noqa: E402
 from app.storage.database import make_engine, make_session_factory, session_scope, start_embedded  # noqa: E402
-from app.storage.models import Role, RunEntry  # noqa: E402
+from app.storage.models import Role  # noqa: E402
 
 N_TOPICS, DEPTH = 50, 1000
+
+
+class _Scratch(DeclarativeBase):
+    """Mapped classes of scratch tables that exist only inside a benchmark's rolled-back transaction."""
+
+
+class ScratchEntry(_Scratch):
+    """One ranked shot of a run, as run_entries held it before 0002 (no foreign key)."""
+
+    __tablename__ = "bench_run_entries"
+
+    run_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    topic_id: Mapped[int] = mapped_column(Integer)
+    docno: Mapped[str] = mapped_column(Text)
+    rank: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Double)
+
+
+def copy_seconds(session: Session, rows: list[tuple], run_id: int, topic_ids: dict[str, int], *, fk: bool) -> float:
+    """Seconds to COPY one run's rows into a fresh scratch entry table, with or without a foreign key to runs."""
+    session.execute(text("DROP TABLE IF EXISTS bench_copy_entries"))
+    references = " REFERENCES runs (id) ON DELETE CASCADE" if fk else ""
+    session.execute(
+        text(
+            f"CREATE TABLE bench_copy_entries (run_id integer NOT NULL{references}, seq integer NOT NULL, "
+            "topic_id integer NOT NULL, docno text NOT NULL, rank integer NOT NULL, score double precision NOT NULL, "
+            "PRIMARY KEY (run_id, seq))"
+        )
+    )
+    columns = [
+        np.full(len(rows), run_id),
+        np.arange(len(rows)),
+        np.array([topic_ids[str(r[1])] for r in rows]),
+        [r[2] for r in rows],
+        np.array([r[3] for r in rows]),
+        np.array([r[4] for r in rows], dtype=np.float64),
+    ]
+    start = time.perf_counter()
+    copy_rows(session, "bench_copy_entries", ("run_id", "seq", "topic_id", "docno", "rank", "score"), columns)
+    return time.perf_counter() - start
 
 
 def make_run(rng: np.random.Generator, tag: str) -> bytes:
@@ -107,13 +152,16 @@ def main() -> None:
     with sessions() as session:
         query = text("SELECT number, id FROM topics WHERE campaign_id = :c")
         topic_ids = {number: tid for number, tid in session.execute(query, {"c": campaign})}
+        _Scratch.metadata.create_all(session.connection())
         start = time.perf_counter()
         session.add_all(
-            RunEntry(run_id=run_ids[0], seq=1_000_000 + seq, topic_id=topic_ids[str(t)], docno=d, rank=r, score=s)
+            ScratchEntry(run_id=run_ids[0], seq=seq, topic_id=topic_ids[str(t)], docno=d, rank=r, score=s)
             for seq, t, d, r, s in rows
         )
         session.flush()
         orm_seconds = time.perf_counter() - start
+        copy_plain = copy_seconds(session, rows, run_ids[0], topic_ids, fk=False)
+        copy_fk = copy_seconds(session, rows, run_ids[0], topic_ids, fk=True)
         session.rollback()
     rest_rate = n_lines / rest_seconds
     orm_rate = len(rows) / orm_seconds
@@ -126,6 +174,11 @@ def main() -> None:
         f"= {orm_rate:,.0f} lines/s"
     )
     print(f"ratio REST / ORM: {rest_rate / orm_rate:.1f}x   (target: REST >= 200,000 lines/s)")
+    per_run = rest_seconds / args.runs
+    print(
+        f"keeping an entry table would add per run of {len(rows):,} lines: COPY {copy_plain:.2f} s without a foreign "
+        f"key, {copy_fk:.2f} s with one (uploads take {per_run:.2f} s a run without either)"
+    )
     engine.dispose()
 
 
