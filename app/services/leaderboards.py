@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +22,6 @@ from app.storage.models import (
     LeaderboardSnapshot,
     Role,
     Run,
-    RunMean,
     TaskKind,
     Team,
 )
@@ -87,10 +87,12 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
     run_index = {r.id: i for i, r in enumerate(runs)}
     measure_index = {m: i for i, m in enumerate(measures)}
     means = np.full((len(runs), len(measures)), np.nan)
-    stored = select(RunMean.run_id, RunMean.measure, RunMean.value).where(RunMean.evaluation_id == evaluation.id)
-    for run_id, name, value in session.execute(stored):
-        if run_id in run_index and name in measure_index:
-            means[run_index[run_id], measure_index[name]] = value
+    for run_id, names, numbers in session.execute(_MEANS, {"evaluation": evaluation.id}):
+        if run_id in run_index:
+            known = [(measure_index[n], v) for n, v in zip(names, numbers, strict=True) if n in measure_index]
+            if known:
+                columns, cells = zip(*known, strict=True)
+                means[run_index[run_id], list(columns)] = cells
     shown = measure or default_measure(campaign, measures)
     per_run = []
     if shown in measure_index:  # one row per run: its topics and values of the measure
@@ -104,6 +106,10 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
     return ScoreTable(runs, teams, measures, topics, values, means)
 
 
+_MEANS = text(
+    "SELECT run_id, array_agg(measure), array_agg(value) FROM run_means WHERE evaluation_id = :evaluation "
+    "GROUP BY run_id"
+)
 _PER_TOPIC = text(
     "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
     "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all' GROUP BY run_id"
@@ -150,6 +156,7 @@ def build_leaderboard(
     m = table.measures.index(measure)
     chosen = [i for i, run in enumerate(table.runs) if filters.keep(run)]
     chosen.sort(key=lambda i: (-np.nan_to_num(table.means[i, m], nan=-np.inf), table.runs[i].name))
+    means = [[_num(v) for v in row] for row in table.means.tolist()]  # JSON-safe, once per cell
     rows = []
     for place, i in enumerate(chosen, start=1):
         run = table.runs[i]
@@ -165,8 +172,8 @@ def build_leaderboard(
                 "training_type": run.training_type,
                 "novelty": run.novelty,
                 "priority": run.priority,
-                "score": _num(table.means[i, m]),
-                "scores": {name: _num(table.means[i, k]) for k, name in enumerate(table.measures)},
+                "score": means[i][m],
+                "scores": dict(zip(table.measures, means[i], strict=True)),
             }
         )
     by_type: dict[str, list[dict[str, object]]] = {}
@@ -272,7 +279,7 @@ def live_significance(
 
 def _num(value: float) -> float | None:
     """A JSON-safe number (None for NaN)."""
-    return None if value is None or not np.isfinite(value) else float(value)
+    return None if value is None or not math.isfinite(value) else float(value)
 
 
 def live_leaderboard(

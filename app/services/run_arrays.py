@@ -18,9 +18,10 @@ from app.storage.models import Run
 def load_runs(session: Session, run_ids: Sequence[int]) -> list[RunTable]:
     """The given shot runs as the numeric core's tables, in the order of `run_ids`.
 
-    Each run is re-read from its stored, validated upload by the core's vectorised parser: faster than
-    reassembling rows (PostgreSQL spent ~1.2 us a row writing them back as text), and the tables carry the
-    parser's docno hashes that make preparing runs fast. Tags are the files'; callers name runs themselves.
+    Each run is re-read from its stored, validated upload (a run's only record of its rows) by the core's
+    vectorised parser: faster than reassembling rows from a table (PostgreSQL spent ~1.2 us a row writing them back
+    as text), and the tables carry the parser's docno hashes that make preparing runs fast. Tags are the files';
+    callers name runs themselves.
     """
     return [parsed.trec for parsed in _parsed(session, run_ids)]
 

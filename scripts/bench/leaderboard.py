@@ -32,8 +32,11 @@ from app.config import Settings  # noqa: E402
 from app.evaluation.registry import default_measures  # noqa: E402
 from app.server import create_app  # noqa: E402
 from app.services import evaluations  # noqa: E402
-from app.services.auth import create_token  # noqa: E402
-from app.services.leaderboards import Filters, build_leaderboard, score_table  # noqa: E402
+from app.services.auth import (
+    Principal,  # noqa: E402
+    create_token,  # noqa: E402
+)
+from app.services.leaderboards import Filters, build_leaderboard, live_leaderboard, score_table  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from app.storage.database import make_engine, make_session_factory, session_scope, start_embedded  # noqa: E402
 from app.storage.models import (  # noqa: E402
@@ -131,7 +134,7 @@ def main() -> None:
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
-    new, old = [], []
+    new, new_inside, old = [], [], []
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}) as http:
         path = f"/api/campaigns/{campaign_id}/leaderboard"
         first = http.get(path)
@@ -142,6 +145,12 @@ def main() -> None:
             new.append(time.perf_counter() - start)
             response.raise_for_status()
     server.should_exit = True
+    organiser = Principal(Role.organiser, token_id=0)
+    for _ in range(args.repeat):  # the new path without HTTP, for comparison with today's path in process
+        with sessions() as session:
+            start = time.perf_counter()
+            json.dumps(live_leaderboard(session, organiser, campaign_id))
+            new_inside.append(time.perf_counter() - start)
     for _ in range(max(5, args.repeat // 5)):  # today's path is slow: fewer repetitions
         with sessions() as session:
             start = time.perf_counter()
@@ -158,7 +167,8 @@ def main() -> None:
         f"{args.runs} runs x {args.topics} topics x {args.measures} measures = {n_scores:,} stored scores "
         f"(scores and means written in {store_seconds:.2f} s)"
     )
-    print(f"GET leaderboard over HTTP, from run_means:           {percentiles(new)}   ({len(new)} GETs)")
+    print(f"GET leaderboard over HTTP, from run_means:          {percentiles(new)}   ({len(new)} GETs)")
+    print(f"the same in process (use case + json.dumps):        {percentiles(new_inside)}   ({len(new_inside)} builds)")
     print(f"today's path in process, every score through COPY:  {percentiles(old)}   ({len(old)} builds)")
     print(f"same rows and per-topic table from both paths: {same}   (target: new p50 < 50 ms)")
     engine.dispose()
