@@ -269,7 +269,10 @@ def organiser_token(token_file: Path, sessions) -> str:  # type: ignore[no-untyp
     return token
 
 
-SIZES = {"full": DemoSize(), "small": DemoSize(n_videos=10, shots_per_video=20, n_topics=3, depth=60, n_assessors=2)}
+SIZES = {
+    "full": DemoSize(),
+    "small": DemoSize(n_videos=30, shots_per_video=20, n_topics=2, depth=60, strata="1-10:1.0, 11-60:0.1"),
+}
 
 
 def load_demo(base_url: str, settings: Settings, sessions, size: str = "full") -> None:  # type: ignore[no-untyped-def]

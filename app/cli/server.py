@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +54,7 @@ def serve_app(
     from app.config import get_settings
     from app.server import create_app
 
+    signal.signal(signal.SIGTERM, _interrupt)  # until uvicorn runs, SIGTERM stops start-up like Ctrl-C does
     settings = get_settings()
     database = open_database()
     if worker:
@@ -78,8 +80,13 @@ def serve_app(
                 stop()
 
         threading.Thread(target=load, name="demo", daemon=True).start()
+    # uvicorn stops on SIGINT/SIGTERM, then re-raises the signal: with the default SIGTERM action the process would
+    # die there, before the worker and the embedded PostgreSQL are stopped. A handler of ours turns it into an exit.
+    signal.signal(signal.SIGTERM, lambda *_: None)
     try:
         server.run()
+    except KeyboardInterrupt:
+        pass
     finally:
         if worker:
             workers.stop()
@@ -87,6 +94,11 @@ def serve_app(
     if failures:
         raise typer.Exit(1)
     console.print("trecpool stopped")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Turn SIGTERM into KeyboardInterrupt, so that start-up unwinds and cleans up as for Ctrl-C."""
+    raise KeyboardInterrupt
 
 
 def _when_started(

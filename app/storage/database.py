@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,9 +74,37 @@ def start_embedded(data_dir: Path) -> str:
 
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(data_dir)
     server = pgserver.get_server(data_dir, cleanup_mode="stop")
     log.info("embedded PostgreSQL running with its data in %s", data_dir)
     return normalise_url(server.get_uri())
+
+
+def _forget_dead_handles(data_dir: Path) -> None:
+    """Drop the processes that died without letting go of the embedded server (kill -9) from pgserver's list.
+
+    pgserver stops the server when its last handle exits; a handle left by a killed process would keep it running
+    after every later clean shutdown.
+    """
+    handles = data_dir / ".handle_pids.json"
+    try:
+        pids = json.loads(handles.read_text())
+    except (OSError, ValueError):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and _is_alive(pid)]
+    if alive != pids:
+        handles.write_text(json.dumps(alive))
+
+
+def _is_alive(pid: int) -> bool:
+    """Whether a process with this id exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def make_engine(url: str) -> Engine:
