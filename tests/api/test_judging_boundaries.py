@@ -1,0 +1,66 @@
+"""Quality control and qrels at their boundaries: a shot returned by exactly N runs, adjudicated and `unsure`
+verdicts reaching the cut qrels. Each case would pass with the obvious slip (`>` for `>=`, adjudication ignored,
+`unsure` graded relevant) only if it asserted less than it does."""
+
+from __future__ import annotations
+
+from tests.api.test_pools import judge_all, make_assessor
+
+N_SHOTS = 12
+
+
+def _campaign_with_counted_runs(make_campaign, client, organiser):
+    """A closed one-topic campaign of four runs: shot s_0 is in 4 runs, s_1 in exactly 3, s_2 in 2, the rest in 1."""
+    campaign = make_campaign(n_topics=1, max_results=100)
+    msr = "".join(f"s_{i}\tv1\t{2 * i}\t{2 * i + 2}\n" for i in range(N_SHOTS))
+    assert campaign.set_collection(msr).status_code == 200
+    _, team = campaign.team()
+    members = {0: [0, 1, 2, 3], 1: [0, 1, 2, 4], 2: [0, 1, 5, 6], 3: [0, 7, 8, 9]}  # run -> shots
+    for run, shots in members.items():
+        lines = "".join(f"1 Q0 s_{s} {r + 1} {10 - r} run{run}\n" for r, s in enumerate(shots))
+        assert campaign.upload(team, lines, name=f"run{run}").status_code == 201
+    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
+    pool = client.post(
+        f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 10, "seed": 1}, headers=organiser
+    ).json()
+    return campaign, pool
+
+
+def _assign(client, organiser, campaign, pool, name):
+    assessor_id, headers = make_assessor(client, organiser, campaign, name)
+    body = {"assignments": [{"topic": "1", "assessor_id": assessor_id}]}
+    assert client.post(f"/api/pools/{pool['id']}/assignments", json=body, headers=organiser).status_code in (200, 201)
+    return headers
+
+
+def test_a_shot_returned_by_exactly_min_runs_runs_is_sent_to_quality_control(make_campaign, client, organiser):
+    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
+    headers = _assign(client, organiser, campaign, pool, "first")
+    judged = judge_all(client, headers, lambda item: "not_relevant")
+    assert len(judged) == 10
+    qc = client.post(f"/api/pools/{pool['id']}/quality-control?min_runs=3&window=1", headers=organiser).json()
+    assert qc == {"frequent_false_positives": 2, "neighbour_disagreements": 0, "queued": 2}  # s_0 (4 runs), s_1 (3)
+
+
+def _qrels_grades(client, organiser, pool) -> dict[str, int]:
+    cut = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": "v1"}, headers=organiser)
+    assert cut.status_code == 201, cut.text
+    text = client.get(f"/api/qrels/{cut.json()['id']}/download?format=trec", headers=organiser).text
+    return {line.split()[2]: int(line.split()[3]) for line in text.splitlines()}
+
+
+def test_adjudicated_and_unsure_verdicts_reach_the_cut_qrels(make_campaign, client, organiser):
+    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
+    headers = _assign(client, organiser, campaign, pool, "judge")
+    decide = {"s_0": "unsure", "s_1": "unsure", "s_2": "relevant", "s_3": "not_relevant"}
+    judge_all(client, headers, lambda item: decide.get(item["shot_id"], "not_relevant"))
+    queue = client.get(f"/api/pools/{pool['id']}/adjudication", headers=organiser).json()
+    assert sorted(item["shot_id"] for item in queue) == ["s_0", "s_1"]
+    s0 = next(item for item in queue if item["shot_id"] == "s_0")
+    body = {"pool_item_id": s0["pool_item_id"], "verdict": "relevant"}
+    assert client.post(f"/api/pools/{pool['id']}/adjudication", json=body, headers=organiser).status_code == 204
+    grades = _qrels_grades(client, organiser, pool)
+    assert grades["s_0"] == 1  # unsure, then adjudicated relevant
+    assert grades["s_1"] == 0  # unsure, never adjudicated: not relevant
+    assert grades["s_2"] == 1 and grades["s_3"] == 0
+    assert sum(grades.values()) == 2 and len(grades) == 10
