@@ -11,6 +11,7 @@ from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
 from app.services import qrels
 from app.services.inputs import Id, Text
+from app.services.tables import attachment
 
 router = APIRouter(prefix="/api", tags=["qrels"])
 
@@ -62,5 +63,5 @@ def download(
     return Response(
         body,
         media_type="text/plain; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="qrels-{qrels_id}.{format}.txt"'},
+        headers={"Content-Disposition": attachment(f"qrels-{qrels_id}.{format}.txt")},
     )

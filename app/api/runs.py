@@ -12,6 +12,7 @@ from app.api.security import SessionDep, Submitter
 from app.api.uploads import read_limited
 from app.services import runs as service
 from app.services.inputs import INT32_MAX, Id, Text
+from app.services.tables import attachment
 
 router = APIRouter(prefix="/api", tags=["runs"])
 
@@ -97,7 +98,7 @@ def download_run(run_id: Id, session: SessionDep, principal: Submitter) -> Respo
     return Response(
         body,
         media_type="text/plain; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        headers={"Content-Disposition": attachment(filename)},
     )
 
 

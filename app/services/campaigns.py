@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -37,6 +38,26 @@ class CampaignSpec:
     media_url_template: str | None = None
 
 
+URL_FIELDS = ("shot_id", "video_id", "start", "end")
+
+
+def check_url_template(template: str) -> None:
+    """InvalidInput unless the template is an http(s) URL using only {shot_id}, {video_id}, {start} and {end}."""
+    try:
+        example = template.format(shot_id="s", video_id="v", start=0.0, end=1.0)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise InvalidInput(
+            "bad media URL template",
+            [{"field": "media_url_template", "message": f"may use only {{{'}, {'.join(URL_FIELDS)}}}: {exc}"}],
+        ) from None
+    parsed = urlsplit(example.strip())
+    if parsed.scheme.lower() not in ("http", "https") or not parsed.netloc:
+        raise InvalidInput(
+            "bad media URL template",
+            [{"field": "media_url_template", "message": "must be an http:// or https:// URL with a host"}],
+        )
+
+
 def _check_window(opens: datetime | None, closes: datetime | None) -> None:
     """InvalidInput if the submission window ends before it starts."""
     if opens and closes and closes <= opens:
@@ -51,6 +72,8 @@ def create_campaign(session: Session, principal: Principal, spec: CampaignSpec) 
     if principal.role is not Role.organiser or principal.campaign_id is not None:
         raise Forbidden("only an organiser token not bound to a campaign may create campaigns")
     _check_window(spec.submission_opens_at, spec.submission_closes_at)
+    if spec.media_url_template is not None:
+        check_url_template(spec.media_url_template)
     if session.scalar(select(Campaign.id).where(Campaign.name == spec.name)) is not None:
         raise Conflict(f"a campaign named {spec.name!r} exists already")
     campaign = Campaign(**spec.__dict__, status=CampaignStatus.draft)
@@ -111,6 +134,8 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
     opens = changes.get("submission_opens_at", campaign.submission_opens_at)
     closes = changes.get("submission_closes_at", campaign.submission_closes_at)
     _check_window(opens, closes)  # type: ignore[arg-type]
+    if changes.get("media_url_template") is not None:
+        check_url_template(changes["media_url_template"])  # type: ignore[arg-type]
     for key, value in changes.items():
         setattr(campaign, key, value)
     session.flush()

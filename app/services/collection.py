@@ -10,13 +10,10 @@ from sqlalchemy.orm import Session
 from app.evaluation.errors import FormatError
 from app.evaluation.shot_reference import parse_shot_reference
 from app.services.auth import Principal
-from app.services.campaigns import get_campaign, get_organised
-from app.services.errors import InvalidInput
+from app.services.campaigns import check_url_template, get_campaign, get_organised
 from app.services.validation import from_format_error
 from app.storage.bulk import copy_rows
 from app.storage.models import Campaign, CollectionItem
-
-URL_FIELDS = ("shot_id", "video_id", "start", "end")
 
 
 @dataclass(frozen=True)
@@ -27,17 +24,6 @@ class CollectionSummary:
     n_shots: int
     n_videos: int
     media_url_template: str | None
-
-
-def check_url_template(template: str) -> None:
-    """InvalidInput unless the template only uses {shot_id}, {video_id}, {start} and {end}."""
-    try:
-        template.format(shot_id="s", video_id="v", start=0.0, end=1.0)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise InvalidInput(
-            "bad media URL template",
-            [{"field": "media_url_template", "message": f"may use only {{{'}, {'.join(URL_FIELDS)}}}: {exc}"}],
-        ) from None
 
 
 def replace_collection(

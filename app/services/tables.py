@@ -4,26 +4,54 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Sequence
 
 FIXED = ("rank", "run", "team", "system_type", "training_type", "novelty", "priority", "score")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: object) -> object:
+    """A cell a spreadsheet will not run as a formula: text starting with = + - @, tab or CR gets a leading '.
+
+    Numbers pass unchanged (a negative score is a number, not a formula); only text is neutralised, as OWASP
+    advises against CSV injection (SPEC section 7).
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """CSV text of a header and rows, every cell made safe."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([safe_cell(v) for v in row] for row in rows)
+    return out.getvalue()
 
 
 def leaderboard_csv(board: dict[str, object]) -> str:
     """A leaderboard's rows as CSV: the fixed columns, then one column per measure."""
     measures = list(board["measures"])  # type: ignore[call-overload]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*FIXED, *measures])
-    for row in board["rows"]:  # type: ignore[attr-defined]
-        writer.writerow([*(row[k] for k in FIXED), *(row["scores"].get(m) for m in measures)])
-    return out.getvalue()
+    rows = board["rows"]  # type: ignore[assignment]
+    return _csv([*FIXED, *measures], ([*(r[k] for k in FIXED), *(r["scores"].get(m) for m in measures)] for r in rows))  # type: ignore[attr-defined,index]
 
 
 def per_topic_csv(board: dict[str, object]) -> str:
     """A leaderboard's per-topic table as CSV."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["topic", "best_run", "best", "median"])
-    for row in board["per_topic"]:  # type: ignore[attr-defined]
-        writer.writerow([row["topic"], row["best_run"], row["best"], row["median"]])
-    return out.getvalue()
+    rows = board["per_topic"]  # type: ignore[assignment]
+    return _csv(
+        ["topic", "best_run", "best", "median"], ([r["topic"], r["best_run"], r["best"], r["median"]] for r in rows)
+    )  # type: ignore[attr-defined,index]
+
+
+def attachment(filename: str) -> str:
+    """A Content-Disposition header value for a download named `filename` (RFC 6266, with RFC 5987 for non-ASCII).
+
+    The plain `filename=` keeps printable ASCII other than quotes and backslashes; `filename*=` carries the exact
+    name, percent-encoded, for clients that read it.
+    """
+    from urllib.parse import quote
+
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in filename) or "download"
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
