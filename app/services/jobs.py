@@ -191,7 +191,8 @@ def recover(session: Session, model: JobModel, job_id: int, max_attempts: int) -
 
 
 def fail_lost(session: Session, stall_seconds: float) -> int:
-    """Fail unfinished jobs the queue no longer runs (its job ended, vanished or never existed); returns how many.
+    """Fail unfinished jobs the queue no longer runs (its job failed or was cancelled outside the API, or vanished,
+    e.g. when the runner could not record the end); returns how many.
 
     Only rows silent for `stall_seconds` are touched, so a job being queued or started right now is left alone.
     """
@@ -205,7 +206,7 @@ def fail_lost(session: Session, stall_seconds: float) -> int:
                 f"FROM {model.__tablename__} AS o LEFT JOIN procrastinate_jobs AS q ON q.id = o.queue_job_id "
                 "WHERE j.id = o.id AND o.status IN ('queued', 'running') "
                 "AND coalesce(o.heartbeat_at, o.created_at) < :cutoff "
-                "AND (q.id IS NULL OR q.status NOT IN ('todo', 'doing'))"
+                "AND (q.id IS NULL OR q.status IN ('failed', 'cancelled', 'aborted'))"
             ),
             {"cutoff": cutoff},
         )

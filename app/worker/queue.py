@@ -26,7 +26,8 @@ def libpq_url(database_url: str) -> str:
 def build_app(database_url: str, settings: Settings) -> App:
     """A procrastinate app on the database with the evaluation and analysis tasks."""
     app = App(connector=PsycopgConnector(conninfo=libpq_url(database_url)))
-    retry = RetryStrategy(max_attempts=settings.job_max_attempts, wait=1, retry_exceptions={RetryJob})
+    # the runner decides on retries from the row's attempts (crashes count too); the queue only carries them out
+    retry = RetryStrategy(max_attempts=2 * settings.job_max_attempts + 1, wait=1, retry_exceptions={RetryJob})
     for name, model in jobs.TASKS.items():
 
         def task(context: JobContext, job_id: int, model: jobs.JobModel = model) -> None:
