@@ -12,6 +12,7 @@ import numpy as np
 
 from app.evaluation.errors import FormatError
 from app.evaluation.keys import pair_keys
+from app.evaluation.ordering import ranked_order
 
 
 class RankedRun(Protocol):
@@ -83,20 +84,21 @@ class PoolTable:
 
 
 def rank_rows(runs: Sequence[RankedRun]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Concatenate runs and rank each (run, topic) list: score descending, ties by docno descending."""
+    """Concatenate runs and rank each (run, topic) list (`ordering.ranked_order`); rows stay in input order."""
     sizes = [len(r.topics) for r in runs]
     run_index = np.repeat(np.arange(len(runs)), sizes)
     topics = np.concatenate([np.asarray(r.topics, dtype=str) for r in runs]) if runs else np.array([], dtype=str)
     docs = np.concatenate([np.asarray(r.docs, dtype=str) for r in runs]) if runs else np.array([], dtype=str)
     scores = np.concatenate([np.asarray(r.scores, dtype=np.float64) for r in runs]) if runs else np.array([])
-    _, doc_codes = np.unique(docs, return_inverse=True)
     _, topic_codes = np.unique(topics, return_inverse=True)
-    order = np.lexsort((-doc_codes, -scores, topic_codes, run_index))
-    group = run_index[order] * (topic_codes.max(initial=0) + 1) + topic_codes[order]
+    group = run_index * (topic_codes.max(initial=0) + 1) + topic_codes.reshape(-1)
+    order = ranked_order(group, scores, docs, np.concatenate(([0], np.cumsum(sizes))).tolist())
+    if order is not None:
+        group = group[order]
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(group) else np.array([], dtype=np.int64)
-    position = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-    ranks = np.empty(len(order), dtype=np.int64)
-    ranks[order] = position + 1
+    position = np.arange(len(group)) - np.repeat(starts, np.diff(np.r_[starts, len(group)]))
+    ranks = np.empty(len(group), dtype=np.int64)
+    ranks[slice(None) if order is None else order] = position + 1
     return run_index, topics, docs, ranks
 
 

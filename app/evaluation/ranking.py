@@ -4,29 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from app.evaluation.interning import group_hashes, hash_strings, matrix_hashable, mix
+from app.evaluation.ordering import ranked_order
 from app.evaluation.records import Qrels, RunTable
 
 NOT_POOLED = -9  # grade of a retrieved doc absent from the qrels
 PADDING = -10  # grade past the end of a ranked list
 _TOPIC_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
-
-
-def intern(values: np.ndarray, vocabulary: dict[str, int]) -> np.ndarray:
-    """Integer ids of `values`, adding unseen strings to `vocabulary` (insertion-ordered ids)."""
-    if len(values) == 0:
-        return np.zeros(0, dtype=np.int64)
-    items = values.tolist()
-    if vocabulary:
-        new = [key for key in dict.fromkeys(items) if key not in vocabulary]
-        vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
-    else:  # first fill: no membership tests needed
-        unique = dict.fromkeys(items)
-        vocabulary.update(zip(unique, range(len(unique)), strict=True))
-    return np.fromiter(map(vocabulary.__getitem__, items), np.int64, len(items))
 
 
 def lookup(values: np.ndarray, vocabulary: dict[str, int]) -> np.ndarray:
@@ -57,13 +45,18 @@ class PreparedRuns:
         """Width of the position axis."""
         return self.pairs.shape[2]
 
+    @cached_property
+    def doc_index(self) -> dict[str, int]:
+        """Each doc's index in `docs`: built on first use and kept, so grading against many qrels builds it once."""
+        return {name: i for i, name in enumerate(self.docs)}
+
 
 def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Sequence[str] | None = None) -> PreparedRuns:
     """Sort every run's topics by score desc then docno desc, cut at max_results, as pair ids in one array.
 
-    Gives exactly what `prepare_runs_with_dicts` gives, without a Python object per row: (topic, doc) pairs and
-    docnos get ids from vectorised hashes grouped by one sort and checked against the strings (see interning);
-    topics come from each run's contiguous topic segments; the ordering sorts only what the files leave unordered.
+    No Python object per row: (topic, doc) pairs and docnos get ids from vectorised hashes grouped by one sort and
+    checked against the strings (see interning); topics come from each run's contiguous topic segments; the order
+    is `ordering.ranked_order` (tests compare all of it with a plain dict-and-lexsort reference).
     """
     names = list(names) if names is not None else [r.tag for r in runs]
     n_run = len(runs)
@@ -71,13 +64,12 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
     n_rows = int(offsets[-1])
     if n_rows == 0:
-        return prepare_runs_with_dicts(runs, max_results, names)
+        empty = np.zeros(0, np.int64)
+        return PreparedRuns(names, [], [], np.zeros((n_run, 0, 0), np.int64), np.zeros((n_run, 0), np.int64),
+                            empty, empty, max_results)  # fmt: skip
     docs = [np.asarray(run.docs) for run in runs]
-    topic_seen, topic_vocab, contiguous = _topic_ids(runs)
-    grouped = _group_pairs(runs, docs, offsets, topic_seen)
-    if grouped is None:
-        return prepare_runs_with_dicts(runs, max_results, names)
-    pair_group, pair_rows, doc_of_pair, doc_names = grouped
+    topic_seen, topic_vocab = _topic_ids(runs)
+    pair_group, pair_rows, doc_of_pair, doc_names = _group_pairs(runs, docs, offsets, topic_seen)
 
     # Topic and doc ids in name order (code points, i.e. UTF-8 byte order).
     topic_names = sorted(topic_vocab)
@@ -95,7 +87,7 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     score = np.concatenate([np.asarray(run.scores, dtype=np.float64) for run in runs])
     run_id = np.repeat(np.arange(n_run, dtype=np.int64), sizes)
     group = run_id * n_topic + topic_rank[topic_seen]
-    order = _order_rows(group, score, pair_doc_all, pair_group, run_id, offsets, contiguous)
+    order = ranked_order(group, score, pair_doc_all[pair_group], offsets.tolist())
     g = group if order is None else group[order]
     starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
     group_sizes = np.diff(np.append(starts, n_rows))
@@ -131,74 +123,27 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     )
 
 
-def _topic_ids(runs: Sequence[RunTable]) -> tuple[np.ndarray, dict[str, int], list[bool]]:
-    """Each row's topic id (first-seen order), the vocabulary, and whether each run keeps a topic's rows together.
+def _topic_ids(runs: Sequence[RunTable]) -> tuple[np.ndarray, dict[str, int]]:
+    """Each row's topic id (first-seen order) and the vocabulary.
 
     One dict look-up per segment of equal consecutive topics (a run file usually has one segment per topic).
     """
     vocabulary: dict[str, int] = {}
-    parts, contiguous = [], []
+    parts = []
     for run in runs:
         topics = np.asarray(run.topics)
         if len(topics) == 0:
             parts.append(np.zeros(0, np.int64))
-            contiguous.append(True)
             continue
         starts = np.concatenate(([0], np.flatnonzero(topics[1:] != topics[:-1]) + 1))
         ids = [vocabulary.setdefault(str(name), len(vocabulary)) for name in topics[starts].tolist()]
         parts.append(np.repeat(np.array(ids, np.int64), np.diff(np.append(starts, len(topics)))))
-        contiguous.append(len(set(ids)) == len(ids))
-    return np.concatenate(parts), vocabulary, contiguous
-
-
-def _order_rows(
-    group: np.ndarray,
-    score: np.ndarray,
-    pair_doc: np.ndarray,
-    pair_group: np.ndarray,
-    run_id: np.ndarray,
-    offsets: np.ndarray,
-    contiguous: list[bool],
-) -> np.ndarray | None:
-    """Row order by (group, score desc, doc id desc) with groups kept contiguous; None if the rows are in it already.
-
-    Runs whose topics are split or whose scores rise within a topic are sorted whole (one lexsort each); then ties
-    of equal score left in the wrong docno order are sorted within their blocks only.
-    """
-    same = group[1:] == group[:-1]
-    rising = same & (score[1:] > score[:-1])
-    unsorted = set(np.unique(run_id[1:][rising]).tolist()) | {r for r, ok in enumerate(contiguous) if not ok}
-    doc_id: np.ndarray | None = None
-    order: np.ndarray | None = None
-    if unsorted:
-        doc_id = pair_doc[pair_group]
-        order = np.arange(len(group), dtype=np.int64)
-        for r in sorted(unsorted):
-            lo, hi = int(offsets[r]), int(offsets[r + 1])
-            order[lo:hi] = lo + np.lexsort((-doc_id[lo:hi], -score[lo:hi], group[lo:hi]))
-        g, sc = group[order], score[order]
-        same = g[1:] == g[:-1]
-    else:
-        sc = score
-    tie = same & (sc[1:] == sc[:-1])
-    if not tie.any():
-        return order
-    d = pair_doc[pair_group if order is None else pair_group[order]]
-    if not np.any(tie & (d[1:] > d[:-1])):
-        return order
-    # rows inside a block of tied scores, sorted by (block, doc id desc)
-    rows = np.flatnonzero(np.concatenate(([False], tie)) | np.concatenate((tie, [False])))
-    block = np.cumsum(np.concatenate(([True], ~tie)))[rows]
-    n_doc = int(pair_doc.max()) + 1 if len(pair_doc) else 1
-    within = np.argsort(block * n_doc + (n_doc - 1 - d[rows]), kind="stable")
-    order = np.arange(len(group), dtype=np.int64) if order is None else order
-    order[rows] = order[rows[within]]
-    return order
+    return np.concatenate(parts), vocabulary
 
 
 def _group_pairs(
     runs: Sequence[RunTable], docs: list[np.ndarray], offsets: np.ndarray, topic: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Group the rows (all runs concatenated) by (topic, docno), and the pairs by docno.
 
     Returns each row's pair group, a member row of each pair group, each pair group's doc group, and each doc
@@ -269,67 +214,6 @@ def _strings_at(docs: list[np.ndarray], offsets: np.ndarray, rows: np.ndarray) -
     for where, values in parts:
         out[where] = values
     return out
-
-
-def prepare_runs_with_dicts(
-    runs: Sequence[RunTable], max_results: int = 1000, names: Sequence[str] | None = None
-) -> PreparedRuns:
-    """`prepare_runs` by Python dicts and one lexsort: the reference the vectorised path is tested against."""
-    names = list(names) if names is not None else [r.tag for r in runs]
-    topic_vocab: dict[str, int] = {}
-    doc_vocab: dict[str, int] = {}
-    run_ids, topic_ids, scores = [], [], []
-    for index, run in enumerate(runs):
-        run_ids.append(np.full(len(run), index, dtype=np.int64))
-        topic_ids.append(intern(np.asarray(run.topics), topic_vocab))
-        scores.append(np.asarray(run.scores, dtype=np.float64))
-    run_id = np.concatenate(run_ids) if run_ids else np.zeros(0, np.int64)
-    topic_id = np.concatenate(topic_ids) if topic_ids else np.zeros(0, np.int64)
-    all_docs = np.concatenate([np.asarray(run.docs, dtype=object) for run in runs]) if runs else np.zeros(0, object)
-    doc_id = intern(all_docs, doc_vocab)  # one pass over every run's docs
-    score = np.concatenate(scores) if scores else np.zeros(0, np.float64)
-
-    # Renumber topics and docs in sorted order, so that doc id order is docno order (code points = UTF-8 bytes).
-    topic_names = list(topic_vocab)
-    doc_names = list(doc_vocab)
-    topic_order = np.argsort(np.array(topic_names, dtype=str), kind="stable") if topic_names else np.zeros(0, int)
-    doc_order = np.argsort(np.array(doc_names, dtype=str), kind="stable") if doc_names else np.zeros(0, int)
-    topic_rank = np.empty(len(topic_names), np.int64)
-    topic_rank[topic_order] = np.arange(len(topic_names))
-    doc_rank = np.empty(len(doc_names), np.int64)
-    doc_rank[doc_order] = np.arange(len(doc_names))
-    topic_id = topic_rank[topic_id]
-    doc_id = doc_rank[doc_id]
-    topics_sorted = [topic_names[i] for i in topic_order.tolist()]
-    docs_sorted = [doc_names[i] for i in doc_order.tolist()]
-
-    n_run, n_topic = len(runs), len(topics_sorted)
-    order = np.lexsort((-doc_id, -score, topic_id, run_id))
-    group = run_id[order] * n_topic + topic_id[order]
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(group) else np.zeros(0, np.int64)
-    sizes = np.diff(np.r_[starts, len(group)])
-    position = np.arange(len(group)) - np.repeat(starts, sizes)
-    keep = position < max_results
-    order, group, position = order[keep], group[keep], position[keep]
-
-    # Pair ids: one per distinct (topic, doc) retrieved by any run.
-    n_doc = max(len(docs_sorted), 1)
-    key = topic_id[order] * n_doc + doc_id[order]
-    pair_keys, pair_of_row = np.unique(key, return_inverse=True)
-    depth = int(min(max_results, sizes.max())) if len(sizes) else 0
-    pairs = np.full((n_run * n_topic, depth), -1, dtype=np.int64)
-    pairs[group, position] = pair_of_row.reshape(-1)
-    lengths = np.bincount(group, minlength=n_run * n_topic).astype(np.int64)
-    return PreparedRuns(
-        names=names,
-        topics=topics_sorted,
-        docs=docs_sorted,
-        pairs=pairs.reshape(n_run, n_topic, depth),
-        lengths=lengths.reshape(n_run, n_topic),
-        pair_topic=pair_keys // n_doc,
-        pair_doc=pair_keys % n_doc,
-        max_results=max_results,
-    )
 
 
 @dataclass(frozen=True)
@@ -411,8 +295,7 @@ def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
     pair_grade[n_pair] = PADDING
     pair_stratum = np.full(n_pair + 1, -1, dtype=np.int64)
     if n_pair:
-        doc_index = {name: i for i, name in enumerate(prepared.docs)}
-        q_doc = lookup(np.asarray(qrels.docs), doc_index)
+        q_doc = lookup(np.asarray(qrels.docs), prepared.doc_index)
         q_topic = column[topic_index]
         usable = (q_doc >= 0) & (q_topic >= 0)
         n_doc = max(len(prepared.docs), 1)

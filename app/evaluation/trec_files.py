@@ -148,12 +148,17 @@ def _nonblank_lines(text: str) -> list[tuple[int, list[str]]]:
 
 
 def parse_trec_run(data: bytes | str, *, max_errors: int = 50, source: str = "run") -> RunTable:
-    """Parse a TREC 6-column run (`topic Q0 docno rank score tag`); all errors are raised in one FormatError."""
+    """Parse a TREC 6-column run (`topic Q0 docno rank score tag`); all errors are raised in one FormatError.
+
+    One parser, two passes: the vectorised columns pass (`columns.split_columns`) takes well-formed files; anything
+    it declines (a bad line, a repeated docno, an odd width) goes through the line-by-line pass that names every
+    problem with its line number. Tests compare both with a plain list-based reference.
+    """
     columns = split_columns(data, 6, source=source)
     table = _run_from_columns(columns) if columns is not None else None
     if table is not None:
         return table
-    return _parse_trec_run_from_lists(data, max_errors=max_errors, source=source)
+    return _parse_trec_run_slowly(decode_utf8(data, source=source), max_errors=max_errors, source=source)
 
 
 def _run_from_columns(columns: Columns) -> RunTable | None:
@@ -182,19 +187,6 @@ def _run_from_columns(columns: Columns) -> RunTable | None:
         return None
     tag = str(as_unicode(tag_codes[:1])[0])
     return RunTable(tag, topics, docs, ranks, scores, columns.lines).with_doc_hashes(doc_hash)
-
-
-def _parse_trec_run_from_lists(data: bytes | str, *, max_errors: int = 50, source: str = "run") -> RunTable:
-    """The previous fast path (Python lists of tokens), then the line-by-line pass that names every problem."""
-    text = decode_utf8(data, source=source)
-    raw = _as_bytes(data)
-    fast = _fast_columns(text, raw, 6)
-    if fast is not None:
-        (topics, _, docs, ranks_col, scores_col, tags), lines = fast
-        ranks, scores = _ints(ranks_col), _finite_floats(scores_col)
-        if ranks is not None and scores is not None and len(set(tags)) == 1 and not _has_duplicates(topics, docs):
-            return RunTable(tags[0], _str_array(topics), _str_array(docs), ranks, scores, lines)
-    return _parse_trec_run_slowly(text, max_errors=max_errors, source=source)
 
 
 def _parse_trec_run_slowly(text: str, *, max_errors: int, source: str) -> RunTable:

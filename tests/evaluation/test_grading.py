@@ -9,10 +9,11 @@ from app.evaluation import grading
 from app.evaluation.evaluator import evaluate, evaluate_prepared
 from app.evaluation.grading import grade_runs
 from app.evaluation.interning import KeyTable, hash_strings
-from app.evaluation.ranking import PADDING, GradeMatrix, grade_matrix, prepare_runs_with_dicts
+from app.evaluation.ranking import PADDING, GradeMatrix, grade_matrix
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.run_order import run_order
 from app.evaluation.trec_files import parse_trec_run
+from tests.evaluation.reference import prepare_runs_with_dicts
 from tests.evaluation.test_speed_paths import random_runs
 
 MEASURES = ["AP", "P@5", "nDCG@10", "bpref", "RR", "Rprec", "num_rel_ret", "num_ret", "infAP"]

@@ -8,9 +8,10 @@ import pytest
 from app.evaluation import ranking
 from app.evaluation.columns import parse_floats, parse_ints, split_columns
 from app.evaluation.errors import FormatError
-from app.evaluation.ranking import prepare_runs, prepare_runs_with_dicts
+from app.evaluation.ranking import prepare_runs
 from app.evaluation.records import RunTable
-from app.evaluation.trec_files import _parse_trec_run_from_lists, parse_trec_run
+from app.evaluation.trec_files import parse_trec_run
+from tests.evaluation.reference import _parse_trec_run_from_lists, prepare_runs_with_dicts
 
 
 def outcome(call, data):

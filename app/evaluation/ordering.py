@@ -1,0 +1,84 @@
+"""trec_eval's ranking rule, written once: within each ranked list, score descending, ties by docno descending.
+
+Evaluation (`run_order`, `prepare_runs`), pooling (`rank_rows`) and the analyses built on prepared runs all order
+rows with `ranked_order`. The rank column of a run file is never used. Most files already list each topic's rows
+together in score order, so the function checks that first and sorts only what is out of order: whole chunks
+(e.g. one run) whose lists are split or whose scores rise, then only the blocks of tied scores in the wrong docno
+order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def ranked_order(
+    groups: np.ndarray, scores: np.ndarray, docs: np.ndarray, chunks: Sequence[int] | None = None
+) -> np.ndarray | None:
+    """Row order keeping each group's rows together, ranked by score desc then docno desc; None if already so.
+
+    `groups` is an integer list id per row (e.g. a topic id, or run * n_topic + topic); `docs` any per-row array
+    whose `>` and `np.unique` order is docno order (unicode or object arrays of str, or integer ids numbered in
+    docno order, i.e. code-point order). `chunks` are the offsets [0, ..., n] of row ranges that no group crosses
+    (runs laid end to end): each chunk is re-sorted on its own, only if it needs it, its groups then in order of
+    first appearance. Without `chunks` the rows form one chunk.
+    """
+    n = len(groups)
+    if n == 0:
+        return None
+    groups = np.asarray(groups)
+    scores = np.asarray(scores, dtype=np.float64)
+    bounds = np.asarray([0, n] if chunks is None else chunks, dtype=np.int64)
+    same = groups[1:] == groups[:-1]  # rows i and i + 1 are in one segment
+    bad_rows = np.flatnonzero(same & (scores[1:] > scores[:-1])) + 1
+    starts = np.concatenate(([0], np.flatnonzero(~same) + 1))
+    by_group = np.argsort(groups[starts], kind="stable")
+    split = np.flatnonzero(groups[starts][by_group][1:] == groups[starts][by_group][:-1])
+    if len(split):  # a group in two segments: its chunk is sorted whole
+        bad_rows = np.concatenate((bad_rows, starts[by_group[split + 1]]))
+    rows: np.ndarray | None = None
+    if len(bad_rows):
+        rows = np.arange(n, dtype=np.int64)
+        for chunk in np.unique(np.searchsorted(bounds, bad_rows, side="right") - 1).tolist():
+            lo, hi = int(bounds[chunk]), int(bounds[chunk + 1])
+            _, first, inverse = np.unique(groups[lo:hi], return_index=True, return_inverse=True)
+            seen = np.empty(len(first), dtype=np.int64)
+            seen[np.argsort(first, kind="stable")] = np.arange(len(first))  # groups in order of first appearance
+            rows[lo:hi] = lo + np.lexsort((-scores[lo:hi], seen[inverse.reshape(-1)]))
+        groups, scores = groups[rows], scores[rows]
+        same = groups[1:] == groups[:-1]
+    return _docno_ties_descending(rows, docs, scores, same)
+
+
+def _docno_ties_descending(
+    rows: np.ndarray | None, docs: np.ndarray, scores: np.ndarray, same: np.ndarray
+) -> np.ndarray | None:
+    """`rows` with every block of equal scores (in one segment) sorted by docno desc; scores are in `rows` order.
+
+    Most blocks are two rows: those are swapped where out of order; only longer blocks are sorted.
+    """
+    pairs = np.flatnonzero(scores[1:] == scores[:-1])  # row i ties with row i + 1 ...
+    pairs = pairs[same[pairs]]  # ... in the same segment
+    if len(pairs) == 0:
+        return rows
+    rising = docs[pairs + 1] > docs[pairs] if rows is None else docs[rows[pairs + 1]] > docs[rows[pairs]]
+    if not rising.any():
+        return rows
+    at = rows if rows is not None else np.arange(len(docs), dtype=np.int64)
+    out = at.copy()
+    # blocks: runs of consecutive tie pairs; a block of k pairs holds k + 1 rows
+    starts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1] + 1)))
+    n_pairs = np.diff(np.append(starts, len(pairs)))
+    single = n_pairs == 1
+    swap = pairs[starts[single]][rising[starts[single]]]
+    out[swap], out[swap + 1] = at[swap + 1], at[swap]
+    if not single.all():
+        first = pairs[starts[~single]]
+        size = n_pairs[~single] + 1
+        members = np.repeat(first, size) + np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+        block = np.repeat(np.arange(len(first)), size)
+        _, rank = np.unique(docs[at[members]], return_inverse=True)
+        out[members] = at[members[np.lexsort((-rank.reshape(-1), block))]]
+    return out
