@@ -196,6 +196,10 @@ def run_demo(
         step = progress.add_task("simulated assessors judge", total=total)
         _judge_all(base_url, [t for _, t in assessors], truth, size.seed, lambda: progress.advance(step))
         qc = api.call("POST", f"/api/pools/{pool['id']}/quality-control").json()
+        second = [  # second opinions go to another assessor of the same topic
+            {"topic": n, "assessor_id": assessors[(i + 1) % len(assessors)][0]} for i, n in enumerate(numbers)
+        ]
+        api.call("POST", f"/api/pools/{pool['id']}/assignments", json={"assignments": second, "shared": True})
         step = progress.add_task("second opinions (quality control)", total=qc["queued"])
         _judge_all(base_url, [t for _, t in assessors], truth, size.seed + 1, lambda: progress.advance(step))
         queue = api.call("GET", f"/api/pools/{pool['id']}/adjudication").json()

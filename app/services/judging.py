@@ -28,7 +28,8 @@ from app.storage.models import (
 
 GRADES = {Verdict.relevant: 1, Verdict.not_relevant: 0, Verdict.unsure: None}
 
-# Claiming the next task, cheapest first; each query walks an index in judging order and stops at the first
+# Claiming the next task, cheapest first (later rounds only of topics assigned to the caller, never the caller's own
+# first-round items); each query walks an index in judging order and stops at the first
 # free task (SKIP LOCKED lets concurrent assessors pass over each other's candidates).
 _OWN_LEASE = text(
     """
@@ -55,7 +56,9 @@ _LATER_ROUNDS = text(
     WHERE i.pool_id = :pool AND t.round > 1 AND t.done_at IS NULL
       AND (t.leased_to IS NULL OR t.lease_expires_at < now())
       AND (t.excluded_assessor_id IS NULL OR t.excluded_assessor_id <> :me)
-      AND EXISTS (SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.assessor_id = :me)
+      AND EXISTS (
+        SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.topic_id = i.topic_id AND a.assessor_id = :me
+      )
     ORDER BY t.round, i.topic_id, i.judging_order
     LIMIT 1 FOR UPDATE OF t SKIP LOCKED
     """

@@ -10,14 +10,16 @@ N_SHOTS = 12
 
 
 def _campaign_with_counted_runs(make_campaign, client, organiser):
-    """A closed one-topic campaign of four runs: shot s_0 is in 4 runs, s_1 in exactly 3, s_2 in 2, the rest in 1."""
-    campaign = make_campaign(n_topics=1, max_results=100)
+    """A closed campaign of four runs: on topic 1 shot s_0 is in 4 runs, s_1 in exactly 3, s_2 in 2, the rest in 1;
+    on topic 2 all four runs return s_11 alone."""
+    campaign = make_campaign(n_topics=2, max_results=100)
     msr = "".join(f"s_{i}\tv1\t{2 * i}\t{2 * i + 2}\n" for i in range(N_SHOTS))
     assert campaign.set_collection(msr).status_code == 200
     _, team = campaign.team()
     members = {0: [0, 1, 2, 3], 1: [0, 1, 2, 4], 2: [0, 1, 5, 6], 3: [0, 7, 8, 9]}  # run -> shots
     for run, shots in members.items():
         lines = "".join(f"1 Q0 s_{s} {r + 1} {10 - r} run{run}\n" for r, s in enumerate(shots))
+        lines += f"2 Q0 s_11 1 1.0 run{run}\n"
         assert campaign.upload(team, lines, name=f"run{run}").status_code == 201
     assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
     pool = client.post(
@@ -26,9 +28,9 @@ def _campaign_with_counted_runs(make_campaign, client, organiser):
     return campaign, pool
 
 
-def _assign(client, organiser, campaign, pool, name):
+def _assign(client, organiser, campaign, pool, name, topic="1"):
     assessor_id, headers = make_assessor(client, organiser, campaign, name)
-    body = {"assignments": [{"topic": "1", "assessor_id": assessor_id}]}
+    body = {"assignments": [{"topic": topic, "assessor_id": assessor_id}]}
     assert client.post(f"/api/pools/{pool['id']}/assignments", json=body, headers=organiser).status_code in (200, 201)
     return headers
 
@@ -46,7 +48,7 @@ def _qrels_grades(client, organiser, pool) -> dict[str, int]:
     cut = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": "v1"}, headers=organiser)
     assert cut.status_code == 201, cut.text
     text = client.get(f"/api/qrels/{cut.json()['id']}/download?format=trec", headers=organiser).text
-    return {line.split()[2]: int(line.split()[3]) for line in text.splitlines()}
+    return {line.split()[2]: int(line.split()[3]) for line in text.splitlines() if line.startswith("1 ")}
 
 
 def test_adjudicated_and_unsure_verdicts_reach_the_cut_qrels(make_campaign, client, organiser):
@@ -64,3 +66,20 @@ def test_adjudicated_and_unsure_verdicts_reach_the_cut_qrels(make_campaign, clie
     assert grades["s_1"] == 0  # unsure, never adjudicated: not relevant
     assert grades["s_2"] == 1 and grades["s_3"] == 0
     assert sum(grades.values()) == 2 and len(grades) == 10
+
+
+def test_second_opinions_go_only_to_other_assessors_of_the_topic(make_campaign, client, organiser):
+    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
+    first = _assign(client, organiser, campaign, pool, "first")
+    judge_all(client, first, lambda item: "not_relevant")
+    qc = client.post(f"/api/pools/{pool['id']}/quality-control?min_runs=3&window=1", headers=organiser).json()
+    assert qc["queued"] == 2
+    stranger = _assign(client, organiser, campaign, pool, "stranger", topic="2")  # of the pool, not of topic 1
+    assert [item["shot_id"] for item in judge_all(client, stranger, lambda item: "relevant")] == ["s_11"]
+    assert client.post("/api/judging/next", headers=stranger).status_code == 204  # no second opinions of topic 1
+    stranger_id = client.get(f"/api/campaigns/{campaign.id}/assessors", headers=organiser).json()[-1]["id"]
+    assert client.post("/api/judging/next", headers=first).status_code == 204  # never its own items back
+    body = {"assignments": [{"topic": "1", "assessor_id": stranger_id}], "shared": True}
+    assert client.post(f"/api/pools/{pool['id']}/assignments", json=body, headers=organiser).status_code in (200, 201)
+    second = judge_all(client, stranger, lambda item: "not_relevant")
+    assert sorted(item["shot_id"] for item in second) == ["s_0", "s_1"]

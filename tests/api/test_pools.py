@@ -275,7 +275,7 @@ def test_quality_control_adjudication_and_kappa(make_campaign, client, organiser
     client.post(
         f"/api/pools/{pool['id']}/assignments",
         headers=organiser,
-        json={"assignments": [{"topic": "1", "assessor_id": bob_id}], "shared": True},
+        json={"assignments": [{"topic": t, "assessor_id": bob_id} for t in campaign.topics], "shared": True},
     )
     # ann says relevant only for shots whose index in the video is 0 -> neighbours (index 1..5) disagree
     first = judge_all(client, ann, lambda item: "relevant" if item["shot_id"].endswith("_0") else "not_relevant")
