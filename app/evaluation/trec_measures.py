@@ -122,8 +122,19 @@ def average_precision(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """AP: mean over the relevant docs of the precision at their rank (unretrieved count 0); @k cuts the list."""
     cell, position, count = lists.relevant_cells
     inside = slice(None) if k is None else position < k
-    total = lists.sum_per_list(cell[inside], count[inside] / (position[inside] + 1.0))
-    return _safe_divide(total, lists.num_rel)
+    return ap_per_list(cell[inside], position[inside] + 1.0, count[inside], lists.num_rel, lists.matrix.lengths.shape)
+
+
+def ap_per_list(
+    cell: np.ndarray, rank: np.ndarray, count: np.ndarray, num_rel: np.ndarray, shape: tuple[int, int]
+) -> np.ndarray:
+    """AP of every list (run x topic cell), the one AP formula of the core (analyses' subset AP uses it too).
+
+    Each relevant retrieved doc adds `count / rank` (count: relevant docs at or above it, 0 to leave it out) to its
+    list; the sum is divided by the topic's `num_rel` (broadcast over the runs), 0 where that is 0.
+    """
+    total = np.bincount(cell, weights=count / rank, minlength=shape[0] * shape[1]).reshape(shape)
+    return _safe_divide(total, num_rel)
 
 
 def precision_at(lists: RankedLists, k: int | None) -> np.ndarray:

@@ -20,6 +20,7 @@ from app.evaluation.evaluator import evaluate_prepared
 from app.evaluation.ranking import PreparedRuns, lookup, summarise_qrels
 from app.evaluation.records import Qrels
 from app.evaluation.registry import resolve
+from app.evaluation.trec_measures import ap_per_list
 
 NEVER = np.iinfo(np.int64).max  # rank of a line no selected run retrieved
 
@@ -136,12 +137,8 @@ class APKernel:
         cumulative = np.cumsum(kept_entry, dtype=np.int64)
         before = cumulative - kept_entry  # kept entries strictly before each entry (global)
         within = cumulative - before[self.first]  # kept entries of the group at or above each entry
-        contribution = np.where(kept_entry, within / self.rank, 0.0)
-        total = np.bincount(self.group, weights=contribution, minlength=self.n_run * self.n_topic)
-        total = total.reshape(self.n_run, self.n_topic)
-        out = np.zeros_like(total)
-        np.divide(total, num_rel[None, :], out=out, where=num_rel[None, :] > 0)
-        return out
+        count = np.where(kept_entry, within, 0)
+        return ap_per_list(self.group, self.rank, count, num_rel[None, :], (self.n_run, self.n_topic))
 
     def mean(self, keep: np.ndarray | None = None) -> np.ndarray:
         """[n_run] MAP over all qrels topics."""
