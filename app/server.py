@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
-from fastapi_offline import FastAPIOffline
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
@@ -25,7 +24,7 @@ from app.api.errors import install_error_handlers
 from app.api.limits import RequestLimits
 from app.api.security import get_session, public
 from app.config import Settings, get_settings
-from app.web import pages, results
+from app.web import docs, pages, results
 
 ROUTERS = (
     health,
@@ -52,7 +51,9 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     settings = settings or get_settings()
     if session_factory is None:
         session_factory = _open_sessions(settings)
-    app = FastAPIOffline(  # Swagger UI and ReDoc served from the package: /docs and /redoc work with no internet
+    app = FastAPI(
+        docs_url=None,  # /docs and /redoc come from app.web.docs: their assets are served from here, not a CDN
+        redoc_url=None,
         title="trecpool",
         version=__version__,
         description="Pooled-judgement evaluation campaigns: runs, pools, judging, evaluation, reusability.",
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
         app.include_router(module.router)
     app.include_router(pages.make_router(public()))  # HTML shells: their data comes from the API, with a token
     app.include_router(results.make_router(public(), get_session))  # published results, rendered on the server
+    docs.install_docs(app, public())
     install_error_handlers(app)
 
     app.add_middleware(RequestLimits)
