@@ -41,6 +41,18 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(
         default=1, ge=1, description="Jobs one worker process runs at once (each holds a campaign's data in memory)."
     )
+    auth_max_failures: int = Field(
+        default=100, ge=1, description="Failed authentications one client address may make per window (then 429)."
+    )
+    auth_failure_window_seconds: float = Field(
+        default=60.0, gt=0, description="The window of auth_max_failures, in seconds."
+    )
+    judge_link_seconds: float = Field(
+        default=72 * 3600.0, gt=0, description="How long a one-time judging link (judge_url) stays valid."
+    )
+    judge_session_seconds: float = Field(
+        default=7 * 24 * 3600.0, gt=0, description="Lifetime of the session token a judging link is traded for."
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

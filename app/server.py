@@ -18,9 +18,10 @@ from app.api import (
     qrels,
     runs,
     teams,
+    tokens,
     topics,
 )
-from app.api.errors import install_error_handlers
+from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.limits import RequestLimits
 from app.api.security import get_session, public
 from app.config import Settings, get_settings
@@ -39,6 +40,7 @@ ROUTERS = (
     evaluations,
     leaderboards,
     analyses,
+    tokens,
 )
 
 
@@ -61,7 +63,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     app.state.settings = settings
     app.state.session_factory = session_factory
     for module in ROUTERS:
-        app.include_router(module.router)
+        app.include_router(module.router, responses=ERROR_RESPONSES)
     app.include_router(pages.make_router(public()))  # HTML shells: their data comes from the API, with a token
     app.include_router(results.make_router(public(), get_session))  # published results, rendered on the server
     docs.install_docs(app, public())

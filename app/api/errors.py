@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from psycopg import errors as pg_errors
+from pydantic import BaseModel, Field
 from sqlalchemy import exc as sa_exc
 
 from app.services.errors import (
@@ -15,6 +18,7 @@ from app.services.errors import (
     NotFound,
     PayloadTooLarge,
     ServiceError,
+    TooManyAttempts,
     Unauthenticated,
 )
 from app.services.inputs import echo
@@ -28,6 +32,41 @@ STATUS_OF: dict[type[ServiceError], int] = {
     Forbidden: 403,
     Unauthenticated: 401,
     PayloadTooLarge: 413,
+    TooManyAttempts: 429,
+}
+
+
+class ErrorItem(BaseModel):
+    """Where one problem is (a line of an uploaded file, or a field of the request) and what it is."""
+
+    line: int | None = Field(default=None, description="Line of the uploaded file (1-based), when the error has one.")
+    field: str | None = Field(default=None, description="Field of the request (dotted path), when the error has one.")
+    message: str
+
+
+class ErrorOut(BaseModel):
+    """Every error body: `detail` says what went wrong, `errors` where (422 lists each problem)."""
+
+    detail: str
+    errors: list[ErrorItem] = Field(default_factory=list)
+
+
+ERROR_MEANINGS = {
+    401: "No token, or an invalid, revoked or expired one (WWW-Authenticate: Bearer).",
+    403: "The token's role may not do this, or not now.",
+    404: "Not found, or not yours to see.",
+    409: "Conflicts with what is stored (a name taken, a limit reached, the wrong lifecycle step).",
+    413: "The body is over the size limit.",
+    422: "Invalid input: `errors` names each line or field.",
+    429: "Too many failed authentications from this address: wait the Retry-After seconds.",
+}
+
+# Documented on every API operation (at include time in app.server); replaces FastAPI's own 422 schema.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut, "description": meaning} for code, meaning in ERROR_MEANINGS.items()
+}
+ERROR_RESPONSES[429]["headers"] = {
+    "Retry-After": {"description": "Seconds to wait before authenticating again.", "schema": {"type": "integer"}}
 }
 
 
@@ -46,6 +85,8 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, InvalidInput):
         body["errors"] = [_cut(e) for e in exc.errors]
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
+    if isinstance(exc, TooManyAttempts):
+        headers = {"Retry-After": str(exc.retry_after)}
     return JSONResponse(body, status_code=status_of(exc), headers=headers)
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.middleware.body_limit import RequestBodyLimitResponder
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.security import bearer_token
+from app.api.security import bearer_token, client_address, throttle_of
 from app.services.auth import authenticate
-from app.services.errors import Unauthenticated
+from app.services.errors import TooManyAttempts, Unauthenticated
 
 MULTIPART_SLACK = 1 << 20  # form fields and part headers around an upload of the largest accepted size
 READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -35,10 +36,18 @@ def _needs_token(scope: Scope, headers: Headers) -> bool:
 
 
 def _check_token(scope: Scope, token: str | None) -> None:
-    """Unauthenticated unless the token is known and not revoked (the endpoint checks the role)."""
+    """Unauthenticated unless the token is known, live and not revoked (the endpoint checks the role); throttled."""
+    request = Request(scope)
+    throttle, address = throttle_of(request), client_address(request)
+    if token:
+        throttle.check(address)
     session = scope["app"].state.session_factory()
     try:
         authenticate(session, token)
+    except Unauthenticated:
+        if token:
+            throttle.failed(address)
+        raise
     finally:
         session.rollback()
         session.close()
@@ -67,6 +76,14 @@ class RequestLimits:
                     {"detail": exc.message},
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer", "Connection": "close"},
+                )
+                await response(scope, receive, send)
+                return
+            except TooManyAttempts as exc:
+                response = JSONResponse(
+                    {"detail": exc.message},
+                    status_code=429,
+                    headers={"Retry-After": str(exc.retry_after), "Connection": "close"},
                 )
                 await response(scope, receive, send)
                 return

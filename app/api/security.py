@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session
 
+from app.api.throttle import FailureThrottle
 from app.services.auth import Principal, authenticate
-from app.services.errors import Forbidden
+from app.services.errors import Forbidden, Unauthenticated
+from app.storage.audit import set_actor
 from app.storage.models import Role
+
+_throttle_lock = threading.Lock()
 
 ROLE_MARKER = "__trecpool_roles__"
 
@@ -36,13 +41,49 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
-def role(*roles: Role) -> Any:
-    """A dependency admitting callers whose token has one of `roles`; yields their Principal."""
+def throttle_of(request: Request) -> FailureThrottle:
+    """The app's failed-authentication throttle (made on first use from its settings)."""
+    state = request.app.state
+    with _throttle_lock:
+        if getattr(state, "auth_throttle", None) is None:
+            settings = state.settings
+            state.auth_throttle = FailureThrottle(settings.auth_max_failures, settings.auth_failure_window_seconds)
+    return state.auth_throttle  # type: ignore[no-any-return]
 
-    def check(session: SessionDep, authorization: Annotated[str | None, Header()] = None) -> Principal:
-        principal = authenticate(session, bearer_token(authorization))
+
+def client_address(request: Request) -> str:
+    """The caller's address (behind a proxy: run uvicorn with --proxy-headers to see the real one)."""
+    return request.client.host if request.client else "unknown"
+
+
+def checked_credential(request: Request, credential: str | None, use: Callable[[str | None], Any]) -> Any:
+    """`use(credential)`, throttled: refused while the caller's address is over its failures, a failure counted."""
+    throttle, address = throttle_of(request), client_address(request)
+    if credential:
+        throttle.check(address)
+    try:
+        return use(credential)
+    except Unauthenticated:
+        if credential:
+            throttle.failed(address)
+        raise
+
+
+def role(*roles: Role) -> Any:
+    """A dependency admitting callers whose token has one of `roles`; yields their Principal.
+
+    The principal becomes the actor of the audit trail for every change the request's session makes.
+    """
+
+    def check(
+        request: Request, session: SessionDep, authorization: Annotated[str | None, Header()] = None
+    ) -> Principal:
+        principal: Principal = checked_credential(
+            request, bearer_token(authorization), lambda token: authenticate(session, token)
+        )
         if principal.role not in roles:
             raise Forbidden(f"this endpoint is for {' or '.join(r.value for r in roles)} tokens")
+        set_actor(session, principal.actor())
         return principal
 
     setattr(check, ROLE_MARKER, tuple(r.value for r in roles))

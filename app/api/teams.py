@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.security import Organiser, SessionDep
 from app.services import teams as service
+from app.services import tokens
+from app.services.auth import Principal
 from app.services.inputs import Id, Text
+from app.storage.models import Role
+
+MAX_TOKEN_SECONDS = 10 * 365 * 24 * 3600  # ten years: a longer lifetime is no lifetime
 
 router = APIRouter(prefix="/api", tags=["teams"])
 
@@ -35,15 +42,52 @@ class MemberWithToken(MemberOut):
 
 
 class AssessorWithToken(MemberWithToken):
-    """A new assessor with its token and the judging link to send it, shown this once."""
+    """A new assessor with its token and a one-time judging link to send it (valid for a while, used once)."""
 
     judge_url: str
+    judge_url_expires_at: datetime
+
+
+class TokenIn(BaseModel):
+    """Options of a further token: revoke the member's previous tokens (rotation), expire after some seconds."""
+
+    revoke_previous: bool = False
+    expires_in_seconds: int | None = Field(default=None, ge=60, le=MAX_TOKEN_SECONDS)
 
 
 class TokenOut(BaseModel):
-    """A new token, shown this once."""
+    """A new token, shown this once, with its id (to revoke it) and expiry."""
 
     token: str
+    id: int
+    expires_at: datetime | None
+
+
+class JudgeLinkOut(BaseModel):
+    """A one-time judging link for an assessor: the page trades it for a session token, so it works once."""
+
+    judge_url: str
+    expires_at: datetime
+
+
+def _judge_url(request: Request, link: str) -> str:
+    """The judging page's URL carrying a one-time link (never a token)."""
+    return str(request.url_for("judge_page").include_query_params(link=link))
+
+
+def _issue(session: SessionDep, principal: Principal, role: Role, member_id: int, body: TokenIn | None) -> TokenOut:
+    """Issue (and commit) a further token for a team or assessor."""
+    body = body or TokenIn()
+    row, plain = tokens.issue_member_token(
+        session,
+        principal,
+        role,
+        member_id,
+        revoke_previous=body.revoke_previous,
+        expires_in=body.expires_in_seconds,
+    )
+    session.commit()
+    return TokenOut(token=plain, id=row.id, expires_at=row.expires_at)
 
 
 @router.post("/campaigns/{campaign_id}/teams", status_code=201, response_model=MemberWithToken)
@@ -61,26 +105,48 @@ def list_teams(campaign_id: Id, session: SessionDep, principal: Organiser) -> li
 
 
 @router.post("/teams/{team_id}/tokens", status_code=201, response_model=TokenOut)
-def issue_team_token(team_id: Id, session: SessionDep, principal: Organiser) -> TokenOut:
-    """Issue another token for a team."""
-    token = service.issue_team_token(session, principal, team_id)
+def issue_team_token(team_id: Id, session: SessionDep, principal: Organiser, body: TokenIn | None = None) -> TokenOut:
+    """Issue another token for a team; `revoke_previous` revokes its other tokens (rotation)."""
+    return _issue(session, principal, Role.team, team_id, body)
+
+
+@router.post("/assessors/{assessor_id}/tokens", status_code=201, response_model=TokenOut)
+def issue_assessor_token(
+    assessor_id: Id, session: SessionDep, principal: Organiser, body: TokenIn | None = None
+) -> TokenOut:
+    """Issue another token for an assessor; `revoke_previous` revokes its other tokens and unused judging links."""
+    return _issue(session, principal, Role.assessor, assessor_id, body)
+
+
+@router.post("/assessors/{assessor_id}/judge-link", status_code=201, response_model=JudgeLinkOut)
+def issue_judge_link(assessor_id: Id, request: Request, session: SessionDep, principal: Organiser) -> JudgeLinkOut:
+    """A new one-time judging link for an assessor (to send it when the last one expired or was used)."""
+    lifetime = request.app.state.settings.judge_link_seconds
+    link, expires_at = tokens.issue_judge_link(session, principal, assessor_id, lifetime)
     session.commit()
-    return TokenOut(token=token)
+    return JudgeLinkOut(judge_url=_judge_url(request, link), expires_at=expires_at)
 
 
 @router.post("/campaigns/{campaign_id}/assessors", status_code=201, response_model=AssessorWithToken)
 def create_assessor(
     campaign_id: Id, body: NameIn, request: Request, session: SessionDep, principal: Organiser
 ) -> AssessorWithToken:
-    """Register an assessor; the response carries its token and the judging link (`judge_url`) to send it."""
+    """Register an assessor; the response carries its token and a one-time judging link (`judge_url`) to send it.
+
+    The link carries no token: the judging page trades it (by POST) for a session token, once, before it expires.
+    """
     assessor, token = service.create_assessor(session, principal, campaign_id, body.name)
+    link, expires_at = tokens.issue_judge_link(
+        session, None, assessor.id, request.app.state.settings.judge_link_seconds
+    )
     session.commit()
     return AssessorWithToken(
         id=assessor.id,
         campaign_id=assessor.campaign_id,
         name=assessor.name,
         token=token,
-        judge_url=str(request.url_for("judge_page").include_query_params(token=token)),
+        judge_url=_judge_url(request, link),
+        judge_url_expires_at=expires_at,
     )
 
 

@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("worker", "Run background job workers (evaluations, analyses) on the database."),
     "demo": ("demo", "Run the whole loop on a synthetic campaign, then keep serving its pages."),
     "db": ("database", "Database schema migrations."),
-    "token": ("tokens", "API tokens."),
+    "token": ("tokens", "API tokens: create, list, revoke."),
 }
 
 

@@ -37,3 +37,11 @@ class InvalidInput(ServiceError):
     def __init__(self, message: str, errors: list[dict[str, object]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or []
+
+
+class TooManyAttempts(ServiceError):
+    """Too many failed authentications from one client: try again after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

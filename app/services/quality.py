@@ -152,10 +152,19 @@ def adjudicate(session: Session, principal: Principal, pool_id: int, item_id: in
         current = Judgement(pool_item_id=item_id, assessor_id=None, round=3, verdict=verdict, grade=GRADES[verdict])
         session.add(current)
         session.flush()
-        session.add(JudgementChange(judgement_id=current.id, changed_by=None, old_verdict=None, new_verdict=verdict))
+        session.add(
+            JudgementChange(
+                judgement_id=current.id, changed_by_token_id=principal.token_id, old_verdict=None, new_verdict=verdict
+            )
+        )
     elif current.verdict is not verdict:
         session.add(
-            JudgementChange(judgement_id=current.id, changed_by=None, old_verdict=current.verdict, new_verdict=verdict)
+            JudgementChange(
+                judgement_id=current.id,
+                changed_by_token_id=principal.token_id,
+                old_verdict=current.verdict,
+                new_verdict=verdict,
+            )
         )
         current.verdict, current.grade = verdict, GRADES[verdict]
     session.flush()

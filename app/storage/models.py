@@ -178,13 +178,53 @@ class ApiToken(Base):
     assessor_id: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         CheckConstraint(
             "(role <> 'team' OR team_id IS NOT NULL) AND (role <> 'assessor' OR assessor_id IS NOT NULL)",
             name="principal_present",
         ),
+        Index("ix_api_tokens_campaign_id", "campaign_id"),
     )
+
+
+class JudgeLink(Base):
+    """A short-lived, one-time judging link: the judging page trades it for an assessor session token (by POST).
+
+    Only its SHA-256 is stored; the long-lived assessor token never travels in a URL.
+    """
+
+    __tablename__ = "judge_links"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    assessor_id: Mapped[int] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    session_token_id: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id", ondelete="SET NULL"))
+
+
+class AuditEvent(Base):
+    """One state change, written by a database trigger: who (`actor`), when, what (table, row, action), before, after.
+
+    No foreign keys: the trail outlives the rows it describes.
+    """
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    campaign_id: Mapped[int | None] = mapped_column(Integer)
+    table_name: Mapped[str] = mapped_column(String(64))
+    row_id: Mapped[str | None] = mapped_column(Text)
+    action: Mapped[str] = mapped_column(String(8))  # insert | update | delete
+    actor: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    before: Mapped[dict[str, Any] | None] = mapped_column()
+    after: Mapped[dict[str, Any] | None] = mapped_column()
+
+    __table_args__ = (Index("ix_audit_events_campaign", "campaign_id", "id"),)
 
 
 class Run(Base):
@@ -340,6 +380,8 @@ class JudgementChange(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     judgement_id: Mapped[int] = mapped_column(ForeignKey("judgements.id", ondelete="CASCADE"), index=True)
     changed_by: Mapped[int | None] = mapped_column(ForeignKey("assessors.id", ondelete="SET NULL"))
+    # the token that made the change: an organiser's for adjudications (their `changed_by` is no assessor)
+    changed_by_token_id: Mapped[int | None] = mapped_column(ForeignKey("api_tokens.id", ondelete="SET NULL"))
     old_verdict: Mapped[Verdict | None] = mapped_column(_enum(Verdict, "verdict"))
     new_verdict: Mapped[Verdict] = mapped_column(_enum(Verdict, "verdict"))
     changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

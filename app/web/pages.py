@@ -20,8 +20,9 @@ STATIC_DIR = HERE / "static"
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 templates = Jinja2Templates(directory=HERE / "templates")
 
-# The page URL carries the assessor's token until the script moves it to sessionStorage: never leak it to media
-# hosts through Referer, never cache the page, and let scripts and styles come only from here.
+# The page URL carries a one-time judging link (never a token) until the script trades it, by POST, for a session
+# token kept in sessionStorage: never leak it to media hosts through Referer, never cache the page, and let scripts
+# and styles come only from here.
 PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",

@@ -15,6 +15,12 @@ PUBLIC = ("public",)
 
 ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/analyses/{job_id}"): ORG,
+    ("POST", "/api/assessors/{assessor_id}/judge-link"): ORG,
+    ("POST", "/api/assessors/{assessor_id}/tokens"): ORG,
+    ("GET", "/api/campaigns/{campaign_id}/audit"): ORG,
+    ("GET", "/api/campaigns/{campaign_id}/tokens"): ORG,
+    ("POST", "/api/judging/session"): PUBLIC,
+    ("POST", "/api/tokens/{token_id}/revoke"): MEMBER,
     ("POST", "/api/analyses/{job_id}/cancel"): ORG,
     ("GET", "/api/analyses/{job_id}/figure"): ORG,
     ("GET", "/api/campaigns"): MEMBER,

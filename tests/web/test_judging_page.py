@@ -29,7 +29,8 @@ SETTLED = """task => {
 
 
 def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignore[no-untyped-def]
-    """A depth-3 pool over 2 runs with topic 1 assigned to one assessor; returns (pool, assessor token, run names)."""
+    """A depth-3 pool over 2 runs with topic 1 assigned to one assessor; returns (pool, assessor token, run names,
+    a one-time judging link URL)."""
     campaign, run_names = setup_campaign(make_campaign, client, organiser, n_runs=2, depth=60, seed=4)
     # media that fails fast on loopback: the page must fall back to the placeholder
     response = client.patch(
@@ -49,7 +50,15 @@ def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignor
     )
     assert response.status_code == 201, response.text
     token = headers["Authorization"].removeprefix("Bearer ")
-    return pool, token, run_names
+    return pool, token, run_names, _judge_link(client, organiser, assessor_id)
+
+
+def _judge_link(client, organiser, assessor_id: int) -> str:  # type: ignore[no-untyped-def]
+    """A fresh one-time judging link (a path and query) for an assessor."""
+    response = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser)
+    assert response.status_code == 201, response.text
+    url = response.json()["judge_url"]
+    return url[url.index("/judge") :]
 
 
 def _shown_task(page) -> str:  # type: ignore[no-untyped-def]
@@ -68,18 +77,29 @@ def _press_and_settle(page, key: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_keyboard_only_judging_with_one_change(make_campaign, client, organiser, live_server, sessions, browser):
-    pool, token, run_names = _judging_pool(make_campaign, client, organiser, live_server)
+    pool, token, run_names, link = _judging_pool(make_campaign, client, organiser, live_server)
     expected = next(t["sampled"] for t in pool["topics"] if t["topic"] == "1")
     assert expected >= 4
 
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     console_errors: list[str] = []
     page.on("pageerror", lambda exc: console_errors.append(str(exc)))
-    page.goto(f"{live_server}/judge?token={token}")
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    page.goto(f"{live_server}{link}")
     page.wait_for_function(SETTLED, arg="")
-    # the token left the address bar (and history) for sessionStorage
-    assert "token" not in page.url and page.url.endswith("/judge")
-    assert page.evaluate("Object.values(sessionStorage)") == [token]
+    # the spent link left the address bar (and history); the session token it was traded for is in sessionStorage
+    assert "link" not in page.url and page.url.endswith("/judge")
+    (session_token,) = page.evaluate("Object.values(sessionStorage)")
+    assert session_token.startswith("tp_") and session_token != token
+    # no token (the long-lived one, or the session's) is ever in a URL the server sees
+    assert urls and not [u for u in urls if token in u or session_token in u]
+    # the link works once: opened again, it is refused
+    second = browser.new_page()
+    second.goto(f"{live_server}{link}")
+    second.wait_for_selector("#message:not([hidden])")
+    assert "used already" in second.text_content("#message")
+    second.close()
 
     typed: dict[int, list[str]] = {}
     keys = itertools.cycle(["r", "n", "u", "1", "0"])
@@ -159,9 +179,9 @@ def test_page_without_token_says_how_to_open_it(live_server, browser):
     page.close()
 
 
-def test_page_with_a_refused_token_says_so(live_server, browser):
+def test_page_with_a_refused_link_says_so(live_server, browser):
     page = browser.new_page()
-    page.goto(f"{live_server}/judge?token=tp_not-a-token")
+    page.goto(f"{live_server}/judge?link=tp_not-a-link")
     page.wait_for_selector("#message:not([hidden])")
     assert "not accepted" in page.text_content("#message")
     assert page.evaluate("sessionStorage.length") == 0
@@ -227,7 +247,7 @@ def test_shot_plays_its_segment_pauses_at_the_end_and_replays(make_campaign, cli
     page = browser.new_page()
     # the media host exists only inside the browser: no network beyond loopback
     page.route("http://media.invalid/**", lambda route: _serve_ranges(route, wav, "audio/wav"))
-    page.goto(f"{live_server}/judge?token={headers['Authorization'].removeprefix('Bearer ')}")
+    page.goto(f"{live_server}{_judge_link(client, organiser, assessor_id)}")
     page.wait_for_function(SETTLED, arg="")
     assert int(_shown_task(page)) == item["task_id"] and page.is_hidden("#placeholder")
     paused_at_end = "([s, e]) => { const v = document.getElementById('video'); return v.paused && v.currentTime >= e; }"

@@ -24,16 +24,30 @@
     }
   }
 
-  /** Move ?token=... into sessionStorage and drop it from the address bar and history. */
-  function takeToken() {
+  /**
+   * Trade a one-time ?link=... for an assessor session token (by POST, in a header: no token is ever in a URL), keep it in
+   * sessionStorage, and drop the spent link from the address bar and history. Without a link: the stored token.
+   * Returns { token } or { error } (the link was refused: used, expired or unknown).
+   */
+  async function takeToken() {
     const url = new URL(window.location.href);
-    const fromUrl = url.searchParams.get("token");
-    if (fromUrl) {
-      sessionStorage.setItem(TOKEN_KEY, fromUrl);
-      url.searchParams.delete("token");
-      history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    const link = url.searchParams.get("link");
+    if (!link) return { token: sessionStorage.getItem(TOKEN_KEY) };
+    url.searchParams.delete("link");
+    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    const response = await fetch("/api/judging/session", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${link}`, Accept: "application/json" },
+      cache: "no-store",
+    });
+    const data = await response.json().catch(() => null);
+    if (!response.ok || !data || !data.token) {
+      const stored = sessionStorage.getItem(TOKEN_KEY);
+      if (stored) return { token: stored }; // a reload of a tab that already traded its link
+      return { error: (data && data.detail) || `HTTP ${response.status}` };
     }
-    return sessionStorage.getItem(TOKEN_KEY);
+    sessionStorage.setItem(TOKEN_KEY, data.token);
+    return { token: data.token };
   }
 
   async function api(method, path, body) {
@@ -80,7 +94,7 @@
   function handleError(error) {
     if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
       sessionStorage.removeItem(TOKEN_KEY);
-      fatal("Your judging link was not accepted. Open the link your organiser sent you again.");
+      fatal("Your judging session ended (revoked or expired). Ask your organiser for a new judging link.");
     } else {
       announce(`Not saved: ${error.message}. Try again.`);
     }
@@ -267,10 +281,15 @@
   }
 
   async function start() {
-    state.token = takeToken();
+    const taken = await takeToken().catch((error) => ({ error: error.message }));
+    state.token = taken.token || null;
     setUpVideo();
+    if (taken.error) {
+      fatal(`Your judging link was not accepted (${taken.error}). Ask your organiser for a new link.`);
+      return;
+    }
     if (!state.token) {
-      fatal("Open the judging link your organiser sent you (it ends in ?token=...).");
+      fatal("Open the judging link your organiser sent you (it ends in ?link=...).");
       return;
     }
     document.addEventListener("keydown", onKey);
