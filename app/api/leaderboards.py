@@ -7,6 +7,7 @@ from typing import Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
+from app.api.media import CSV_OR_JSON
 from app.api.security import Member, Organiser, SessionDep, public
 from app.services import leaderboards, publication, reports
 from app.services.inputs import Id, Text
@@ -30,7 +31,7 @@ def _render(board: dict[str, object], fmt: Format) -> dict[str, object] | Respon
     return Response(text, media_type="text/csv; charset=utf-8")
 
 
-@router.get("/campaigns/{campaign_id}/leaderboard", response_model=None)
+@router.get("/campaigns/{campaign_id}/leaderboard", response_model=None, responses=CSV_OR_JSON)
 def live(
     campaign_id: Id,
     session: SessionDep,
@@ -93,7 +94,9 @@ def publish(campaign_id: Id, body: PublishIn, session: SessionDep, principal: Or
     return {"snapshot_id": snapshot.id, "evaluation_id": snapshot.evaluation_id, "published_at": snapshot.published_at}
 
 
-@router.get("/public/campaigns/{campaign_id}/leaderboard", response_model=None, dependencies=[public()])
+@router.get(
+    "/public/campaigns/{campaign_id}/leaderboard", response_model=None, responses=CSV_OR_JSON, dependencies=[public()]
+)
 def published(
     campaign_id: Id,
     session: SessionDep,

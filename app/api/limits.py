@@ -7,7 +7,7 @@ from starlette.datastructures import Headers
 from starlette.middleware.body_limit import RequestBodyLimitResponder
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.security import bearer_token, client_address, throttle_of
 from app.services.auth import authenticate
@@ -88,4 +88,29 @@ class RequestLimits:
                 await response(scope, receive, send)
                 return
         limit = scope["app"].state.settings.max_upload_bytes + MULTIPART_SLACK
-        await RequestBodyLimitResponder(self.app, limit)(scope, receive, send)
+        await RequestBodyLimitResponder(self.app, limit)(scope, receive, _json_413(send))
+
+
+TOO_LARGE = b'{"detail":"the request body is over the size limit","errors":[]}'
+
+
+def _json_413(send: Send) -> Send:
+    """`send`, with the body limiter's plain-text 413 replaced by the JSON error body the API documents."""
+    rewriting = False
+
+    async def wrapped(message: Message) -> None:
+        nonlocal rewriting
+        if message["type"] == "http.response.start" and message["status"] == 413:
+            headers = Headers(raw=message["headers"])
+            if headers.get("content-type", "").startswith("text/plain"):
+                rewriting = True
+                raw = [(k, v) for k, v in message["headers"] if k not in (b"content-type", b"content-length")]
+                raw += [(b"content-type", b"application/json"), (b"content-length", str(len(TOO_LARGE)).encode())]
+                message = {**message, "headers": raw}
+        elif message["type"] == "http.response.body" and rewriting:
+            message = {**message, "body": TOO_LARGE if not message.get("more_body") else b""}
+            if not message.get("more_body"):
+                rewriting = False
+        await send(message)
+
+    return wrapped

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict
 
+from app.api.media import TEXT_FILE
 from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
 from app.services import qrels
@@ -54,7 +55,7 @@ def list_qrels(campaign_id: Id, session: SessionDep, principal: Organiser) -> li
     return [QrelsOut.model_validate(v) for v in qrels.list_qrels(session, principal, campaign_id)]
 
 
-@router.get("/qrels/{qrels_id}/download", response_class=Response)
+@router.get("/qrels/{qrels_id}/download", response_class=Response, responses=TEXT_FILE)
 def download(
     qrels_id: Id, session: SessionDep, principal: Organiser, format: Literal["trec", "sample_eval"] = "trec"
 ) -> Response:

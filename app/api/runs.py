@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict
 
+from app.api.media import TEXT_FILE
 from app.api.security import SessionDep, Submitter
 from app.api.uploads import read_limited
 from app.services import runs as service
@@ -89,7 +90,7 @@ def get_run(run_id: Id, session: SessionDep, principal: Submitter) -> RunOut:
     return RunOut.model_validate(service.visible_run(session, principal, run_id))
 
 
-@router.get("/runs/{run_id}/download", response_class=Response)
+@router.get("/runs/{run_id}/download", response_class=Response, responses=TEXT_FILE)
 def download_run(run_id: Id, session: SessionDep, principal: Submitter) -> Response:
     """The run as a file: TREC 6 columns for shot runs, `topic video start end score tag` TSV for moments."""
     run, chunks = service.download_run(session, principal, run_id)
