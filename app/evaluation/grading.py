@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.interning import KeyTable, hash_strings, matrix_hashable
+from app.evaluation.fast.hashing import KeyTable, hash_strings, matrix_hashable
 from app.evaluation.ranking import NOT_POOLED, PADDING, GradeMatrix, summarise_qrels
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.run_order import RunOrder, run_order
@@ -94,7 +94,7 @@ def _pair_keys(doc_hashes: np.ndarray, topic_hashes: np.ndarray) -> np.ndarray:
 
 
 def _doc_hashes(docs: np.ndarray, by_matrix: bool) -> np.ndarray:
-    """Hashes of docnos, of the kind that every side of one grading uses (see `interning.hash_strings`)."""
+    """Hashes of docnos, of the kind that every side of one grading uses (see `fast.hashing.hash_strings`)."""
     return hash_strings(docs, matrix=by_matrix)
 
 

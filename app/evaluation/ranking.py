@@ -8,7 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
-from app.evaluation.interning import group_hashes, hash_strings, matrix_hashable, mix
+from app.evaluation.fast.hashing import group_hashes, hash_strings, matrix_hashable, mix
 from app.evaluation.ordering import ranked_order
 from app.evaluation.records import Qrels, RunTable
 
@@ -55,7 +55,7 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     """Sort every run's topics by score desc then docno desc, cut at max_results, as pair ids in one array.
 
     No Python object per row: (topic, doc) pairs and docnos get ids from vectorised hashes grouped by one sort and
-    checked against the strings (see interning); topics come from each run's contiguous topic segments; the order
+    checked against the strings (see fast.hashing); topics come from each run's contiguous topic segments; the order
     is `ordering.ranked_order` (tests compare all of it with a plain dict-and-lexsort reference).
     """
     names = list(names) if names is not None else [r.tag for r in runs]

@@ -27,7 +27,7 @@ class RunTable:
         return len(self.docs)
 
     def with_doc_hashes(self, hashes: np.ndarray) -> RunTable:
-        """This table carrying `interning.hash_codes` of its docs (kept like a `cached` value)."""
+        """This table carrying `fast.hashing.hash_codes` of its docs (kept like a `cached` value)."""
         self.cached("doc_hashes", lambda _: hashes)
         return self
 

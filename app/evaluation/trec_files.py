@@ -10,9 +10,9 @@ from xml.parsers import expat
 
 import numpy as np
 
-from app.evaluation.columns import Columns, as_unicode, parse_floats, parse_ints, split_columns
 from app.evaluation.errors import FormatError
-from app.evaluation.interning import hash_codes, mix
+from app.evaluation.fast.columns import Columns, as_unicode, parse_floats, parse_ints, split_columns
+from app.evaluation.fast.hashing import hash_codes, mix
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.text import decode_utf8
 

@@ -7,8 +7,8 @@ import pytest
 
 from app.evaluation import grading
 from app.evaluation.evaluator import evaluate, evaluate_prepared
+from app.evaluation.fast.hashing import KeyTable, hash_strings
 from app.evaluation.grading import grade_runs
-from app.evaluation.interning import KeyTable, hash_strings
 from app.evaluation.ranking import PADDING, GradeMatrix, grade_matrix
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.run_order import run_order

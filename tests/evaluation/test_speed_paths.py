@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from app.evaluation import ranking
-from app.evaluation.columns import parse_floats, parse_ints, split_columns
 from app.evaluation.errors import FormatError
+from app.evaluation.fast.columns import parse_floats, parse_ints, split_columns
 from app.evaluation.ranking import prepare_runs
 from app.evaluation.records import RunTable
 from app.evaluation.trec_files import parse_trec_run

@@ -5,6 +5,10 @@ space (ASCII and Unicode), blank lines are skipped. `split_columns` returns None
 table of `width` columns (or is awkward to hold in fixed-width arrays); the callers then take their slow paths,
 which name the problems. Token text is handled as code points: ASCII files in a uint8 buffer, other files in a
 UTF-32 buffer, so a gathered column is a numpy unicode array without decoding each value.
+
+Invariants: a file holding a NUL code point is declined (fixed-width unicode arrays would drop it); `parse_ints`
+gives int(token) for plain decimals below 10**18 and None otherwise; `parse_floats` gives float(token) bit for bit
+(short decimals as m / 10**k, both exact doubles; everything else through numpy's cast, which calls float()).
 """
 
 from __future__ import annotations

@@ -1,7 +1,13 @@
 """Vectorised string hashing and grouping: integer ids for millions of docnos without a Python dict.
 
-Hashes only propose groups; every grouping is checked against the strings themselves, so a hash collision can
-cost time but never merges two different strings.
+Invariants:
+- `hash_codes` depends only on a string's code points, not on the padding width of the matrix holding it (a zero
+  code point adds nothing); `hash_strings(matrix=False)` uses Python's `hash()` instead. The two kinds differ: one
+  grading or grouping uses one kind for every value it compares.
+- Hashes only propose: `group_hashes` may put different hashes in one group (they share the top bits) and equal
+  hashes may stand for different strings; every caller checks each group against the strings and splits it.
+- `KeyTable` holds distinct, well-mixed uint64 keys (fewer than 2**31; slots are addressed by the top bits, so
+  keys must be outputs of `mix`/`hash_codes`), and `hits` returns positions in ascending order.
 """
 
 from __future__ import annotations
