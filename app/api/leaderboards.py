@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
 from app.api.media import CSV_OR_JSON
 from app.api.security import Member, Organiser, SessionDep, public
+from app.evaluation.registry import measure_help
 from app.services import leaderboards, publication, reports
 from app.services.inputs import Id, Text
 from app.services.tables import leaderboard_csv, per_topic_csv
 
 router = APIRouter(prefix="/api", tags=["leaderboards"])
 Format = Literal["json", "csv", "topics.csv"]
+MeasureQuery = Annotated[Text | None, Query(description=measure_help())]
 
 
 class PublishIn(BaseModel):
@@ -36,7 +38,7 @@ def live(
     campaign_id: Id,
     session: SessionDep,
     principal: Member,
-    measure: Text | None = None,
+    measure: MeasureQuery = None,
     system_type: Text | None = None,
     training_type: Text | None = None,
     novelty: bool | None = None,
@@ -56,7 +58,7 @@ def significance(
     campaign_id: Id,
     session: SessionDep,
     principal: Organiser,
-    measure: Text | None = None,
+    measure: MeasureQuery = None,
     top: int = Query(10, ge=2, le=100),
     method: Literal["tukey", "pairwise"] = "tukey",
     n_resamples: int = Query(10_000, ge=100, le=1_000_000),
@@ -100,7 +102,7 @@ def publish(campaign_id: Id, body: PublishIn, session: SessionDep, principal: Or
 def published(
     campaign_id: Id,
     session: SessionDep,
-    measure: Text | None = None,
+    measure: MeasureQuery = None,
     system_type: Text | None = None,
     training_type: Text | None = None,
     novelty: bool | None = None,

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from app import __version__
+from app.evaluation.registry import describe
 from app.services import leaderboards
 from app.services.inputs import Id
 from app.web import plots
@@ -96,6 +97,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
                 "csv_url": f"{api}?{urlencode({**query, 'format': 'csv'})}",
                 "topics_csv_url": f"{api}?{urlencode({**query, 'format': 'topics.csv'})}",
                 "published_at": snapshot.published_at,
+                "describe": describe,
                 "version": __version__,
             },
             headers=HEADERS,

@@ -1,0 +1,44 @@
+"""Leaderboard page and OpenAPI describe measures from the registry (app.evaluation.registry)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from markupsafe import escape
+
+from app.evaluation.registry import describe
+from app.server import create_app
+from app.web.pages import templates
+
+
+def test_openapi_measure_parameter_lists_the_registry() -> None:
+    spec = create_app().openapi()
+    for path in ("/api/public/campaigns/{campaign_id}/leaderboard", "/api/campaigns/{campaign_id}/leaderboard"):
+        parameters = spec["paths"][path]["get"]["parameters"]
+        text = next(p for p in parameters if p["name"] == "measure")["description"]
+        assert "AP: Average precision" in text and "xinfAP: Extended inferred AP" in text
+
+
+def test_leaderboard_page_describes_the_measures() -> None:
+    board = {
+        "campaign": {"name": "c"},
+        "measure": "P@10",
+        "measures": ["AP", "P@10"],
+        "filters": {"system_type": None},
+        "by_system_type": {},
+        "per_topic": [],
+    }
+    html = templates.get_template("leaderboard.html").render(
+        board=board,
+        significance=None,
+        campaign_id=1,
+        json_url="j",
+        csv_url="c",
+        topics_csv_url="t",
+        published_at=datetime(2026, 1, 1, tzinfo=UTC),
+        describe=describe,
+        version="0",
+        request=None,
+    )
+    assert f"<strong>P@10</strong>: {escape(describe('P@10'))}" in html
+    assert f'title="{escape(describe("AP"))}"' in html
