@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.security import Member, Organiser, SessionDep
 from app.services import campaigns as service
 from app.services.inputs import Id, Text
-from app.storage.models import CampaignStatus, TaskKind
+from app.storage.models import CampaignStatus, TaskKind, TeamResults
 
 router = APIRouter(prefix="/api/campaigns", tags=["campaigns"])
 
@@ -26,6 +26,11 @@ class CampaignIn(BaseModel):
     submission_opens_at: datetime | None = None
     submission_closes_at: datetime | None = None
     media_url_template: Text | None = Field(default=None, max_length=2000)
+    team_results: TeamResults = Field(
+        default=TeamResults.own,
+        description="What teams see before publication: `own` (their runs' scores and each topic's best and median "
+        "over all runs, no ranks) or `hidden` (nothing)",
+    )
 
 
 class CampaignPatch(BaseModel):
@@ -40,6 +45,7 @@ class CampaignPatch(BaseModel):
     submission_opens_at: datetime | None = None
     submission_closes_at: datetime | None = None
     media_url_template: Text | None = Field(default=None, max_length=2000)
+    team_results: TeamResults = Field(default=None, description="`own` or `hidden` (see CampaignIn)")  # type: ignore[assignment]
 
 
 class CampaignOut(BaseModel):
@@ -57,6 +63,7 @@ class CampaignOut(BaseModel):
     submission_opens_at: datetime | None
     submission_closes_at: datetime | None
     media_url_template: str | None
+    team_results: TeamResults
     created_at: datetime
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel
 
@@ -19,21 +20,106 @@ Format = Literal["json", "csv", "topics.csv"]
 MeasureQuery = Annotated[Text | None, Query(description=measure_help())]
 
 
+class CampaignRef(BaseModel):
+    """The campaign a board belongs to."""
+
+    id: int
+    name: str
+    task_kind: str
+
+
+class FiltersOut(BaseModel):
+    """The filters a board was built with (null: not filtered)."""
+
+    system_type: str | None
+    training_type: str | None
+    novelty: bool | None
+
+
+class BoardRow(BaseModel):
+    """One run on a board. `rank` only on ranked boards (organisers, published); `per_topic` only in a team's own
+    view before publication (measure -> topic -> value)."""
+
+    rank: int | None = None
+    run_id: int
+    run: str
+    team: str | None
+    system_type: str
+    training_type: str
+    novelty: bool
+    priority: int
+    score: float | None
+    scores: dict[str, float | None]
+    per_topic: dict[str, dict[str, float | None]] | None = None
+
+
+class TopicRow(BaseModel):
+    """One topic: the best score and median over the board's runs; `best_run` on ranked boards, the team's own runs'
+    scores (`runs`, run name -> value) in its view before publication."""
+
+    topic: str
+    best_run: str | None = None
+    best: float | None
+    median: float | None
+    runs: dict[str, float | None] | None = None
+
+
+class Leaderboard(BaseModel):
+    """A leaderboard: rows sorted by `measure` (ranked within the filters), grouped by system type, per-topic table.
+
+    A team before publication gets its own runs only, unranked, with `team_results` set (SPEC section 7)."""
+
+    campaign: CampaignRef
+    evaluation_id: int
+    qrels_version_id: int | None
+    measure: str
+    measures: list[str]
+    filters: FiltersOut
+    published: bool
+    team_results: Literal["own"] | None = None
+    rows: list[BoardRow]
+    by_system_type: dict[str, list[BoardRow]]
+    per_topic: list[TopicRow]
+
+
+class Significance(BaseModel):
+    """Groups of the top runs (passing the filters) with no significant difference."""
+
+    measure: str
+    method: str
+    filters: FiltersOut
+    alpha: float | None = None
+    n_resamples: int | None = None
+    seed: int | None = None
+    runs: list[str]
+    means: list[float | None] | None = None
+    pvalues: list[list[float]]
+    groups: list[list[str]]
+
+
+BOARD_RESPONSES: dict[int | str, dict[str, Any]] = {200: {**CSV_OR_JSON[200], "model": Leaderboard}}
+
+
+def json_response(document: object) -> Response:
+    """A document serialised once by orjson (NaN and infinities as null), skipping FastAPI's encoder."""
+    return Response(orjson.dumps(document), media_type="application/json")
+
+
 class PublishIn(BaseModel):
     """Which evaluation to publish (the newest finished one when omitted)."""
 
     evaluation_id: Id | None = None
 
 
-def _render(board: dict[str, object], fmt: Format) -> dict[str, object] | Response:
+def _render(board: dict[str, object], fmt: Format) -> Response:
     """The board as JSON, or one of its tables as CSV."""
     if fmt == "json":
-        return board
+        return json_response(board)
     text = leaderboard_csv(board) if fmt == "csv" else per_topic_csv(board)
     return Response(text, media_type="text/csv; charset=utf-8")
 
 
-@router.get("/campaigns/{campaign_id}/leaderboard", response_model=None, responses=CSV_OR_JSON)
+@router.get("/campaigns/{campaign_id}/leaderboard", response_model=None, responses=BOARD_RESPONSES)
 def live(
     campaign_id: Id,
     session: SessionDep,
@@ -44,8 +130,11 @@ def live(
     novelty: bool | None = None,
     evaluation_id: Id | None = None,
     format: Format = "json",
-) -> dict[str, object] | Response:
-    """The current leaderboard, sorted by `measure`, filtered by run type."""
+) -> Response:
+    """The current leaderboard, sorted by `measure`, filtered by run type (ranks and per-topic best and median within
+    the filters). Organisers see every run. A team sees the published board once published; before, what the
+    campaign's `team_results` allows: `own` = its own runs' scores (mean and per topic, every measure) and each topic's
+    best and median over all runs, no ranks; `hidden` = 403. Assessors: 403."""
     filters = leaderboards.Filters(system_type, training_type, novelty)
     board = leaderboards.live_leaderboard(
         session, principal, campaign_id, measure=measure, evaluation_id=evaluation_id, filters=filters
@@ -53,27 +142,54 @@ def live(
     return _render(board, format)
 
 
-@router.get("/campaigns/{campaign_id}/significance")
+@router.get("/campaigns/{campaign_id}/significance", response_model=None, responses={200: {"model": Significance}})
 def significance(
     campaign_id: Id,
     session: SessionDep,
     principal: Organiser,
     measure: MeasureQuery = None,
+    system_type: Text | None = None,
+    training_type: Text | None = None,
+    novelty: bool | None = None,
     top: int = Query(10, ge=2, le=100),
     method: Literal["tukey", "pairwise"] = "tukey",
     n_resamples: int = Query(10_000, ge=100, le=1_000_000),
     seed: int = Query(0, ge=0, le=2**32 - 1),
-) -> dict[str, object]:
-    """Groups of the top runs with no significant difference, as in the TRECVID overview."""
-    return leaderboards.live_significance(
-        session, principal, campaign_id, measure=measure, top=top, method=method, n_resamples=n_resamples, seed=seed
+) -> Response:
+    """Groups of the top runs passing the filters with no significant difference, as in the TRECVID overview."""
+    filters = leaderboards.Filters(system_type, training_type, novelty)
+    return json_response(
+        leaderboards.live_significance(
+            session,
+            principal,
+            campaign_id,
+            measure=measure,
+            filters=filters,
+            top=top,
+            method=method,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     )
 
 
-@router.get("/public/campaigns/{campaign_id}/significance", dependencies=[public()])
-def published_significance(campaign_id: Id, session: SessionDep) -> dict[str, object]:
-    """The significance groups frozen with the published leaderboard."""
-    return leaderboards.published_snapshot(session, campaign_id).content["significance"]
+@router.get(
+    "/public/campaigns/{campaign_id}/significance",
+    response_model=None,
+    responses={200: {"model": Significance}},
+    dependencies=[public()],
+)
+def published_significance(
+    campaign_id: Id,
+    session: SessionDep,
+    system_type: Text | None = None,
+    training_type: Text | None = None,
+    novelty: bool | None = None,
+) -> Response:
+    """The significance groups of the published board's measure: frozen with it, or over the runs passing the
+    filters (computed with the same defaults)."""
+    filters = leaderboards.Filters(system_type, training_type, novelty)
+    return json_response(leaderboards.published_significance(session, campaign_id, filters))
 
 
 @router.get("/campaigns/{campaign_id}/report")
@@ -97,7 +213,10 @@ def publish(campaign_id: Id, body: PublishIn, session: SessionDep, principal: Or
 
 
 @router.get(
-    "/public/campaigns/{campaign_id}/leaderboard", response_model=None, responses=CSV_OR_JSON, dependencies=[public()]
+    "/public/campaigns/{campaign_id}/leaderboard",
+    response_model=None,
+    responses=BOARD_RESPONSES,
+    dependencies=[public()],
 )
 def published(
     campaign_id: Id,
@@ -107,7 +226,7 @@ def published(
     training_type: Text | None = None,
     novelty: bool | None = None,
     format: Format = "json",
-) -> dict[str, object] | Response:
-    """A published leaderboard (no token needed)."""
+) -> Response:
+    """A published leaderboard (no token needed), ranked and filtered by the same rule as the live one."""
     filters = leaderboards.Filters(system_type, training_type, novelty)
     return _render(leaderboards.published_leaderboard(session, campaign_id, measure, filters), format)

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.services.auth import Principal, require_organiser
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
-from app.storage.models import Campaign, CampaignStatus, Role, TaskKind
+from app.storage.models import Campaign, CampaignStatus, Role, TaskKind, TeamResults
 
 # Which statuses each manual transition may start from. The rest of the lifecycle follows the work: a pool makes a
 # closed campaign `pooled` (pools.create_pool), its first topic assignment `judging` (pools.assign_topics), a finished
@@ -36,6 +36,7 @@ class CampaignSpec:
     submission_opens_at: datetime | None = None
     submission_closes_at: datetime | None = None
     media_url_template: str | None = None
+    team_results: TeamResults = TeamResults.own
 
 
 URL_FIELDS = ("shot_id", "video_id", "start", "end")
@@ -116,7 +117,7 @@ def list_campaigns(session: Session, principal: Principal) -> list[Campaign]:
 
 
 def update_campaign(session: Session, principal: Principal, campaign_id: int, changes: dict[str, object]) -> Campaign:
-    """Change settings of a campaign (window, limits, description, media URL template)."""
+    """Change settings of a campaign (window, limits, description, media URL template, what teams see)."""
     campaign = get_organised(session, principal, campaign_id)
     allowed = {
         "description",
@@ -125,6 +126,7 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
         "submission_opens_at",
         "submission_closes_at",
         "media_url_template",
+        "team_results",
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:

@@ -1,14 +1,22 @@
-"""Leaderboards: sorted scores by run type, per-topic tables; private until an organiser publishes a snapshot."""
+"""Leaderboards: sorted scores by run type, per-topic tables; private until an organiser publishes a snapshot.
+
+One rule for every board, live or published: a filtered board ranks the runs that pass the filters from 1 and takes
+each topic's best run and median over those runs only. Before publication a team sees what its campaign's
+`team_results` setting allows (SPEC section 7): `own` = its own runs' scores (every measure, mean and per topic) and
+each topic's best and median over all runs, with no ranks and nothing else of another run; `hidden` = nothing.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from psycopg import sql
-from sqlalchemy import select, text
-from sqlalchemy.orm import Session, lazyload
+from sqlalchemy import bindparam, select, text
+from sqlalchemy.orm import Session
 
 from app.evaluation.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
 from app.services.auth import Principal
@@ -24,22 +32,55 @@ from app.storage.models import (
     Run,
     TaskKind,
     Team,
+    TeamResults,
 )
 
 ALL = "all"
 DEFAULT_MEASURE = {TaskKind.shots: ("xinfAP", "AP"), TaskKind.moments: ("AxIoU@10",)}
+SNAPSHOT_FORMAT = 2  # snapshots since issue 12 hold the score table; older ones hold prebuilt boards
+RUN_FIELDS = ("id", "name", "team_id", "system_type", "training_type", "novelty", "priority")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a board needs of a run (its metadata, not its upload)."""
+
+    id: int
+    name: str
+    team_id: int
+    system_type: str
+    training_type: str
+    novelty: bool
+    priority: int
 
 
 @dataclass(frozen=True)
 class ScoreTable:
     """An evaluation's numbers as arrays: values[run, measure, topic] (NaN where absent) and means[run, measure]."""
 
-    runs: list[Run]
+    runs: Sequence[Run | RunInfo]
     teams: dict[int, str]
     measures: list[str]
     topics: list[str]
     values: np.ndarray
     means: np.ndarray
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which runs a leaderboard shows."""
+
+    system_type: str | None = None
+    training_type: str | None = None
+    novelty: bool | None = None
+
+    def keep(self, run: Run | RunInfo) -> bool:
+        """Whether a run passes the filters."""
+        return (
+            (self.system_type is None or run.system_type == self.system_type)
+            and (self.training_type is None or run.training_type == self.training_type)
+            and (self.novelty is None or run.novelty == self.novelty)
+        )
 
 
 def _topic_key(topic: str) -> tuple[int, int, str]:
@@ -75,14 +116,34 @@ def score_table(session: Session, evaluation: Evaluation) -> ScoreTable:
     return ScoreTable(runs, teams, measures, topics, values, means)
 
 
+_RUNS = text(
+    "SELECT r.id, r.name, r.team_id, r.system_type, r.training_type, r.novelty, r.priority, t.name "
+    "FROM runs r JOIN teams t ON t.id = r.team_id WHERE r.campaign_id = :campaign ORDER BY r.id"
+)
+_MEANS = text(
+    "SELECT run_id, array_agg(measure), array_agg(value) FROM run_means WHERE evaluation_id = :evaluation "
+    "GROUP BY run_id"
+)
+_PER_TOPIC = text(
+    "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
+    "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all' GROUP BY run_id"
+)
+_RUN_TOPICS = text(
+    "SELECT run_id, measure, array_agg(topic), array_agg(value) FROM scores "
+    "WHERE evaluation_id = :evaluation AND run_id IN :runs AND topic <> 'all' GROUP BY run_id, measure"
+).bindparams(bindparam("runs", expanding=True))
+
+
 def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluation, measure: str | None) -> ScoreTable:
     """What one leaderboard shows: every run's stored means (run_means) and the per-topic values of its measure only.
 
     A few thousand numbers instead of every one of the evaluation; `values` is NaN outside the measure's slice.
     """
-    query = select(Run).where(Run.campaign_id == evaluation.campaign_id).order_by(Run.id).options(lazyload(Run.team))
-    runs = list(session.scalars(query))
-    teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == evaluation.campaign_id))}
+    runs, teams = [], {}
+    for *fields, team in session.execute(_RUNS, {"campaign": evaluation.campaign_id}):
+        run = RunInfo(*fields)
+        runs.append(run)
+        teams[run.team_id] = team
     measures = list(evaluation.measures["names"])
     run_index = {r.id: i for i, r in enumerate(runs)}
     measure_index = {m: i for i, m in enumerate(measures)}
@@ -106,16 +167,6 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
     return ScoreTable(runs, teams, measures, topics, values, means)
 
 
-_MEANS = text(
-    "SELECT run_id, array_agg(measure), array_agg(value) FROM run_means WHERE evaluation_id = :evaluation "
-    "GROUP BY run_id"
-)
-_PER_TOPIC = text(
-    "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
-    "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all' GROUP BY run_id"
-)
-
-
 def default_measure(campaign: Campaign, measures: list[str]) -> str:
     """The measure a leaderboard sorts by when none is asked for."""
     for name in DEFAULT_MEASURE[campaign.task_kind]:
@@ -124,94 +175,111 @@ def default_measure(campaign: Campaign, measures: list[str]) -> str:
     return measures[0]
 
 
-@dataclass(frozen=True)
-class Filters:
-    """Which runs a leaderboard shows."""
-
-    system_type: str | None = None
-    training_type: str | None = None
-    novelty: bool | None = None
-
-    def keep(self, run: Run) -> bool:
-        """Whether a run passes the filters."""
-        return (
-            (self.system_type is None or run.system_type == self.system_type)
-            and (self.training_type is None or run.training_type == self.training_type)
-            and (self.novelty is None or run.novelty == self.novelty)
-        )
-
-
-def build_leaderboard(
-    campaign: Campaign,
-    evaluation: Evaluation,
-    table: ScoreTable,
-    measure: str | None,
-    filters: Filters,
-    visible_team: int | None = None,
-) -> dict[str, object]:
-    """The leaderboard document: rows sorted by the measure, grouped by system type, and the per-topic table."""
-    measure = measure or default_measure(campaign, table.measures)
+def _measure_index(table: ScoreTable, measure: str) -> int:
+    """The column of a measure (InvalidInput naming the known ones)."""
     if measure not in table.measures:
         raise InvalidInput("unknown measure", [{"field": "measure", "message": f"one of {', '.join(table.measures)}"}])
-    m = table.measures.index(measure)
+    return table.measures.index(measure)
+
+
+def ranked(table: ScoreTable, m: int, filters: Filters) -> list[int]:
+    """The runs passing the filters, best mean of measure `m` first (ties by run name, then id)."""
+    column = table.means[:, m].tolist()
     chosen = [i for i, run in enumerate(table.runs) if filters.keep(run)]
-    chosen.sort(key=lambda i: (-np.nan_to_num(table.means[i, m], nan=-np.inf), table.runs[i].name))
-    means = [[_num(v) for v in row] for row in table.means.tolist()]  # JSON-safe, once per cell
-    rows = []
-    for place, i in enumerate(chosen, start=1):
-        run = table.runs[i]
-        if visible_team is not None and run.team_id != visible_team:
-            continue
-        rows.append(
-            {
-                "rank": place,
-                "run_id": run.id,
-                "run": run.name,
-                "team": table.teams.get(run.team_id),
-                "system_type": run.system_type,
-                "training_type": run.training_type,
-                "novelty": run.novelty,
-                "priority": run.priority,
-                "score": means[i][m],
-                "scores": dict(zip(table.measures, means[i], strict=True)),
-            }
-        )
-    by_type: dict[str, list[dict[str, object]]] = {}
-    for row in rows:
-        by_type.setdefault(str(row["system_type"]), []).append(row)
+    return sorted(
+        chosen,
+        key=lambda i: (-column[i] if math.isfinite(column[i]) else math.inf, table.runs[i].name, table.runs[i].id),
+    )
+
+
+def _header(campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
+    """What a board says about where its numbers come from."""
     return {
         "campaign": {"id": campaign.id, "name": campaign.name, "task_kind": campaign.task_kind.value},
         "evaluation_id": evaluation.id,
         "qrels_version_id": evaluation.qrels_version_id,
-        "measure": measure,
-        "measures": table.measures,
-        "filters": filters.__dict__,
-        "rows": rows,
-        "by_system_type": by_type,
-        "per_topic": per_topic(
-            table, m, [i for i in chosen if visible_team is None or table.runs[i].team_id == visible_team]
-        ),
     }
 
 
-def per_topic(table: ScoreTable, m: int, chosen: list[int]) -> list[dict[str, object]]:
-    """Per topic: the best run and score and the median over the chosen runs."""
-    out = []
-    for t, topic in enumerate(table.topics):
-        scores = table.values[chosen, m, t]
-        finite = np.isfinite(scores)
-        if not finite.any():
-            out.append({"topic": topic, "best_run": None, "best": None, "median": None})
-            continue
-        best = int(np.nanargmax(np.where(finite, scores, -np.inf)))
-        out.append(
+def _run_fields(table: ScoreTable, i: int) -> dict[str, object]:
+    """A run's name, team and type, as rows show them."""
+    run = table.runs[i]
+    return {
+        "run_id": run.id,
+        "run": run.name,
+        "team": table.teams.get(run.team_id),
+        "system_type": run.system_type,
+        "training_type": run.training_type,
+        "novelty": run.novelty,
+        "priority": run.priority,
+    }
+
+
+def _by_type(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Rows grouped by system type, in board order."""
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_type.setdefault(str(row["system_type"]), []).append(row)
+    return by_type
+
+
+def board_document(
+    header: dict[str, object], table: ScoreTable, measure: str, filters: Filters, *, published: bool = False
+) -> dict[str, object]:
+    """The board over the runs passing the filters: ranked from 1, and each topic's best and median among them."""
+    m = _measure_index(table, measure)
+    chosen = ranked(table, m, filters)
+    means = table.means.tolist()
+    rows = []
+    for place, i in enumerate(chosen, start=1):
+        scores = [_num(v) for v in means[i]]
+        rows.append(
             {
-                "topic": topic,
-                "best_run": table.runs[chosen[best]].name,
-                "best": _num(scores[best]),
-                "median": _num(float(np.median(scores[finite]))),
+                "rank": place,
+                **_run_fields(table, i),
+                "score": scores[m],
+                "scores": dict(zip(table.measures, scores, strict=True)),
             }
         )
+    return {
+        **header,
+        "measure": measure,
+        "measures": table.measures,
+        "filters": filters.__dict__,
+        "published": published,
+        "rows": rows,
+        "by_system_type": _by_type(rows),
+        "per_topic": per_topic(table, m, chosen),
+    }
+
+
+def build_leaderboard(
+    campaign: Campaign, evaluation: Evaluation, table: ScoreTable, measure: str | None, filters: Filters
+) -> dict[str, object]:
+    """The leaderboard document: rows sorted by the measure, grouped by system type, and the per-topic table."""
+    measure = measure or default_measure(campaign, table.measures)
+    return board_document(_header(campaign, evaluation), table, measure, filters)
+
+
+def per_topic(table: ScoreTable, m: int, chosen: list[int]) -> list[dict[str, object]]:
+    """Per topic: the best run and score and the median over the chosen runs (the first in `chosen` wins ties)."""
+    block = table.values[chosen, m, :] if chosen else np.full((0, len(table.topics)), np.nan)
+    finite = np.isfinite(block)
+    answered = finite.any(axis=0)
+    filled = np.where(finite, block, -np.inf)
+    best_at = filled.argmax(axis=0).tolist() if chosen else [0] * len(table.topics)
+    best = filled.max(axis=0, initial=-np.inf).tolist()
+    median = np.full(len(table.topics), np.nan)
+    if answered.any():
+        median[answered] = np.nanmedian(block[:, answered], axis=0)
+    out = []
+    for t, (topic, seen, mid) in enumerate(zip(table.topics, answered.tolist(), median.tolist(), strict=True)):
+        if not seen:
+            out.append({"topic": topic, "best_run": None, "best": None, "median": None})
+        else:
+            out.append(
+                {"topic": topic, "best_run": table.runs[chosen[best_at[t]]].name, "best": best[t], "median": mid}
+            )
     return out
 
 
@@ -219,29 +287,36 @@ def significance(
     table: ScoreTable,
     measure: str,
     *,
+    filters: Filters = Filters(),
     top: int = 10,
     method: str = "tukey",
     n_resamples: int = 10_000,
     seed: int = 0,
     alpha: float = 0.05,
 ) -> dict[str, object]:
-    """Groups of the top runs with no significant difference (randomised Tukey HSD or pairwise randomization)."""
+    """Groups of the top runs passing the filters with no significant difference (randomised Tukey HSD or pairwise)."""
     if method not in ("tukey", "pairwise"):
         raise InvalidInput("unknown method", [{"field": "method", "message": "tukey or pairwise"}])
-    if measure not in table.measures:
-        raise InvalidInput("unknown measure", [{"field": "measure", "message": f"one of {', '.join(table.measures)}"}])
-    m = table.measures.index(measure)
-    order = [i for i in np.argsort(-np.nan_to_num(table.means[:, m], nan=-np.inf), kind="stable")[:top]]
+    m = _measure_index(table, measure)
+    order = ranked(table, m, filters)[:top]
     names = [table.runs[i].name for i in order]
-    scores = np.nan_to_num(table.values[order, m, :], nan=0.0)  # a topic a run lacks scores 0, as in the means
     if len(order) < 2:
-        return {"measure": measure, "method": method, "runs": names, "pvalues": [], "groups": [names]}
+        return {
+            "measure": measure,
+            "method": method,
+            "filters": filters.__dict__,
+            "runs": names,
+            "pvalues": [],
+            "groups": [names] if names else [],
+        }
+    scores = np.nan_to_num(table.values[order, m, :], nan=0.0)  # a topic a run lacks scores 0, as in the means
     test = randomised_tukey_hsd if method == "tukey" else pairwise_randomization
     pvalues = test(scores, n_resamples=n_resamples, seed=seed)
     means = table.means[order, m]
     return {
         "measure": measure,
         "method": method,
+        "filters": filters.__dict__,
         "alpha": alpha,
         "n_resamples": n_resamples,
         "seed": seed,
@@ -258,23 +333,18 @@ def live_significance(
     campaign_id: int,
     *,
     measure: str | None = None,
+    filters: Filters = Filters(),
     top: int = 10,
     method: str = "tukey",
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> dict[str, object]:
-    """Significance groups of the current evaluation's top runs (organisers only before publication)."""
+    """Significance groups of the current evaluation's top runs passing the filters (organisers only)."""
     campaign = get_organised(session, principal, campaign_id)
     evaluation = finished_evaluation(session, campaign_id, None)
-    table = score_table(session, evaluation)
-    return significance(
-        table,
-        measure or default_measure(campaign, table.measures),
-        top=top,
-        method=method,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    measure = measure or default_measure(campaign, list(evaluation.measures["names"]))
+    table = leaderboard_table(session, campaign, evaluation, measure)
+    return significance(table, measure, filters=filters, top=top, method=method, n_resamples=n_resamples, seed=seed)
 
 
 def _num(value: float) -> float | None:
@@ -291,14 +361,86 @@ def live_leaderboard(
     evaluation_id: int | None = None,
     filters: Filters = Filters(),
 ) -> dict[str, object]:
-    """The current leaderboard: organisers see every run, a team only its own rows."""
+    """The current leaderboard for organisers; for a team what its campaign's `team_results` allows."""
     campaign = get_campaign(session, principal, campaign_id)
     if principal.role is Role.assessor:
         raise Forbidden("assessors do not see scores")
-    visible_team = principal.team_id if principal.role is Role.team else None
+    if principal.role is Role.team:
+        assert principal.team_id is not None
+        return team_results(session, campaign, principal.team_id, measure, evaluation_id, filters)
     evaluation = finished_evaluation(session, campaign_id, evaluation_id)
     table = leaderboard_table(session, campaign, evaluation, measure)
-    return build_leaderboard(campaign, evaluation, table, measure, filters, visible_team)
+    return build_leaderboard(campaign, evaluation, table, measure, filters)
+
+
+def team_results(
+    session: Session,
+    campaign: Campaign,
+    team_id: int,
+    measure: str | None,
+    evaluation_id: int | None,
+    filters: Filters,
+) -> dict[str, object]:
+    """What a team sees: the published board once published; before, by `team_results`, its own runs or nothing.
+
+    `own`: the team's runs that pass the filters, each with its mean and per-topic scores of every measure, sorted by
+    the measure but not ranked; per topic the best and median of the measure over all runs (whatever the filters,
+    so that a narrow filter cannot single out another run). No other run's name, team, score or count.
+    """
+    if session.scalar(select(LeaderboardSnapshot.id).where(LeaderboardSnapshot.campaign_id == campaign.id).limit(1)):
+        return published_leaderboard(session, campaign.id, measure, filters)
+    if campaign.team_results is TeamResults.hidden:
+        raise Forbidden("this campaign shows results to teams only once the organisers publish them")
+    evaluation = finished_evaluation(session, campaign.id, evaluation_id)
+    table = leaderboard_table(session, campaign, evaluation, measure)
+    measure = measure or default_measure(campaign, table.measures)
+    m = _measure_index(table, measure)
+    mine = [i for i in ranked(table, m, filters) if table.runs[i].team_id == team_id]
+    topic_scores = _run_topics(session, evaluation, [table.runs[i].id for i in mine])
+    rows = []
+    for i in mine:
+        scores = [_num(v) for v in table.means[i].tolist()]
+        rows.append(
+            {
+                **_run_fields(table, i),
+                "score": scores[m],
+                "scores": dict(zip(table.measures, scores, strict=True)),
+                "per_topic": topic_scores.get(table.runs[i].id, {}),
+            }
+        )
+    overall = per_topic(table, m, list(range(len(table.runs))))
+    per_topic_rows = [
+        {
+            "topic": entry["topic"],
+            "best": entry["best"],
+            "median": entry["median"],
+            "runs": {row["run"]: row["per_topic"].get(measure, {}).get(entry["topic"]) for row in rows},
+        }
+        for entry in overall
+    ]
+    return {
+        **_header(campaign, evaluation),
+        "measure": measure,
+        "measures": table.measures,
+        "filters": filters.__dict__,
+        "published": False,
+        "team_results": campaign.team_results.value,
+        "rows": rows,
+        "by_system_type": _by_type(rows),
+        "per_topic": per_topic_rows,
+    }
+
+
+def _run_topics(session: Session, evaluation: Evaluation, run_ids: list[int]) -> dict[int, dict[str, dict]]:
+    """Per run, measure and topic: the stored values of a few runs."""
+    out: dict[int, dict[str, dict]] = {}
+    if run_ids:
+        for run_id, measure, topics, values in session.execute(
+            _RUN_TOPICS, {"evaluation": evaluation.id, "runs": run_ids}
+        ):
+            pairs = sorted(zip(topics, values, strict=True), key=lambda p: _topic_key(p[0]))
+            out.setdefault(run_id, {})[measure] = {t: _num(v) for t, v in pairs}
+    return out
 
 
 def finished_evaluation(session: Session, campaign_id: int, evaluation_id: int | None) -> Evaluation:
@@ -327,28 +469,108 @@ def published_snapshot(session: Session, campaign_id: int) -> LeaderboardSnapsho
     return snapshot
 
 
+def snapshot_content(campaign: Campaign, evaluation: Evaluation, table: ScoreTable) -> dict[str, object]:
+    """The frozen score table of a publication: runs, means and every measure's per-topic values."""
+    return {
+        "format": SNAPSHOT_FORMAT,
+        **_header(campaign, evaluation),
+        "default_measure": default_measure(campaign, table.measures),
+        "runs": [
+            {**{f: getattr(run, f) for f in RUN_FIELDS}, "team": table.teams.get(run.team_id)} for run in table.runs
+        ],
+        "measures": table.measures,
+        "topics": table.topics,
+        "means": [[_num(v) for v in row] for row in table.means.tolist()],
+        "values": {
+            measure: [[_num(v) for v in row] for row in table.values[:, m, :].tolist()]
+            for m, measure in enumerate(table.measures)
+        },
+    }
+
+
+_SNAPSHOT_HEAD = text(
+    "SELECT id, content - 'values' - 'report' - 'leaderboards', content -> 'values' -> :measure "
+    "FROM leaderboard_snapshots WHERE campaign_id = :campaign ORDER BY id DESC LIMIT 1"
+)
+
+
+def _published_table(session: Session, campaign_id: int, measure: str | None) -> tuple[int, dict[str, Any], ScoreTable]:
+    """The newest snapshot's id, head and score table (means, and the per-topic values of one measure)."""
+    found = session.execute(_SNAPSHOT_HEAD, {"campaign": campaign_id, "measure": measure or ""}).first()
+    if found is None:
+        raise NotFound(f"campaign {campaign_id} has published nothing")
+    snapshot_id, head, values = found
+    if head.get("format") != SNAPSHOT_FORMAT:
+        return snapshot_id, head, _legacy_table(session, campaign_id, head, measure)
+    measure = measure or head["default_measure"]
+    if values is None and measure == head["default_measure"] and measure in head["measures"]:
+        values = session.execute(
+            text("SELECT content -> 'values' -> :measure FROM leaderboard_snapshots WHERE id = :id"),
+            {"id": snapshot_id, "measure": measure},
+        ).scalar_one()
+    runs = [RunInfo(**{f: r[f] for f in RUN_FIELDS}) for r in head["runs"]]
+    teams = {r["team_id"]: r["team"] for r in head["runs"]}
+    measures, topics = head["measures"], head["topics"]
+    grid = np.full((len(runs), len(measures), len(topics)), np.nan)
+    if values is not None and runs and topics:
+        grid[:, measures.index(measure), :] = np.array(values, dtype=np.float64)  # None -> NaN
+    means = np.array(head["means"], dtype=np.float64).reshape(len(runs), len(measures))
+    return snapshot_id, head, ScoreTable(runs, teams, measures, topics, grid, means)
+
+
+def _legacy_table(session: Session, campaign_id: int, head: dict[str, Any], measure: str | None) -> ScoreTable:
+    """The table of a snapshot published before snapshots held one: its evaluation's stored scores."""
+    snapshot = published_snapshot(session, campaign_id)
+    board = next(iter(snapshot.content["leaderboards"].values()))
+    head.update({k: board[k] for k in ("campaign", "evaluation_id", "qrels_version_id", "measures")})
+    head["format"] = SNAPSHOT_FORMAT
+    campaign = session.get(Campaign, campaign_id)
+    evaluation = session.get(Evaluation, snapshot.evaluation_id)
+    assert campaign is not None and evaluation is not None
+    return leaderboard_table(session, campaign, evaluation, measure or head["default_measure"])
+
+
+def _head(head: dict[str, Any]) -> dict[str, object]:
+    """The header a published board repeats from its snapshot."""
+    return {k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")}
+
+
 def published_leaderboard(
     session: Session, campaign_id: int, measure: str | None, filters: Filters
 ) -> dict[str, object]:
-    """A published leaderboard, for anyone, filtered like the live one."""
-    content = published_snapshot(session, campaign_id).content
-    measure = measure or content["default_measure"]
-    board = content["leaderboards"].get(measure)
-    if board is None:
-        raise InvalidInput(
-            "unknown measure", [{"field": "measure", "message": f"one of {', '.join(content['leaderboards'])}"}]
-        )
-    rows = [
-        r
-        for r in board["rows"]
-        if (filters.system_type is None or r["system_type"] == filters.system_type)
-        and (filters.training_type is None or r["training_type"] == filters.training_type)
-        and (filters.novelty is None or r["novelty"] == filters.novelty)
-    ]
-    by_type: dict[str, list[dict[str, object]]] = {}
-    for row in rows:
-        by_type.setdefault(row["system_type"], []).append(row)
-    return {**board, "rows": rows, "by_system_type": by_type, "filters": filters.__dict__, "published": True}
+    """A published leaderboard, for anyone, built and filtered by the same rule as the live one."""
+    _, head, table = _published_table(session, campaign_id, measure)
+    return board_document(_head(head), table, measure or head["default_measure"], filters, published=True)
+
+
+_SIGNIFICANCE: dict[tuple[int, Filters], dict[str, object]] = {}
+MAX_CACHED = 256
+
+
+def published_significance(session: Session, campaign_id: int, filters: Filters) -> dict[str, object]:
+    """The significance groups of the published board's measure over the runs passing the filters.
+
+    Unfiltered: the groups frozen at publication. Filtered: computed once per snapshot and filters with the same
+    defaults (the filters take a bounded number of values, so the cache stays small).
+    """
+    if filters == Filters():
+        frozen = session.execute(
+            text(
+                "SELECT content -> 'significance' FROM leaderboard_snapshots WHERE campaign_id = :campaign "
+                "ORDER BY id DESC LIMIT 1"
+            ),
+            {"campaign": campaign_id},
+        ).first()
+        if frozen is None:
+            raise NotFound(f"campaign {campaign_id} has published nothing")
+        return {**frozen[0], "filters": filters.__dict__}
+    snapshot_id, head, table = _published_table(session, campaign_id, None)
+    key = (snapshot_id, filters)
+    if key not in _SIGNIFICANCE:
+        if len(_SIGNIFICANCE) >= MAX_CACHED:
+            _SIGNIFICANCE.clear()
+        _SIGNIFICANCE[key] = significance(table, head["default_measure"], filters=filters)
+    return _SIGNIFICANCE[key]
 
 
 def published_campaigns(session: Session) -> list[Campaign]:

@@ -1,4 +1,8 @@
-"""Publishing: freeze leaderboards (every measure), significance groups and the report as one public snapshot."""
+"""Publishing: freeze the score table (every measure), significance groups and the report as one public snapshot.
+
+The snapshot holds the table, not prebuilt boards: a published board is built from it by the same code and rule
+as the live one (leaderboards.board_document), whatever the measure and filters.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,11 @@ from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict
 from app.services.leaderboards import (
-    Filters,
-    build_leaderboard,
     default_measure,
     finished_evaluation,
     score_table,
     significance,
+    snapshot_content,
 )
 from app.services.reports import build_report
 from app.storage.models import CampaignStatus, LeaderboardSnapshot, QrelsVersion
@@ -31,9 +34,8 @@ def publish(
     measure = default_measure(campaign, table.measures)
     qrels = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
     content = {
-        "default_measure": measure,
+        **snapshot_content(campaign, evaluation, table),
         "qrels_label": qrels.label if qrels else None,
-        "leaderboards": {m: build_leaderboard(campaign, evaluation, table, m, Filters()) for m in table.measures},
         "significance": significance(table, measure),
         "report": build_report(session, campaign, evaluation),
     }

@@ -34,14 +34,15 @@ def leaderboard_csv(board: dict[str, object]) -> str:
     """A leaderboard's rows as CSV: the fixed columns, then one column per measure."""
     measures = list(board["measures"])  # type: ignore[call-overload]
     rows = board["rows"]  # type: ignore[assignment]
-    return _csv([*FIXED, *measures], ([*(r[k] for k in FIXED), *(r["scores"].get(m) for m in measures)] for r in rows))  # type: ignore[attr-defined,index]
+    cells = ([*(r.get(k) for k in FIXED), *(r["scores"].get(m) for m in measures)] for r in rows)  # type: ignore[attr-defined,index]
+    return _csv([*FIXED, *measures], cells)
 
 
 def per_topic_csv(board: dict[str, object]) -> str:
     """A leaderboard's per-topic table as CSV."""
     rows = board["per_topic"]  # type: ignore[assignment]
     return _csv(
-        ["topic", "best_run", "best", "median"], ([r["topic"], r["best_run"], r["best"], r["median"]] for r in rows)
+        ["topic", "best_run", "best", "median"], ([r["topic"], r.get("best_run"), r["best"], r["median"]] for r in rows)
     )  # type: ignore[attr-defined,index]
 
 

@@ -75,6 +75,13 @@ class Role(enum.StrEnum):
     assessor = "assessor"
 
 
+class TeamResults(enum.StrEnum):
+    """What a team sees of the scores before publication (SPEC section 7)."""
+
+    hidden = "hidden"
+    own = "own"
+
+
 class Verdict(enum.StrEnum):
     """An assessor's answer about one pooled item."""
 
@@ -100,6 +107,9 @@ class Campaign(Base):
     submission_opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     submission_closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     media_url_template: Mapped[str | None] = mapped_column(Text)
+    team_results: Mapped[TeamResults] = mapped_column(
+        _enum(TeamResults, "team_results"), default=TeamResults.own, server_default=TeamResults.own.value
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (

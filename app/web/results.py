@@ -91,7 +91,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
             "leaderboard.html",
             {
                 "board": board,
-                "significance": snapshot.content.get("significance"),
+                "significance": leaderboards.published_significance(session, campaign_id, filters),
                 "campaign_id": campaign_id,
                 "json_url": f"{api}?{urlencode(query)}",
                 "csv_url": f"{api}?{urlencode({**query, 'format': 'csv'})}",
