@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from app.evaluation.records import Qrels
 
 HELP = """Evaluate RUN files (TREC 6-column or TRECVID AVS XML, optionally .gz) against QRELS.
 
@@ -20,6 +24,10 @@ tag). Values are printed at full precision unless --digits is given (--digits 4 
 Means run over every topic in the qrels, a topic a run lacks scoring 0 (trec_eval -c); --run-topics-only averages
 over the topics each run answers (as sample_eval.pl and trec_eval without -c). Ranking: score descending, ties by
 docno descending; the rank column is ignored; lists are cut at --max-results.
+
+Runs are read and evaluated a block at a time (about --block-rows rows each) and each block's results are printed
+before the next is read: memory holds the qrels and one block, not every run. A run file with errors stops the
+command (status 2) after the blocks before it were printed.
 
 With --moments, QRELS is a moment ground-truth file and RUN moment runs (evaluated by app.evaluation.moments).
 """
@@ -43,6 +51,9 @@ def _fail(message: str) -> NoReturn:
 @click.option("--run-topics-only", is_flag=True, help="average over the topics a run answers")
 @click.option("--max-results", type=int, default=1000, show_default=True, help="cut each ranked list at this many")
 @click.option("--moments", is_flag=True, help="evaluate moment runs against moment ground truth")
+@click.option(
+    "--block-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="rows of runs per block"
+)
 def cli(
     qrels: Path,
     runs: tuple[Path, ...],
@@ -53,32 +64,47 @@ def cli(
     run_topics_only: bool,
     max_results: int,
     moments: bool,
+    block_rows: int,
 ) -> None:
     """Evaluate runs against qrels, like trec_eval / sample_eval.pl."""
     from app.evaluation.errors import FormatError, MeasureError
-    from app.evaluation.output import format_results
+    from app.evaluation.output import write_results
 
     measures = list(measure)
     try:
         if moments:
-            results = _evaluate_moments(qrels, list(runs), measures or None)
+            blocks = iter([_evaluate_moments(qrels, list(runs), measures or None)])
         else:
-            results = _evaluate_runs(
-                qrels, list(runs), measures, run_topics_only=run_topics_only, max_results=max_results
+            blocks = _evaluate_runs(
+                qrels,
+                list(runs),
+                measures,
+                run_topics_only=run_topics_only,
+                max_results=max_results,
+                block_rows=block_rows,
             )
+        write_results(blocks, fmt, sys.stdout, several=len(runs) > 1, per_topic=per_topic, digits=digits)
     except (FormatError, MeasureError, OSError) as exc:
+        sys.stdout.flush()
         _fail(str(exc))
-    sys.stdout.write(format_results(results, fmt, per_topic=per_topic, digits=digits))
 
 
 def _evaluate_runs(
-    qrels_path: Path, run_paths: list[Path], measures: list[str], *, run_topics_only: bool, max_results: int
-) -> dict[str, dict[str, dict[str, float]]]:
-    """Parse and evaluate shot/document runs."""
+    qrels_path: Path,
+    run_paths: list[Path],
+    measures: list[str],
+    *,
+    run_topics_only: bool,
+    max_results: int,
+    block_rows: int,
+) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
+    """Parse and evaluate shot/document runs a block at a time (about `block_rows` rows), yielding each block's results.
+
+    The qrels and the measures are checked before the first run is read.
+    """
     from app.evaluation.errors import MeasureError
-    from app.evaluation.evaluator import evaluate
     from app.evaluation.registry import default_measures, resolve
-    from app.evaluation.trec_files import read_qrels, read_run
+    from app.evaluation.trec_files import read_qrels
 
     for name in measures:
         resolve(name)
@@ -89,20 +115,40 @@ def _evaluate_runs(
         stratified = [name for name in measures if resolve(name).stratified]
         if stratified:
             raise MeasureError(f"{', '.join(stratified)} need sample_eval (5-column, stratified) qrels")
-    tables = [read_run(path) for path in run_paths]
-    names = _unique_names([table.tag or path.name for table, path in zip(tables, run_paths, strict=True)])
-    results = evaluate(qrels, tables, measures, max_results=max_results, run_topics_only=run_topics_only, names=names)
-    return results.to_dict()
+    return _blocks(qrels, run_paths, measures, run_topics_only, max_results, block_rows)
 
 
-def _unique_names(names: list[str]) -> list[str]:
-    """Run names made distinct by suffixing repeats with #2, #3, ..."""
+def _blocks(
+    qrels: Qrels,
+    run_paths: list[Path],
+    measures: list[str],
+    run_topics_only: bool,
+    max_results: int,
+    block_rows: int,
+) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
+    """Each block's results; a block's tables are dropped before the next block is read."""
+    from app.evaluation.evaluator import evaluate
+    from app.evaluation.trec_files import read_run
+
     seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return out
+    tables, names, rows = [], [], 0
+    for number, path in enumerate(run_paths):
+        table = read_run(path)
+        tables.append(table)
+        names.append(_unique_name(table.tag or path.name, seen))
+        rows += len(table)
+        if rows >= block_rows or number == len(run_paths) - 1:
+            results = evaluate(
+                qrels, tables, measures, max_results=max_results, run_topics_only=run_topics_only, names=names
+            )
+            tables, names, rows = [], [], 0
+            yield results.to_dict()
+
+
+def _unique_name(name: str, seen: dict[str, int]) -> str:
+    """The run name made distinct from those in `seen` (repeats suffixed #2, #3, ...), recorded there."""
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name}#{seen[name]}"
 
 
 def _evaluate_moments(

@@ -6,7 +6,8 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TextIO
 
 Nested = Mapping[str, Mapping[str, Mapping[str, float]]]
 ALL = "all"
@@ -82,3 +83,49 @@ def format_results(results: Nested, fmt: str, *, per_topic: bool = False, digits
     if fmt == "csv":
         return format_csv(results, per_topic=per_topic, digits=digits)
     raise ValueError(f"unknown output format {fmt!r} (trec, json or csv)")
+
+
+def write_results(
+    blocks: Iterable[Nested],
+    fmt: str,
+    out: TextIO,
+    *,
+    several: bool,
+    per_topic: bool = False,
+    digits: int | None = None,
+) -> None:
+    """Write results block by block (runs evaluated a block at a time) as `format_results` writes them all at once.
+
+    `several` says whether more than one run is written in all (trec lines then start with the run); the text is
+    the same as `format_results` on the union of the blocks, each block flushed as soon as it is written.
+    """
+    if fmt not in ("trec", "json", "csv"):
+        raise ValueError(f"unknown output format {fmt!r} (trec, json or csv)")
+    first = True
+    for block in blocks:
+        if fmt == "trec":
+            text = format_trec(block, per_topic=per_topic, digits=digits)
+            if several and len(block) == 1:  # format_trec adds the run column only for several runs
+                run = next(iter(block))
+                text = "".join(f"{run}\t{line}\n" for line in text.splitlines())
+        elif fmt == "csv":
+            text = format_csv(block, per_topic=per_topic, digits=digits)
+            text = text if first else text.split("\n", 1)[1]
+        else:  # the members of one JSON object, indented as json.dumps(indent=2) indents them
+            members = json.loads(format_json(block, per_topic=per_topic))
+            text = "".join(
+                ("{\n" if first and i == 0 else ",\n")
+                + f"  {json.dumps(run)}: "
+                + json.dumps(value, indent=2).replace("\n", "\n  ")
+                for i, (run, value) in enumerate(members.items())
+            )
+            if members:
+                first = False
+        if fmt != "json":
+            first = False
+        out.write(text)
+        out.flush()
+    if fmt == "json":
+        out.write("{}\n" if first else "\n}\n")
+    elif fmt == "csv" and first:
+        out.write(format_csv({}))

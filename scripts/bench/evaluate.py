@@ -3,7 +3,9 @@
 Usage: .venv/bin/python scripts/bench/evaluate.py [--runs 100] [--topics 50] [--depth 1000] [--seed 0]
                                                  [--repeat 3] [--real ../shared/data/trec-covid-round1]
 
-Prints our parse and evaluate times next to pytrec_eval's parse and evaluate (and ranx's), with ratios.
+Prints our parse and evaluate times next to pytrec_eval's parse and evaluate (and ranx's), with ratios, and "file to
+numbers" as separate processes: `trecpool eval` against a pytrec_eval script (and trec_eval when it is installed),
+each with its wall time and peak memory (the child's ru_maxrss).
 "Evaluation only" starts from freshly parsed tables, as pytrec_eval's evaluate starts from parsed dicts: it includes
 putting every run in trec_eval's order (which a table then keeps, so a second evaluation, e.g. against another qrels
 version, is reported too) and every lookup. The prepared-runs path (prepare_runs once, then evaluate_prepared against
@@ -16,6 +18,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gzip
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -186,8 +191,61 @@ def main() -> None:
             print(f"  ranx / trecpool (from parsed tables)  = {ranx_s / ours_eval:6.1f}x")
         theirs_files = pytrec_parse_s + pytrec_eval_s
         print(f"file to numbers: pytrec_eval / trecpool = {theirs_files / ours_files:6.1f}x  (target > 1x)")
+        processes(qrels_path, run_paths)
     if args.real is not None:
         real_data(args.real, args.repeat)
+        real_runs = sorted(p for p in (args.real / "runs").iterdir() if p.is_file())
+        processes(args.real / "qrels.txt", real_runs)
+
+
+# Runs a command and prints its wall time, CPU time (user + system: on a shared box the steadier figure) and peak
+# resident memory (ru_maxrss of its only child, in KiB).
+_MEASURE = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+# pytrec_eval from files to numbers, as a script: parse the qrels and every run, evaluate, print the MAPs.
+_PYTREC = """
+import gzip, sys, pytrec_eval
+with open(sys.argv[1]) as handle:
+    qrels = pytrec_eval.parse_qrel(handle)
+evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_10", "ndcg_cut_10", "bpref"})
+for path in sys.argv[2:]:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as handle:
+        scores = evaluator.evaluate(pytrec_eval.parse_run(handle))
+    print(path, sum(v["map"] for v in scores.values()) / max(len(scores), 1))
+"""
+
+
+def measured(command: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak MiB) of `command` run as a child process."""
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True)
+    wall, cpu, kib = out.stdout.split()
+    return float(wall), float(cpu), int(kib) / 1024
+
+
+def processes(qrels_path: Path, run_paths: list[Path]) -> None:
+    """File to numbers, each side a fresh process: time and peak memory of trecpool eval, pytrec_eval, trec_eval."""
+    names = [str(p) for p in run_paths]
+    ours = [str(Path(sys.executable).with_name("trecpool")), "eval"] + [f"-m{m}" for m in MEASURES]
+    rows = [
+        ("trecpool eval (streams blocks of runs)", [*ours, str(qrels_path), *names]),
+        ("pytrec_eval (parse_qrel, parse_run, evaluate)", [sys.executable, "-c", _PYTREC, str(qrels_path), *names]),
+    ]
+    trec_eval = shutil.which("trec_eval")
+    if trec_eval is not None:
+        rows.append(("trec_eval -m map -m P.10 -m ndcg_cut.10 -m bpref", [trec_eval, "-m", "map", "-m", "P.10",
+                     "-m", "ndcg_cut.10", "-m", "bpref", str(qrels_path), names[0]]))  # fmt: skip
+    print(f"\nfile to numbers, {len(names)} runs, separate processes:")
+    for label, command in rows:
+        wall, cpu, mib = min((measured(command) for _ in range(2)), key=lambda m: m[1])  # best of 2 by CPU time
+        print(f"  {label:<48} wall {wall:7.3f} s  cpu {cpu:7.3f} s  peak {mib:7.1f} MiB")
+    if trec_eval is None:
+        print("  trec_eval: not installed here (no trec_eval on PATH), not measured")
 
 
 def real_data(directory: Path, repeat: int) -> None:
