@@ -4,7 +4,9 @@ Fills a campaign of --runs runs x --topics topics x --measures measures (the eva
 scores and the per-run means), starts the service on a free local port (DATABASE_URL, else an embedded PostgreSQL)
 and times --repeat leaderboard GETs over HTTP. Today's path is rebuilt in the same process: every number of the
 evaluation read through COPY (leaderboards.score_table), the same document built and serialised to JSON (no HTTP, so
-it is a lower bound of what that GET took). Both print p50/p99.
+it is a lower bound of what that GET took). Both print p50/p99. Then, as a team (its own runs, the campaign's default
+`team_results: own`) and, after publishing, as the public (the board built from the snapshot's score table, and
+filtered by system type), the same GET over HTTP.
 
     .venv/bin/python scripts/bench/leaderboard.py [--runs 100] [--topics 50] [--measures 11] [--repeat 50]
 """
@@ -25,13 +27,14 @@ from pathlib import Path
 import httpx
 import numpy as np
 import uvicorn
+from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.config import Settings  # noqa: E402
 from app.evaluation.registry import default_measures  # noqa: E402
 from app.server import create_app  # noqa: E402
-from app.services import evaluations  # noqa: E402
+from app.services import evaluations, publication  # noqa: E402
 from app.services.auth import (
     Principal,  # noqa: E402
     create_token,  # noqa: E402
@@ -105,6 +108,17 @@ def fill(sessions, n_runs: int, n_topics: int, n_measures: int) -> tuple[int, in
         return campaign.id, evaluation.id, time.perf_counter() - start
 
 
+def time_gets(http: httpx.Client, path: str, repeat: int, headers: dict[str, str] | None = None) -> list[float]:
+    """Seconds of `repeat` GETs of a path (after one untimed warm-up)."""
+    http.get(path, headers=headers).raise_for_status()
+    seconds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        http.get(path, headers=headers).raise_for_status()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
 def percentiles(seconds: list[float]) -> str:
     """p50 and p99 in milliseconds."""
     ms = np.array(seconds) * 1000
@@ -127,6 +141,8 @@ def main() -> None:
     n_scores = args.runs * (args.topics + 1) * args.measures
     with session_scope(sessions) as session:
         token = create_token(session, Role.organiser, label="bench")
+        team_id = session.scalar(select(Team.id).where(Team.campaign_id == campaign_id).order_by(Team.id).limit(1))
+        team_token = create_token(session, Role.team, label="bench", campaign_id=campaign_id, team_id=team_id)
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(Settings(database_url=url), sessions), port=port, log_level="warning")
@@ -144,6 +160,12 @@ def main() -> None:
             response = http.get(path)
             new.append(time.perf_counter() - start)
             response.raise_for_status()
+        team = time_gets(http, path, args.repeat, {"Authorization": f"Bearer {team_token}"})
+        with session_scope(sessions) as session:
+            publication.publish(session, Principal(Role.organiser, token_id=0), campaign_id)
+        public_path = f"/api/public/campaigns/{campaign_id}/leaderboard"
+        public = time_gets(http, public_path, args.repeat)
+        public_m = time_gets(http, f"{public_path}?system_type=M", args.repeat)
     server.should_exit = True
     organiser = Principal(Role.organiser, token_id=0)
     for _ in range(args.repeat):  # the new path without HTTP, for comparison with today's path in process
@@ -169,6 +191,9 @@ def main() -> None:
     )
     print(f"GET leaderboard over HTTP, from run_means:          {percentiles(new)}   ({len(new)} GETs)")
     print(f"the same in process (use case + json.dumps):        {percentiles(new_inside)}   ({len(new_inside)} builds)")
+    print(f"GET as a team (own runs, topic best/median):        {percentiles(team)}   ({len(team)} GETs)")
+    print(f"public GET from the published snapshot:             {percentiles(public)}   ({len(public)} GETs)")
+    print(f"public GET, system_type=M (ranks, best/median in M): {percentiles(public_m)}   ({len(public_m)} GETs)")
     print(f"today's path in process, every score through COPY:  {percentiles(old)}   ({len(old)} builds)")
     print(f"same rows and per-topic table from both paths: {same}   (target: new p50 < 50 ms)")
     engine.dispose()

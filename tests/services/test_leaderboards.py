@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from app.services import campaigns, evaluations, leaderboards, qrels
-from app.storage.models import CampaignStatus, Evaluation, RunMean, Score
+from app.services import campaigns, evaluations, leaderboards, publication, qrels
+from app.services.auth import Principal
+from app.services.errors import Forbidden
+from app.storage.models import CampaignStatus, Evaluation, Role, RunMean, Score, TeamResults
 from tests.services.conftest import ORGANISER
 
 MEASURES = ["AP", "P@5", "nDCG@10", "num_rel_ret"]
@@ -82,3 +84,36 @@ class _Run:
 
     def __init__(self, **row: object) -> None:
         self.system_type, self.training_type, self.novelty = row["system_type"], row["training_type"], row["novelty"]
+
+
+def test_a_snapshot_published_before_the_table_was_frozen_still_filters_by_the_rule(evaluated):
+    """Snapshots made before issue 12 hold prebuilt unfiltered boards: filtered views come from their evaluation."""
+    campaign, evaluation = evaluated
+    session = campaign.session
+    snapshot = publication.publish(session, ORGANISER, campaign.id)
+    model = campaigns.get_campaign(session, ORGANISER, campaign.id)
+    stored = session.get(Evaluation, evaluation.id)
+    table = leaderboards.score_table(session, stored)
+    boards = {m: leaderboards.build_leaderboard(model, stored, table, m, leaderboards.Filters()) for m in MEASURES}
+    old = {k: snapshot.content[k] for k in ("default_measure", "qrels_label", "significance", "report")}
+    snapshot.content = {**old, "leaderboards": boards}
+    session.commit()
+    for filters in (leaderboards.Filters(), leaderboards.Filters(system_type="M"), leaderboards.Filters(novelty=True)):
+        for measure in (None, "P@5"):
+            live = leaderboards.live_leaderboard(session, ORGANISER, campaign.id, measure=measure, filters=filters)
+            published = leaderboards.published_leaderboard(session, campaign.id, measure, filters)
+            assert published == {**live, "published": True}
+            assert [r["rank"] for r in published["rows"]] == list(range(1, len(published["rows"]) + 1))
+
+
+def test_hidden_raises_for_a_team_until_published(evaluated):
+    campaign, _ = evaluated
+    session = campaign.session
+    campaigns.update_campaign(session, ORGANISER, campaign.id, {"team_results": TeamResults.hidden})
+    team = Principal(Role.team, token_id=0, campaign_id=campaign.id, team_id=campaign.team_id)
+    with pytest.raises(Forbidden):
+        leaderboards.live_leaderboard(session, team, campaign.id)
+    publication.publish(session, ORGANISER, campaign.id)
+    seen = leaderboards.live_leaderboard(session, team, campaign.id, filters=leaderboards.Filters(system_type="R"))
+    assert seen == leaderboards.published_leaderboard(session, campaign.id, None, leaderboards.Filters("R"))
+    assert seen["published"] is True and {r["system_type"] for r in seen["rows"]} == {"R"}
