@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -13,41 +13,41 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class RunTable:
-    """One run file's rows, in file order."""
+    """One run file's rows, in file order.
+
+    The arrays are never changed once a table exists: values worked out from them (the ranking order, docno hashes,
+    ranked keys) are kept in `derived`, the table's explicit cache, so a table evaluated twice sorts once. The
+    parsers hand out read-only arrays; a table built from a caller's own arrays leaves their flags alone, and the
+    caller then must not change them (build a new table, or `dataclasses.replace` one, which starts an empty cache).
+    """
 
     tag: str  # the run tag (6th column), one per file
     topics: np.ndarray  # str per row (a numpy unicode array from the parsers; object arrays of str work too)
-    docs: np.ndarray  # str per row (likewise; read-only once the parser attached doc hashes or `cached` ran)
+    docs: np.ndarray  # str per row (likewise)
     ranks: np.ndarray  # int64, the submitted rank column (not used for ordering)
     scores: np.ndarray  # float64
     lines: np.ndarray  # int64, 1-based line number of each row
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         """Number of rows."""
         return len(self.docs)
 
     def with_doc_hashes(self, hashes: np.ndarray) -> RunTable:
-        """This table carrying `fast.hashing.hash_codes` of its docs (kept like a `cached` value)."""
-        self.cached("doc_hashes", lambda _: hashes)
+        """This table carrying `fast.hashing.hash_codes` of its docs (kept in `derived`)."""
+        self.derived["doc_hashes"] = hashes
         return self
 
     def cached(self, key: str, compute: Callable[[RunTable], T]) -> T:
-        """`compute(self)`, worked out once per table; its arrays are made read-only so the value stays true.
-
-        Not dataclass fields: `dataclasses.replace` makes a table without them.
-        """
-        memo = self.__dict__.setdefault("_memo", {})
-        if key not in memo:
-            for values in (self.topics, self.docs, self.scores):
-                if isinstance(values, np.ndarray):
-                    values.flags.writeable = False
-            memo[key] = compute(self)
-        return memo[key]
+        """`compute(self)`, worked out once per table and kept in `derived` under `key`."""
+        if key not in self.derived:
+            self.derived[key] = compute(self)
+        return self.derived[key]
 
     @property
     def doc_hashes(self) -> np.ndarray | None:
         """The docs' code-point hashes if the parser left them, else None."""
-        hashes = self.__dict__.get("_memo", {}).get("doc_hashes")
+        hashes = self.derived.get("doc_hashes")
         return hashes if hashes is not None and len(hashes) == len(self.docs) else None
 
 

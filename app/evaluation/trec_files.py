@@ -186,7 +186,14 @@ def _run_from_columns(columns: Columns) -> RunTable | None:
     elif _has_duplicates(topics.tolist(), docs.tolist()):
         return None
     tag = str(as_unicode(tag_codes[:1])[0])
-    return RunTable(tag, topics, docs, ranks, scores, columns.lines).with_doc_hashes(doc_hash)
+    return _read_only(RunTable(tag, topics, docs, ranks, scores, columns.lines)).with_doc_hashes(doc_hash)
+
+
+def _read_only(table: RunTable) -> RunTable:
+    """The parser's own table with its arrays made read-only (values derived from them are cached on the table)."""
+    for values in (table.topics, table.docs, table.ranks, table.scores, table.lines):
+        values.flags.writeable = False
+    return table
 
 
 def _parse_trec_run_slowly(text: str, *, max_errors: int, source: str) -> RunTable:
@@ -236,13 +243,15 @@ def _parse_trec_run_slowly(text: str, *, max_errors: int, source: str) -> RunTab
         errors.items.append((0, "the run file holds no results"))
     if errors.items:
         raise FormatError(errors.items, source=source)
-    return RunTable(
-        tag=tag or "",
-        topics=_str_array(topics),
-        docs=_str_array(docs),
-        ranks=np.array(ranks, dtype=np.int64),
-        scores=np.array(scores, dtype=np.float64),
-        lines=np.array(lines, dtype=np.int64),
+    return _read_only(
+        RunTable(
+            tag=tag or "",
+            topics=_str_array(topics),
+            docs=_str_array(docs),
+            ranks=np.array(ranks, dtype=np.int64),
+            scores=np.array(scores, dtype=np.float64),
+            lines=np.array(lines, dtype=np.int64),
+        )
     )
 
 
@@ -286,7 +295,7 @@ def parse_trecvid_xml(
         scores=-seq.astype(np.float64),
         lines=np.array(reader.lines, dtype=np.int64),
     )
-    return table, attributes
+    return _read_only(table), attributes
 
 
 class _ForbiddenMarkup(Exception):
