@@ -12,6 +12,7 @@ from sqlalchemy import make_url
 
 from app.config import Settings
 from app.services import jobs
+from app.storage.audit import ACTOR_KEY, actor_of
 from app.storage.database import make_engine, make_session_factory, normalise_url, session_scope
 from app.worker.runner import RetryJob, Runtime, run_job
 
@@ -83,7 +84,9 @@ async def reap_forever(app: App, runtime: Runtime) -> None:
 async def run_worker(database_url: str, settings: Settings, *, install_signal_handlers: bool = True) -> None:
     """Run one worker until it is stopped: jobs start on LISTEN/NOTIFY, at most `worker_concurrency` at once."""
     engine = make_engine(database_url)
-    runtime = Runtime(sessions=make_session_factory(engine), settings=settings)
+    sessions = make_session_factory(engine)
+    runtime = Runtime(sessions=sessions, settings=settings)
+    sessions.configure(info={ACTOR_KEY: actor_of("worker", process=runtime.name)})  # the audit trail's "who"
     app = build_app(database_url, settings)
     async with app.open_async():
         reaper = asyncio.create_task(reap_forever(app, runtime))

@@ -91,7 +91,7 @@ def test_the_loop_leaves_a_trail_of_who_changed_what(make_campaign, client, orga
     ]
     # the worker's changes have no token behind them
     (evaluated,) = [e for e in find("campaigns", "update") if e["after"].get("status") == "evaluated"]
-    assert evaluated["actor"]["kind"] in ("system", "worker")
+    assert evaluated["actor"]["kind"] == "worker" and ":" in evaluated["actor"]["process"]
     (pool_made,) = find("pools", "insert")
     assert pool_made["row_id"] == str(pool["id"]) and pool_made["actor"] == by_organiser
     # verdicts: by the assessor's token, the change with its before and after
