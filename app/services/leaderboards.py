@@ -396,7 +396,7 @@ def team_results(
     measure = measure or default_measure(campaign, table.measures)
     m = _measure_index(table, measure)
     mine = [i for i in ranked(table, m, filters) if table.runs[i].team_id == team_id]
-    topic_scores = _run_topics(session, evaluation, [table.runs[i].id for i in mine])
+    topic_scores = _run_topics(session, evaluation, [table.runs[i].id for i in mine], table.topics)
     rows = []
     for i in mine:
         scores = [_num(v) for v in table.means[i].tolist()]
@@ -431,15 +431,21 @@ def team_results(
     }
 
 
-def _run_topics(session: Session, evaluation: Evaluation, run_ids: list[int]) -> dict[int, dict[str, dict]]:
-    """Per run, measure and topic: the stored values of a few runs."""
-    out: dict[int, dict[str, dict]] = {}
-    if run_ids:
-        for run_id, measure, topics, values in session.execute(
-            _RUN_TOPICS, {"evaluation": evaluation.id, "runs": run_ids}
-        ):
-            pairs = sorted(zip(topics, values, strict=True), key=lambda p: _topic_key(p[0]))
-            out.setdefault(run_id, {})[measure] = {t: _num(v) for t, v in pairs}
+def _run_topics(
+    session: Session, evaluation: Evaluation, run_ids: list[int], order: list[str]
+) -> dict[int, dict[str, dict[str, float | None]]]:
+    """Per run, measure and topic: the stored values of a few runs, topics in `order` (then any others)."""
+    out: dict[int, dict[str, dict[str, float | None]]] = {}
+    if not run_ids:
+        return out
+    for run_id, measure, topics, values in session.execute(
+        _RUN_TOPICS, {"evaluation": evaluation.id, "runs": run_ids}
+    ).all():
+        found = dict(zip(topics, values, strict=True))
+        ordered = [t for t in order if t in found]
+        if len(ordered) < len(found):
+            ordered += sorted(set(found) - set(ordered), key=_topic_key)
+        out.setdefault(run_id, {})[measure] = {t: _num(found[t]) for t in ordered}
     return out
 
 
