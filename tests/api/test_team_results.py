@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 
+from app.api.leaderboards import Leaderboard, Significance
 from tests.api.conftest import auth
 from tests.api.test_evaluations import wait_done
 from tests.api.test_pools import make_assessor
@@ -132,6 +133,7 @@ def test_own_a_team_sees_its_runs_and_topic_best_and_median_nothing_else(client,
             response = board(client, cid, headers, measure=measure)
             assert response.status_code == 200, response.text
             seen = response.json()
+            Leaderboard.model_validate(seen)  # what the OpenAPI documents
             assert seen["team_results"] == "own" and seen["published"] is False
             assert sorted(r["run"] for r in seen["rows"]) == mine
             assert all("rank" not in r for r in seen["rows"])
@@ -232,6 +234,7 @@ def test_after_publication_every_role_sees_the_published_board(client, organiser
         filters = json.loads(query)
         public = board(client, cid, public=True, measure=measure, **filters)
         assert public.status_code == 200
+        Leaderboard.model_validate(public.json())
         assert public.json() == {**live_board, "published": True}, (filters, measure)
         for headers in teams:  # a team now sees the published board, whatever the setting
             assert board(client, cid, headers, measure=measure, **filters).json() == public.json()
@@ -263,6 +266,7 @@ def test_significance_honours_the_filters_live_and_public(client, organiser):
         response = client.get(f"/api/campaigns/{cid}/significance", params=query, headers=organiser)
         assert response.status_code == 200, response.text
         result = response.json()
+        Significance.model_validate(result)
         kept = {r[1] for r in passing(query)}
         assert set(result["runs"]) == kept and set(itertools.chain(*result["groups"])) == kept
         expected = [r["run"] for r in board(client, cid, organiser, **query).json()["rows"]]
