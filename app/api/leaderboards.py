@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from app.api.media import CSV_OR_JSON
 from app.api.security import Member, Organiser, SessionDep, public
-from app.evaluation.registry import measure_help
+from app.evaluation.measures.registry import measure_help
 from app.services import leaderboards, publication, reports
 from app.services.inputs import Id, Text
 from app.services.tables import leaderboard_csv, per_topic_csv

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.security import Member, Organiser, SessionDep
 from app.api.uploads import read_limited
-from app.evaluation.topics_file import TopicDef
+from app.evaluation.formats.topics_file import TopicDef
 from app.services import topics as service
 from app.services.inputs import Id, Text
 

@@ -18,8 +18,8 @@ from rich.table import Table
 
 from app.evaluation.errors import FormatError, MeasureError
 from app.evaluation.evaluator import evaluate
+from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.trec_files import read_qrels, read_run
 
 cli = analyse = typer.Typer(
     help="Reusability and meta-evaluation analyses of a test collection.",

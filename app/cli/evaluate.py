@@ -103,8 +103,8 @@ def _evaluate_runs(
     The qrels and the measures are checked before the first run is read.
     """
     from app.evaluation.errors import MeasureError
-    from app.evaluation.registry import default_measures, resolve
-    from app.evaluation.trec_files import read_qrels
+    from app.evaluation.formats.trec_files import read_qrels
+    from app.evaluation.measures.registry import default_measures, resolve
 
     for name in measures:
         resolve(name)
@@ -128,7 +128,7 @@ def _blocks(
 ) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
     """Each block's results; a block's tables are dropped before the next block is read."""
     from app.evaluation.evaluator import evaluate
-    from app.evaluation.trec_files import read_run
+    from app.evaluation.formats.trec_files import read_run
 
     seen: dict[str, int] = {}
     tables, names, rows = [], [], 0

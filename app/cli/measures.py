@@ -12,7 +12,7 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list instead of a table")
 def cli(as_json: bool) -> None:
     """List every measure trecpool computes, with its parameters, a one-line description and its reference."""
-    from app.evaluation.registry import MEASURES
+    from app.evaluation.measures.registry import MEASURES
 
     rows = [
         {

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.keys import pair_keys, split_key
-from app.evaluation.pooling import rank_rows
+from app.evaluation.pools.builders import rank_rows
+from app.evaluation.pools.keys import pair_keys, split_key
 from app.evaluation.records import Qrels, RunTable
 
 

@@ -6,12 +6,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from app.evaluation.grade_matrix import GradeMatrix, grade_matrix
 from app.evaluation.grading import grade_runs
-from app.evaluation.ranking import GradeMatrix, PreparedRuns, grade_matrix, prepare_runs
+from app.evaluation.measures.registry import resolve
+from app.evaluation.measures.trec import RankedLists
+from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.registry import resolve
 from app.evaluation.results import Results
-from app.evaluation.trec_measures import RankedLists
 
 
 def evaluate(

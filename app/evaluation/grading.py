@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.evaluation.fast.hashing import KeyTable, hash_strings, matrix_hashable
-from app.evaluation.ranking import NOT_POOLED, PADDING, GradeMatrix, summarise_qrels
+from app.evaluation.grade_matrix import NOT_POOLED, PADDING, GradeMatrix, summarise_qrels
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.run_order import RunOrder, run_order
 

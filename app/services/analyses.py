@@ -17,7 +17,7 @@ from app.evaluation.analyses.power import discriminative_power
 from app.evaluation.analyses.stability import stability
 from app.evaluation.analyses.ties import all_tied_ratio
 from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
-from app.evaluation.ranking import prepare_runs
+from app.evaluation.prepared_runs import prepare_runs
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound

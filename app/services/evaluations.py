@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError, MeasureError
 from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.registry import default_measures, resolve
 from app.evaluation.moments import (
     DEFAULT_MOMENT_MEASURES,
     MomentGroundTruth,
@@ -18,7 +19,6 @@ from app.evaluation.moments import (
     parse_moment_ground_truth,
     parse_moment_measure,
 )
-from app.evaluation.registry import default_measures, resolve
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound

@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, insert, literal, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
-from app.evaluation.pooling import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
+from app.evaluation.pools.builders import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound

@@ -10,8 +10,8 @@ from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
+from app.evaluation.formats.trec_files import parse_qrels
 from app.evaluation.records import Qrels
-from app.evaluation.trec_files import parse_qrels
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound

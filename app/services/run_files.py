@@ -41,7 +41,7 @@ def parse(data: bytes, fmt: str, *, max_errors: int) -> ParsedRun:
 
         table = parse_moment_run(data, max_errors=max_errors, source="run file")
         return ParsedRun(tag=table.tag, topics=table.topics, lines=table.lines, moments=table)
-    from app.evaluation import trec_files
+    from app.evaluation.formats import trec_files
 
     if fmt == "xml":
         table, attributes = trec_files.parse_trecvid_xml(data, max_errors=max_errors, source="run file")

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
-from app.evaluation.topics_file import TopicDef, parse_topics
+from app.evaluation.formats.topics_file import TopicDef, parse_topics
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from app import __version__
-from app.evaluation.registry import describe
+from app.evaluation.measures.registry import describe
 from app.services import leaderboards
 from app.services.inputs import Id
 from app.web import plots

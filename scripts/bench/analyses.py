@@ -23,9 +23,9 @@ import numpy as np
 from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_depth
 from app.evaluation.analyses.leave_out import unique_owner
 from app.evaluation.evaluator import evaluate, evaluate_prepared
-from app.evaluation.ranking import prepare_runs
+from app.evaluation.formats.trec_files import parse_qrels
+from app.evaluation.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.trec_files import parse_qrels
 
 N_RUN, N_TOPIC, DEPTH, N_DOC, N_GROUP, POOL_K = 100, 50, 1000, 20000, 20, 100
 

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from app.evaluation.evaluator import evaluate, evaluate_prepared
-from app.evaluation.ranking import prepare_runs
+from app.evaluation.formats.trec_files import parse_trec_run, read_qrels, read_run
+from app.evaluation.prepared_runs import prepare_runs
 from app.evaluation.records import RunTable
-from app.evaluation.trec_files import parse_trec_run, read_qrels, read_run
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref"]
 PYTREC_MEASURES = {"map", "P_10", "ndcg_cut_10", "bpref"}

@@ -32,7 +32,7 @@ from sqlalchemy import select
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.config import Settings  # noqa: E402
-from app.evaluation.registry import default_measures  # noqa: E402
+from app.evaluation.measures.registry import default_measures  # noqa: E402
 from app.server import create_app  # noqa: E402
 from app.services import evaluations, publication  # noqa: E402
 from app.services.auth import (

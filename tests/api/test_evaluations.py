@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
+from app.evaluation.formats.trec_files import parse_trec_run
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
-from app.evaluation.trec_files import parse_trec_run
 from tests.api.test_pools import judge_all, make_assessor, setup_campaign
 
 

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from app.cli import cli
-from app.evaluation.registry import MEASURES, SAMPLE_EVAL_DEFAULT, TREC_DEFAULT, describe, measure_family
+from app.evaluation.measures.registry import MEASURES, SAMPLE_EVAL_DEFAULT, TREC_DEFAULT, describe, measure_family
 
 
 def test_measures_lists_every_registry_entry_with_its_reference() -> None:

@@ -9,10 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.ranking import PreparedRuns
-from app.evaluation.records import RunTable
-from app.evaluation.text import decode_utf8
-from app.evaluation.trec_files import (
+from app.evaluation.formats.text import decode_utf8
+from app.evaluation.formats.trec_files import (
     _as_bytes,
     _fast_columns,
     _finite_floats,
@@ -21,6 +19,8 @@ from app.evaluation.trec_files import (
     _parse_trec_run_slowly,
     _str_array,
 )
+from app.evaluation.prepared_runs import PreparedRuns
+from app.evaluation.records import RunTable
 
 
 def intern(values: np.ndarray, vocabulary: dict[str, int]) -> np.ndarray:

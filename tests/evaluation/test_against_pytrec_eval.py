@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.evaluation.evaluator import evaluate, evaluate_prepared
-from app.evaluation.ranking import prepare_runs
+from app.evaluation.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from app.evaluation.evaluator import evaluate
-from app.evaluation.pooling import Stratum, build_pool
-from app.evaluation.trec_files import parse_trec_qrels, parse_trec_run
+from app.evaluation.formats.trec_files import parse_trec_qrels, parse_trec_run
+from app.evaluation.pools.builders import Stratum, build_pool
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from app.evaluation.errors import FormatError
-from app.evaluation.pooling import Stratum, build_pool, parse_strata, pool_stats, rank_rows
+from app.evaluation.pools.builders import Stratum, build_pool, parse_strata, pool_stats, rank_rows
 
 
 @dataclass(frozen=True)

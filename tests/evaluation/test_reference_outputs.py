@@ -9,9 +9,9 @@ import pytest
 
 from app.evaluation.errors import MeasureError
 from app.evaluation.evaluator import evaluate
+from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.measures.registry import default_measures, resolve
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.registry import default_measures, resolve
-from app.evaluation.trec_files import read_qrels, read_run
 
 
 @pytest.fixture(scope="module")

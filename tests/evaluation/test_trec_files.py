@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from app.evaluation.errors import FormatError
-from app.evaluation.trec_files import (
+from app.evaluation.formats.trec_files import (
     parse_qrels,
     parse_sample_eval_qrels,
     parse_trec_qrels,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy.orm import Session
 
-from app.evaluation.topics_file import TopicDef
+from app.evaluation.formats.topics_file import TopicDef
 from app.services import campaigns, runs, teams, topics
 from app.services.auth import Principal
 from app.storage.database import make_engine, make_session_factory

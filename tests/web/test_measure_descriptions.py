@@ -1,4 +1,4 @@
-"""Leaderboard page and OpenAPI describe measures from the registry (app.evaluation.registry)."""
+"""Leaderboard page and OpenAPI describe measures from the registry (app.evaluation.measures.registry)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from markupsafe import escape
 
-from app.evaluation.registry import describe
+from app.evaluation.measures.registry import describe
 from app.server import create_app
 from app.web.pages import templates
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import LineIndex, SubsetScorer, index_lines, run_mask
-from app.evaluation.ranking import PreparedRuns, prepare_runs
+from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 

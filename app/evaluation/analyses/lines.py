@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.evaluation.evaluator import evaluate_prepared
-from app.evaluation.ranking import PreparedRuns, lookup, summarise_qrels
+from app.evaluation.grade_matrix import summarise_qrels
+from app.evaluation.measures.registry import resolve
+from app.evaluation.measures.trec import ap_per_list
+from app.evaluation.prepared_runs import PreparedRuns, lookup
 from app.evaluation.records import Qrels
-from app.evaluation.registry import resolve
-from app.evaluation.trec_measures import ap_per_list
 
 NEVER = np.iinfo(np.int64).max  # rank of a line no selected run retrieved
 

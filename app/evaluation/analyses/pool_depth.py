@@ -24,7 +24,7 @@ import numpy as np
 
 from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import NEVER, LineIndex, SubsetScorer, index_lines, line_min_rank, run_mask
-from app.evaluation.ranking import PreparedRuns, prepare_runs
+from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 

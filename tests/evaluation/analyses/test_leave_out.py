@@ -13,8 +13,8 @@ import pytest
 import pytrec_eval
 
 from app.evaluation.analyses import leave_out, pool_depth, read_run_groups
-from app.evaluation.ranking import prepare_runs
-from app.evaluation.trec_files import read_qrels, read_run
+from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.prepared_runs import prepare_runs
 from tests.evaluation.analyses.brute import mean_over_topics, random_collection, trec_order
 
 COVID = Path("/work/shared/data/trec-covid-round1")

@@ -9,8 +9,8 @@ import pytest
 
 from app.evaluation.analyses import APKernel, index_lines, pool_depth
 from app.evaluation.evaluator import evaluate_prepared
-from app.evaluation.ranking import prepare_runs
-from app.evaluation.trec_files import read_qrels, read_run
+from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.prepared_runs import prepare_runs
 from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
 
 AVS = Path("/work/shared/data/trecvid-avs-2021")

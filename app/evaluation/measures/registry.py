@@ -3,7 +3,7 @@
 In the style of ir_measures: a family (`Measure`) says what it computes and where it comes from; a name such as
 `P@10`, `ndcg_cut_10` or `iprec@rec0.50` resolves (`resolve`) to a `MeasureSpec` holding its function and cutoff.
 `trecpool measures` lists `MEASURES`; pages and the API describe measures with `describe`. To add a measure: write
-its function over `RankedLists` (trec_measures.py or inferred.py) and add one `Measure` to `MEASURES`.
+its function over `RankedLists` (trec.py or inferred.py) and add one `Measure` to `MEASURES`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation import inferred, trec_measures
 from app.evaluation.errors import MeasureError
-from app.evaluation.trec_measures import RankedLists
+from app.evaluation.measures import inferred, trec
+from app.evaluation.measures.trec import RankedLists
 
 MeasureFunction = Callable[[RankedLists, int | None], np.ndarray]
 LevelFunction = Callable[[RankedLists, float | None], np.ndarray]
@@ -67,25 +67,25 @@ _CUT_REQUIRED = "@k: rank cutoff (required)"
 
 MEASURES: tuple[Measure, ...] = (
     Measure("AP", "Average precision: mean precision at each relevant doc's rank (unretrieved count 0).", TREC_EVAL,
-            _CUT_OPTIONAL, trec_measures.average_precision, "optional", aliases=("map", "MAP", "map_cut")),
+            _CUT_OPTIONAL, trec.average_precision, "optional", aliases=("map", "MAP", "map_cut")),
     Measure("P", "Precision: relevant docs in the top k, over k.", TREC_EVAL, _CUT_REQUIRED,
-            trec_measures.precision_at, "required"),
+            trec.precision_at, "required"),
     Measure("R", "Recall: relevant docs in the top k, over all relevant docs.", TREC_EVAL, _CUT_REQUIRED,
-            trec_measures.recall_at, "required", aliases=("recall",)),
+            trec.recall_at, "required", aliases=("recall",)),
     Measure("Rprec", "R-precision: precision at rank R, R the topic's number of relevant docs.", TREC_EVAL,
-            function=trec_measures.r_precision),
+            function=trec.r_precision),
     Measure("bpref", "Binary preference: relevant docs ranked above judged non-relevant ones.", TREC_EVAL,
-            function=trec_measures.bpref),
+            function=trec.bpref),
     Measure("nDCG", "Normalised discounted cumulative gain (gain = grade, discount log2(rank + 1)).", TREC_EVAL,
-            _CUT_OPTIONAL, trec_measures.ndcg, "optional", aliases=("ndcg", "ndcg_cut", "NDCG")),
+            _CUT_OPTIONAL, trec.ndcg, "optional", aliases=("ndcg", "ndcg_cut", "NDCG")),
     Measure("RR", "Reciprocal rank of the first relevant doc (within the top k if given).", TREC_EVAL,
-            _CUT_OPTIONAL, trec_measures.reciprocal_rank, "optional", aliases=("recip_rank", "MRR")),
+            _CUT_OPTIONAL, trec.reciprocal_rank, "optional", aliases=("recip_rank", "MRR")),
     Measure("num_ret", "Retrieved docs (after the max_results cut); `all` is the total.", TREC_EVAL,
-            function=trec_measures.num_ret, aggregate="sum"),
+            function=trec.num_ret, aggregate="sum"),
     Measure("num_rel", "Relevant docs in the qrels; `all` is the total.", TREC_EVAL,
-            function=trec_measures.num_rel, aggregate="sum"),
+            function=trec.num_rel, aggregate="sum"),
     Measure("num_rel_ret", "Relevant docs retrieved; `all` is the total.", TREC_EVAL,
-            function=trec_measures.num_rel_ret, aggregate="sum"),
+            function=trec.num_rel_ret, aggregate="sum"),
     Measure("infAP", "Inferred AP from incomplete judgements (unjudged docs sampled uniformly).",
             "trec_eval 10.0 infAP (Yilmaz and Aslam, CIKM 2006)", function=inferred.inf_ap),
     Measure("xinfAP", "Extended inferred AP over stratified samples of the pool.", SAMPLE_EVAL,

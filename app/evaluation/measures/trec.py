@@ -6,7 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
-from app.evaluation.ranking import GradeMatrix
+from app.evaluation.grade_matrix import GradeMatrix
 
 RELEVANCE_LEVEL = 1
 

@@ -7,7 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from app.evaluation.errors import MeasureError
-from app.evaluation.trec_measures import RELEVANCE_LEVEL, RankedLists, _safe_divide
+from app.evaluation.measures.trec import RELEVANCE_LEVEL, RankedLists, _safe_divide
 
 INFAP_EPSILON = 1e-5  # trec_eval's and sample_eval.pl's smoothing of the relevant fraction above a rank
 UNJUDGED = -1  # qrels grade of a pooled doc that was not judged

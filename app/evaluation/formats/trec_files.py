@@ -13,8 +13,8 @@ import numpy as np
 from app.evaluation.errors import FormatError
 from app.evaluation.fast.columns import Columns, as_unicode, parse_floats, parse_ints, split_columns
 from app.evaluation.fast.hashing import hash_codes, mix
+from app.evaluation.formats.text import decode_utf8
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.text import decode_utf8
 
 __all__ = [
     "RunTable",

@@ -11,8 +11,8 @@ from typing import Protocol
 import numpy as np
 
 from app.evaluation.errors import FormatError
-from app.evaluation.keys import pair_keys
 from app.evaluation.ordering import ranked_order
+from app.evaluation.pools.keys import pair_keys
 
 
 class RankedRun(Protocol):

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from app.evaluation.errors import FormatError
-from app.evaluation.text import decode_utf8
+from app.evaluation.formats.text import decode_utf8
 
 _LINE = re.compile(r"^\s*(\S+)\s+(.+?)\s*$")
 

@@ -1,0 +1,4 @@
+"""Parsers of the files a campaign exchanges: TREC runs and qrels (`trec_files`), TRECVID AVS XML runs, topic files
+(`topics_file`), and UTF-8 decoding with line-numbered errors (`text`). Moment runs and ground truth are parsed in
+app.evaluation.moments.parse. Every parser raises one FormatError naming each bad line.
+"""

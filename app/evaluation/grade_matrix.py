@@ -1,0 +1,128 @@
+"""Grade matrices: the grade (and stratum) at each rank of every run x topic against one qrels, and qrels summaries.
+
+Every measure reduces over a `GradeMatrix`. Two builders fill it: `grading.grade_runs` from parsed tables (the
+`evaluate` path) and `grade_matrix` here from `PreparedRuns` (the path of analyses that grade many qrels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.prepared_runs import PreparedRuns, lookup
+from app.evaluation.records import Qrels
+
+NOT_POOLED = -9  # grade of a retrieved doc absent from the qrels
+PADDING = -10  # grade past the end of a ranked list
+
+
+@dataclass(frozen=True)
+class JudgedTopics:
+    """Per-topic qrels summaries, in the order of the evaluated topics."""
+
+    topics: list[str]
+    grades: list[np.ndarray]  # all judged grades of each topic (for ideal DCG), any order
+    num_rel: np.ndarray  # int64 [n_topic], grade >= 1
+    num_nonrel: np.ndarray  # int64 [n_topic], 0 <= grade < 1
+    strata: np.ndarray | None  # int64 [n_strata] stratum labels (sample_eval qrels)
+    pooled: np.ndarray | None  # int64 [n_topic, n_strata] N_c
+    judged: np.ndarray | None  # int64 [n_topic, n_strata] n_c
+    relevant: np.ndarray | None  # int64 [n_topic, n_strata] r_c
+
+
+@dataclass(frozen=True)
+class GradeMatrix:
+    """Grades (and strata) at each rank of every run x topic, against one qrels."""
+
+    grades: np.ndarray  # int64 [n_run, n_topic, depth]; NOT_POOLED if not in qrels, PADDING past the end
+    strata: np.ndarray | None  # int64 [n_run, n_topic, depth]; stratum index (0..) or -1 if not pooled
+    lengths: np.ndarray  # int64 [n_run, n_topic]
+    answered: np.ndarray  # bool [n_run, n_topic], the run has the topic
+    judged: JudgedTopics
+    max_results: int
+    # (flat index into grades, grade) of every judged doc (grade >= 0), grouped by list in rank order, when the
+    # builder has them at hand; else RankedLists finds them
+    judged_cells: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]:
+    """Per-topic qrels counts, plus each row's topic index and stratum index."""
+    topics, topic_index = np.unique(qrels.topics.astype(str), return_inverse=True)
+    topic_index = topic_index.reshape(-1)
+    n_topic = len(topics)
+    grades = np.asarray(qrels.grades, dtype=np.int64)
+    num_rel = np.bincount(topic_index, weights=grades >= 1, minlength=n_topic).astype(np.int64)
+    num_nonrel = np.bincount(topic_index, weights=(grades >= 0) & (grades < 1), minlength=n_topic).astype(np.int64)
+    order = np.argsort(topic_index, kind="stable")
+    split = np.cumsum(np.bincount(topic_index, minlength=n_topic))[:-1]
+    per_topic = np.split(grades[order], split)
+    strata_labels = pooled = judged = relevant = None
+    stratum_index = np.full(len(grades), -1, dtype=np.int64)
+    if qrels.strata is not None:
+        strata_labels, stratum_index = np.unique(np.asarray(qrels.strata, dtype=np.int64), return_inverse=True)
+        stratum_index = stratum_index.reshape(-1)
+        cell = topic_index * len(strata_labels) + stratum_index
+        size = n_topic * len(strata_labels)
+        shape = (n_topic, len(strata_labels))
+        pooled = np.bincount(cell, minlength=size).reshape(shape)
+        judged = np.bincount(cell, weights=grades >= 0, minlength=size).astype(np.int64).reshape(shape)
+        relevant = np.bincount(cell, weights=grades >= 1, minlength=size).astype(np.int64).reshape(shape)
+    summary = JudgedTopics(
+        topics=topics.tolist(),
+        grades=per_topic,
+        num_rel=num_rel,
+        num_nonrel=num_nonrel,
+        strata=strata_labels,
+        pooled=pooled,
+        judged=judged,
+        relevant=relevant,
+    )
+    return summary, topic_index, stratum_index
+
+
+def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
+    """Look every ranked doc up in the qrels: the matrices all measures reduce over (topics = the qrels' topics)."""
+    judged, topic_index, stratum_index = summarise_qrels(qrels)
+    n_topic = len(judged.topics)
+    n_run = len(prepared.names)
+    # Map the qrels' topics onto the prepared topics (-1: no run answers it).
+    prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
+    column = np.array([prepared_topic.get(name, -1) for name in judged.topics], dtype=np.int64)
+
+    # Grade (and stratum) of each pair id: find each qrels row's pair by (topic, doc) key.
+    n_pair = len(prepared.pair_topic)
+    pair_grade = np.full(n_pair + 1, NOT_POOLED, dtype=np.int64)  # last slot: padding lookups
+    pair_grade[n_pair] = PADDING
+    pair_stratum = np.full(n_pair + 1, -1, dtype=np.int64)
+    if n_pair:
+        q_doc = lookup(np.asarray(qrels.docs), prepared.doc_index)
+        q_topic = column[topic_index]
+        usable = (q_doc >= 0) & (q_topic >= 0)
+        n_doc = max(len(prepared.docs), 1)
+        q_key = q_topic[usable] * n_doc + q_doc[usable]
+        pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
+        where = np.searchsorted(pair_key, q_key)
+        where = np.minimum(where, n_pair - 1)
+        found = pair_key[where] == q_key
+        pair_grade[where[found]] = np.asarray(qrels.grades, dtype=np.int64)[usable][found]
+        pair_stratum[where[found]] = stratum_index[usable][found]
+
+    depth = prepared.depth
+    pairs = np.full((n_run, n_topic, depth), n_pair, dtype=np.int64)
+    lengths = np.zeros((n_run, n_topic), dtype=np.int64)
+    present = column >= 0
+    if present.any():
+        block = prepared.pairs[:, column[present], :]
+        pairs[:, present, :] = np.where(block >= 0, block, n_pair)
+        lengths[:, present] = prepared.lengths[:, column[present]]
+    grades = pair_grade[pairs]
+    strata = pair_stratum[pairs] if qrels.strata is not None else None
+    return GradeMatrix(
+        grades=grades,
+        strata=strata,
+        lengths=lengths,
+        answered=lengths > 0,
+        judged=judged,
+        max_results=prepared.max_results,
+    )
