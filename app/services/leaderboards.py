@@ -495,30 +495,26 @@ def snapshot_content(campaign: Campaign, evaluation: Evaluation, table: ScoreTab
 
 
 _SNAPSHOT_HEAD = text(
-    "SELECT id, content - 'values' - 'report' - 'leaderboards', content -> 'values' -> :measure "
+    "SELECT id, content - 'values' - 'report' - 'leaderboards', "
+    "content -> 'values' -> coalesce(CAST(:measure AS text), content ->> 'default_measure') "
     "FROM leaderboard_snapshots WHERE campaign_id = :campaign ORDER BY id DESC LIMIT 1"
 )
 
 
 def _published_table(session: Session, campaign_id: int, measure: str | None) -> tuple[int, dict[str, Any], ScoreTable]:
     """The newest snapshot's id, head and score table (means, and the per-topic values of one measure)."""
-    found = session.execute(_SNAPSHOT_HEAD, {"campaign": campaign_id, "measure": measure or ""}).first()
+    found = session.execute(_SNAPSHOT_HEAD, {"campaign": campaign_id, "measure": measure}).first()
     if found is None:
         raise NotFound(f"campaign {campaign_id} has published nothing")
     snapshot_id, head, values = found
     if head.get("format") != SNAPSHOT_FORMAT:
         return snapshot_id, head, _legacy_table(session, campaign_id, head, measure)
     measure = measure or head["default_measure"]
-    if values is None and measure == head["default_measure"] and measure in head["measures"]:
-        values = session.execute(
-            text("SELECT content -> 'values' -> :measure FROM leaderboard_snapshots WHERE id = :id"),
-            {"id": snapshot_id, "measure": measure},
-        ).scalar_one()
     runs = [RunInfo(**{f: r[f] for f in RUN_FIELDS}) for r in head["runs"]]
     teams = {r["team_id"]: r["team"] for r in head["runs"]}
     measures, topics = head["measures"], head["topics"]
     grid = np.full((len(runs), len(measures), len(topics)), np.nan)
-    if values is not None and runs and topics:
+    if values is not None and runs and topics:  # values is None for an unknown measure: the board says which
         grid[:, measures.index(measure), :] = np.array(values, dtype=np.float64)  # None -> NaN
     means = np.array(head["means"], dtype=np.float64).reshape(len(runs), len(measures))
     return snapshot_id, head, ScoreTable(runs, teams, measures, topics, grid, means)
