@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 
 from app.storage.database import normalise_url
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"  # package data: works installed too
 
 
 class SchemaOutOfDate(RuntimeError):
