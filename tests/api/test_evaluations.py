@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from app.cli import cli
 from app.evaluation.formats.trec_files import parse_trec_run
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
-from tests.api.test_pools import judge_all, make_assessor, setup_campaign
+from tests.api.test_pools import judge_in_process, make_assessor, setup_campaign
 
 
 def wait_finished(client, headers, path, timeout=60.0):
@@ -35,7 +35,7 @@ def wait_done(client, organiser, evaluation_id):
 
 
 @pytest.fixture
-def judged_campaign(make_campaign, client, organiser):
+def judged_campaign(make_campaign, client, organiser, sessions):
     """A closed shots campaign with a stratified pool whose topics are all judged, and a qrels version."""
     campaign, run_names = setup_campaign(make_campaign, client, organiser, n_runs=4, depth=60, seed=4)
     pool = client.post(
@@ -49,7 +49,9 @@ def judged_campaign(make_campaign, client, organiser):
         headers=organiser,
         json={"assignments": [{"topic": t, "assessor_id": assessor_id} for t in campaign.topics]},
     )
-    judge_all(client, assessor, lambda item: "relevant" if int(item["shot_id"].split("_")[1]) < 3 else "not_relevant")
+    judge_in_process(
+        sessions, assessor, lambda item: "relevant" if int(item["shot_id"].split("_")[1]) < 3 else "not_relevant"
+    )
     qrels = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": "final"}, headers=organiser).json()
     return campaign, run_names, qrels, assessor
 

@@ -114,6 +114,24 @@ def judge_all(client, headers, decide) -> list[dict]:
         )
 
 
+def judge_in_process(sessions, headers, decide) -> list[dict]:
+    """What judge_all does, through the judging service in one transaction: for fixtures that need judged pools
+    quickly (the judging API itself is tested above and in test_judging_boundaries.py)."""
+    from app.services import judging
+    from app.services.auth import authenticate
+    from app.storage.database import session_scope
+    from app.storage.models import Verdict
+
+    seen = []
+    with session_scope(sessions) as session:
+        principal = authenticate(session, headers["Authorization"].removeprefix("Bearer "))
+        while (task := judging.next_task(session, principal, lease_seconds=300)) is not None:
+            item = {"task_id": task.task_id, "topic": task.topic, "shot_id": task.shot_id}
+            seen.append(item)
+            judging.judge(session, principal, task.task_id, Verdict(decide(item)))
+    return seen
+
+
 def test_blind_judging_flow(make_campaign, client, organiser, sessions):
     campaign, run_names = setup_campaign(make_campaign, client, organiser)
     pool = client.post(
