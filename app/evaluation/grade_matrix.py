@@ -1,7 +1,8 @@
 """Grade matrices: the grade (and stratum) at each rank of every run x topic against one qrels, and qrels summaries.
 
-Every measure reduces over a `GradeMatrix`. Two builders fill it: `grading.grade_runs` from parsed tables (the
-`evaluate` path) and `grade_matrix` here from `PreparedRuns` (the path of analyses that grade many qrels).
+Every measure reduces over a `GradeMatrix`. `grade_matrix` here is the grader: it grades `PreparedRuns` (analyses
+grade one prepared set against many qrels). `evaluate` takes its fast path from parsed tables, `fast.grading`,
+which gives exactly the same matrix or declines.
 """
 
 from __future__ import annotations

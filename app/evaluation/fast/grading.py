@@ -1,9 +1,14 @@
-"""Runs graded straight against one qrels: every ranked doc's grade by a hashed (topic, docno) look-up.
+"""The fast path of the one grader: parsed runs graded straight against one qrels by a hashed (topic, docno) look-up.
 
-The path `evaluate` takes from parsed tables. Unlike `prepare_runs` it builds no vocabulary of the runs' docs (the
-costly part: grouping millions of (topic, docno) rows); it needs only the qrels' keys in a hash table, so its cost
-is a few passes over the rows. Hashes only propose matches: each is checked against the strings, so the grades are
-exactly those of `grade_matrix(prepare_runs(...))`.
+The grader is `grade_matrix.grade_matrix(prepare_runs(runs), qrels)`; `grade_runs` gives exactly its GradeMatrix
+(tests/evaluation/test_grading.py compares them on random runs and forced hash collisions) or declines with None.
+It is the path `evaluate` takes from parsed tables: unlike `prepare_runs` it builds no vocabulary of the runs' docs
+(the costly part: grouping millions of (topic, docno) rows); it needs only the qrels' keys in a `KeyTable`, so its
+cost is a few passes over the rows.
+
+Invariants: hashes only propose matches, each is checked against the topic and docno strings; one grading uses one
+kind of docno hash on both sides (code points when every side is a moderate-width unicode array, else Python's
+hash()); None (two qrels pairs sharing a 64-bit key) sends the caller to the grader itself.
 """
 
 from __future__ import annotations
