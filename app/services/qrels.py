@@ -178,8 +178,12 @@ def load_qrels(session: Session, version: QrelsVersion) -> Qrels:
     if not body:
         empty = np.array([], dtype=str)
         stratified = version.kind == "sample_eval"
-        return Qrels(topics=empty, docs=empty, grades=np.array([], dtype=np.int64),
-                     strata=np.array([], dtype=np.int64) if stratified else None)
+        return Qrels(
+            topics=empty,
+            docs=empty,
+            grades=np.array([], dtype=np.int64),
+            strata=np.array([], dtype=np.int64) if stratified else None,
+        )
     return parse_qrels(body, source=f"qrels version {version.id}")
 
 
