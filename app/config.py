@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(
         default=1, ge=1, description="Jobs one worker process runs at once (each holds a campaign's data in memory)."
     )
+    worker_niceness: int = Field(
+        default=10, ge=0, le=19, description="How much lower a worker process's CPU priority is than the server's."
+    )
     auth_max_failures: int = Field(
         default=100, ge=1, description="Failed authentications one client address may make per window (then 429)."
     )

@@ -33,6 +33,8 @@ def worker_main(database_url: str, settings: Settings, parent_pid: int) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s[%(process)d]: %(message)s")
     logging.getLogger("procrastinate").setLevel(logging.WARNING)
     os.setpgrp()  # a terminal's Ctrl-C goes to the supervisor, which stops its workers in order
+    if settings.worker_niceness:
+        os.nice(settings.worker_niceness)  # batch jobs yield the CPU to the server's interactive requests
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
     from app.worker.queue import run_worker
 
