@@ -11,23 +11,18 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
 FORMATS = {".png": "png", ".svg": "svg"}
 Data = Mapping[str, Any]
 
 
 def render(figure: Figure, fmt: str) -> bytes:
-    """The figure as PNG or SVG bytes (and closed)."""
+    """The figure as PNG or SVG bytes."""
     buffer = io.BytesIO()
     figure.tight_layout()
     figure.savefig(buffer, format=fmt, dpi=120)
-    plt.close(figure)
     return buffer.getvalue()
 
 
@@ -52,7 +47,8 @@ def pool_depth(data: Data) -> Figure:
     full = _floats([data["full"][run] for run in runs])
     order = _by_score(full)
     depths = [level["depth"] for level in levels]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    fig = Figure(figsize=(13, 4.8))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     x = np.arange(len(runs))
     for level in levels:
         scores = _floats([level["scores"][runs[i]] for i in order])
@@ -83,7 +79,8 @@ def leave_out(data: Data) -> Figure:
     original = _floats([row["original"] for row in rows])
     reduced = _floats([row["reduced"] for row in rows])
     order = _by_score(original)
-    fig, ax = plt.subplots(figsize=(11, 4.8))
+    fig = Figure(figsize=(11, 4.8))
+    ax = fig.subplots()
     x = np.arange(len(rows))
     ax.scatter(x, original[order], s=36, facecolors="none", edgecolors="tab:red", label="original")
     ax.scatter(x, reduced[order], s=22, marker="x", color="tab:blue", label=f"one {data['by']} left out")
@@ -103,7 +100,8 @@ def agreement(data: Data) -> Figure:
     measures = list(data["measures"])
     matrix = _floats([v for row in data["tau_b"] for v in row]).reshape(len(measures), len(measures))
     n = len(measures)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * n, 0.9 + 0.6 * n))
+    fig = Figure(figsize=(1.2 + 0.7 * n, 0.9 + 0.6 * n))
+    ax = fig.subplots()
     image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
     ax.set_xticks(range(n), measures, rotation=60, ha="right")
     ax.set_yticks(range(n), measures)
@@ -118,7 +116,8 @@ def agreement(data: Data) -> Figure:
 
 def stability(data: Data) -> Figure:
     """AxIoU paper Fig. 6: mean and variance of tau_b vs topic subset size, subset-vs-full and split halves."""
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex="col")
+    fig = Figure(figsize=(11, 7))
+    axes = fig.subplots(2, 2, sharex="col")
     for column, part in enumerate(("subset_vs_full", "split_halves")):
         for measure, rows in data[part].items():
             sizes = [row["size"] for row in rows]
@@ -141,7 +140,8 @@ def stability(data: Data) -> Figure:
 def label_noise(data: Data) -> Figure:
     """AxIoU paper Fig. 7: RMSE (mean over systems) vs noise level, one line per measure."""
     levels = data["levels"]
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+    fig = Figure(figsize=(7, 4.8))
+    ax = fig.subplots()
     sigmas = [level["sigma"] for level in levels]
     for measure in data["measures"]:
         ax.plot(sigmas, _floats([level["mean_rmse"][measure] for level in levels]), marker="o", label=measure)
@@ -156,7 +156,8 @@ def label_noise(data: Data) -> Figure:
 def ties(data: Data) -> Figure:
     """Bar chart of the all-tied topic ratio per measure (`{"ratios": {measure: ratio}}`)."""
     ratios = data["ratios"]
-    fig, ax = plt.subplots(figsize=(1.5 + 0.6 * len(ratios), 4))
+    fig = Figure(figsize=(1.5 + 0.6 * len(ratios), 4))
+    ax = fig.subplots()
     ax.bar(list(ratios), _floats(list(ratios.values())), color="tab:blue")
     ax.set_ylim(0, 1)
     ax.set_ylabel("share of topics where all runs tie")
@@ -166,7 +167,8 @@ def ties(data: Data) -> Figure:
 
 def power(data: Data) -> Figure:
     """Discriminative power: the share of run pairs told apart at the test's alpha, as one bar."""
-    fig, ax = plt.subplots(figsize=(3.5, 4))
+    fig = Figure(figsize=(3.5, 4))
+    ax = fig.subplots()
     ax.bar([data["measure"]], _floats([data["discriminative_power"]]), color="tab:blue")
     ax.set_ylim(0, 1)
     ax.set_ylabel(f"run pairs significantly different (alpha {data['alpha']})")

@@ -13,7 +13,6 @@ from app import __version__
 from app.evaluation.measures.registry import describe
 from app.services import leaderboards
 from app.services.inputs import Id
-from app.web import plots
 from app.web.pages import templates
 
 HEADERS = {
@@ -31,6 +30,8 @@ MAX_CACHED = 64
 def report_figures(snapshot_id: int, report: dict[str, Any]) -> dict[str, str]:
     """The report's figures as SVG, rendered once per (immutable) snapshot."""
     if snapshot_id not in _FIGURES:
+        from app.figures import report as plots  # matplotlib: only when a report is drawn
+
         if len(_FIGURES) >= MAX_CACHED:
             _FIGURES.clear()
         figures = {

@@ -1,23 +1,24 @@
-"""Report figures drawn with matplotlib as inline SVG (no files, no JavaScript)."""
+"""Report and leaderboard figures as inline SVG elements (no files, no JavaScript), drawn from the report's data.
+
+Each figure is a `matplotlib.figure.Figure` of its own (never pyplot's global registry), so pages rendered in the
+thread pool can draw at the same time.
+"""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 TYPE_COLOURS = {"F": "#1f5fbf", "M": "#b3261e", "R": "#1e7a3c"}
 
 
-def _svg(figure: plt.Figure) -> str:
-    """The figure as an SVG element (the XML prologue dropped), and the figure closed."""
+def svg_element(figure: Figure) -> str:
+    """The figure as an SVG element, cropped to its drawing, without the XML prologue."""
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 
@@ -25,7 +26,8 @@ def _svg(figure: plt.Figure) -> str:
 def overall_scores(by_type: dict[str, list[dict[str, object]]], measure: str) -> str:
     """Sorted mean scores of every run, coloured by system type."""
     rows = sorted((r for rows in by_type.values() for r in rows), key=lambda r: -(r["score"] or 0.0))
-    figure, axes = plt.subplots(figsize=(9, 3.2))
+    figure = Figure(figsize=(9, 3.2))
+    axes = figure.subplots()
     axes.bar(
         range(len(rows)),
         [r["score"] or 0.0 for r in rows],
@@ -33,16 +35,17 @@ def overall_scores(by_type: dict[str, list[dict[str, object]]], measure: str) ->
     )
     axes.set_xticks(range(len(rows)), [str(r["run"]) for r in rows], rotation=60, ha="right", fontsize=7)
     axes.set_ylabel(f"mean {measure}")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for t, c in TYPE_COLOURS.items() if t in by_type]
+    handles = [Rectangle((0, 0), 1, 1, color=c) for t, c in TYPE_COLOURS.items() if t in by_type]
     axes.legend(handles, [t for t in TYPE_COLOURS if t in by_type], title="system type", fontsize=7)
     axes.spines[["top", "right"]].set_visible(False)
-    return _svg(figure)
+    return svg_element(figure)
 
 
 def topic_boxes(per_topic: Sequence[dict[str, object]], measure: str) -> str:
     """Per-topic box plots of run scores (whiskers min-max), medians marked."""
     stats = [s for s in per_topic if s.get("n")]
-    figure, axes = plt.subplots(figsize=(9, 3.2))
+    figure = Figure(figsize=(9, 3.2))
+    axes = figure.subplots()
     boxes = [
         {
             "label": s["topic"],
@@ -61,14 +64,15 @@ def topic_boxes(per_topic: Sequence[dict[str, object]], measure: str) -> str:
     axes.set_xlabel("topic")
     axes.tick_params(axis="x", labelrotation=60, labelsize=7)
     axes.spines[["top", "right"]].set_visible(False)
-    return _svg(figure)
+    return svg_element(figure)
 
 
 def bars(labels: Sequence[str], values: Sequence[float], ylabel: str, *, colour: str = "#1f5fbf") -> str:
     """A plain bar chart."""
-    figure, axes = plt.subplots(figsize=(9, 2.8))
+    figure = Figure(figsize=(9, 2.8))
+    axes = figure.subplots()
     axes.bar(range(len(values)), values, color=colour)
     axes.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=7)
     axes.set_ylabel(ylabel)
     axes.spines[["top", "right"]].set_visible(False)
-    return _svg(figure)
+    return svg_element(figure)
