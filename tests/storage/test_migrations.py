@@ -60,6 +60,10 @@ RELEASED = {
     "0001_initial_schema_the_whole_campaign_domain.py": (
         "f9bae857c5b4cd6b8926dc14226113623567052794a4cba456eed7f55fc65e8b"
     ),
+    "0002_run_integrity_and_run_means.py": ("cef7697b16ebacdcedbe44f3edd6cb3be2b6e162392a562457d211f016d1156d"),
+    "0003_durable_jobs.py": ("986bc2478ff8012d564475bb006d71fe18f84bfcaee66a351369af5da8fc8e7e"),
+    "0004_tokens_and_audit.py": ("73997cf283b5ab50e5fc9e0d5ff994019ea5cb82bf4d747ad1377dc0776778f3"),
+    "0005_team_results_setting.py": ("0272d402372fdc8998ee955f5bfa29c06757d941c7b727f29521e399a760e2c0"),
 }
 
 
