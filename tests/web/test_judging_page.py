@@ -6,7 +6,6 @@ import io
 import itertools
 import time
 import wave
-from pathlib import Path
 
 from fastapi.routing import APIRoute
 from sqlalchemy import select
@@ -15,7 +14,6 @@ from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
 from tests.api.test_access import _roles, _routes
 from tests.api.test_pools import make_assessor, setup_campaign
 
-SCREENSHOT = Path("/tmp/judge.png")
 KEY_VERDICT = {"r": "relevant", "1": "relevant", "n": "not_relevant", "0": "not_relevant", "u": "unsure"}
 LABEL = {"relevant": "Relevant", "not_relevant": "Not relevant", "unsure": "Unsure"}
 
@@ -76,7 +74,9 @@ def _press_and_settle(page, key: str) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(SETTLED, arg=task)
 
 
-def test_keyboard_only_judging_with_one_change(make_campaign, client, organiser, live_server, sessions, browser):
+def test_keyboard_only_judging_with_one_change(
+    make_campaign, client, organiser, live_server, sessions, browser, tmp_path
+):
     pool, token, run_names, link = _judging_pool(make_campaign, client, organiser, live_server)
     expected = next(t["sampled"] for t in pool["topics"] if t["topic"] == "1")
     assert expected >= 4
@@ -118,13 +118,12 @@ def test_keyboard_only_judging_with_one_change(make_campaign, client, organiser,
         if len(typed) == 2 and not went_back:
             went_back = True
             leased = _shown_task(page)
-            SCREENSHOT.unlink(missing_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            page.screenshot(path=str(tmp_path / "judge.png"), full_page=True)
             _press_and_settle(page, "b")  # back to the item just judged
             assert int(_shown_task(page)) == task
             assert page.is_visible("#going-back")
             assert page.get_attribute(f"[data-verdict={typed[task][0]}]", "aria-pressed") == "true"
-            page.screenshot(path=str(SCREENSHOT.with_name("judge-back.png")), full_page=True)
+            page.screenshot(path=str(tmp_path / "judge-back.png"), full_page=True)
             change = "u" if typed[task][0] != "unsure" else "r"
             _press_and_settle(page, change)  # changes the verdict, then continues with the leased item
             typed[task].append(KEY_VERDICT[change])

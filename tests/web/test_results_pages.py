@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
-
-SCREENSHOTS = Path("/tmp")
 
 
 def test_pages_are_not_there_before_publication(judged_campaign, client):  # noqa: F811
@@ -16,7 +12,14 @@ def test_pages_are_not_there_before_publication(judged_campaign, client):  # noq
     assert f"/campaigns/{campaign.id}/" not in client.get("/").text
 
 
-def test_published_leaderboard_and_report_in_a_browser(judged_campaign, client, organiser, live_server, browser):  # noqa: F811
+def test_published_leaderboard_and_report_in_a_browser(
+    judged_campaign,  # noqa: F811
+    client,
+    organiser,
+    live_server,
+    browser,
+    tmp_path,
+):
     campaign, run_names, _, _ = judged_campaign
     evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
     wait_done(client, organiser, evaluation["id"])
@@ -39,7 +42,7 @@ def test_published_leaderboard_and_report_in_a_browser(judged_campaign, client, 
         assert {name for name, _ in shown} == set(run_names)
         twin = page.get_attribute("link[rel=alternate]", "href")
         assert client.get(twin).json()["rows"] == expected["rows"]
-        page.screenshot(path=str(SCREENSHOTS / "leaderboard.png"), full_page=True)
+        page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
         page.click("nav.measures a:text-is('P@10')")
         page.wait_for_url("**measure=P%4010")
         assert "sorted by P@10" in page.inner_text("p.muted")
@@ -51,6 +54,6 @@ def test_published_leaderboard_and_report_in_a_browser(judged_campaign, client, 
             headings
         )
         assert "relevant" in page.inner_text("section:has(h2:text-is('Judgements')) p")
-        page.screenshot(path=str(SCREENSHOTS / "report.png"), full_page=True)
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     finally:
         page.close()

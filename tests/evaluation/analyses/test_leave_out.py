@@ -17,13 +17,13 @@ from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.prepared_runs import prepare_runs
 from tests.evaluation.analyses.brute import mean_over_topics, random_collection, trec_order
 
-COVID = Path("/work/shared/data/trec-covid-round1")
+COVID = "trec-covid-round1"  # under the shared data folder (the shared_data fixture)
 
 
 @cache
-def covid():
+def covid(folder: Path):
     """Runs parsed by the product, plus the brute force's own view: text rows, groups, qrels text lines."""
-    run_paths = sorted((COVID / "runs").glob("*.gz"))
+    run_paths = sorted((folder / "runs").glob("*.gz"))
     runs = [read_run(p) for p in run_paths]
     rows = {}
     for path in run_paths:
@@ -33,9 +33,9 @@ def covid():
                 topic, _, doc, _, score, _ = line.split()
                 per_topic[topic].append((float(score), doc))
         rows[path.name[: -len(".gz")]] = per_topic
-    with open(COVID / "run_groups.tsv") as handle:
+    with open(folder / "run_groups.tsv") as handle:
         table = list(csv.DictReader(handle, delimiter="\t"))
-    lines = (COVID / "qrels.txt").read_text().splitlines()
+    lines = (folder / "qrels.txt").read_text().splitlines()
     return runs, rows, table, lines
 
 
@@ -76,8 +76,9 @@ def _pytrec_map(qrels_lines: list[str], rows, topics: list[str]) -> dict[str, fl
 
 
 @pytest.mark.parametrize("depth", [20, 1000])
-def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth):
-    runs, rows, table, lines = covid()
+def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, shared_data):
+    folder = shared_data / COVID
+    runs, rows, table, lines = covid(folder)
     team = {r["run"]: r["team"] for r in table}
     pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
     # brute force: which teams' pooled runs rank each (topic, doc) within `depth`
@@ -89,10 +90,10 @@ def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth):
     topics = sorted({line.split()[0] for line in lines})
     expected_full = _pytrec_map(lines, rows, topics)
 
-    groups = read_run_groups(COVID / "run_groups.tsv")
+    groups = read_run_groups(folder / "run_groups.tsv")
     names = [r.tag for r in runs]
     result = leave_out(
-        read_qrels(COVID / "qrels.txt"),
+        read_qrels(folder / "qrels.txt"),
         runs,
         units=groups.units(names, "group"),
         by="group",
@@ -114,10 +115,11 @@ def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth):
     assert 0.5 < result.tau_b <= 1.0
 
 
-def test_covid_pool_depth_is_exact_at_full_depth_and_matches_pytrec_eval_at_shallow_depths():
-    runs, rows, table, lines = covid()
+def test_covid_pool_depth_is_exact_at_full_depth_and_matches_pytrec_eval_at_shallow_depths(shared_data):
+    folder = shared_data / COVID
+    runs, rows, table, lines = covid(folder)
     pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
-    qrels = read_qrels(COVID / "qrels.txt")
+    qrels = read_qrels(folder / "qrels.txt")
     prepared = prepare_runs(runs)
     result = pool_depth(qrels, prepared, pooled=pooled, depths=[1, 5, 50, 1000])
     assert result.tau_b[-1] == pytest.approx(1.0)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -12,8 +10,6 @@ from app.evaluation.evaluator import evaluate_prepared
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.prepared_runs import prepare_runs
 from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
-
-AVS = Path("/work/shared/data/trecvid-avs-2021")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -58,10 +54,11 @@ def test_pool_depth_equals_a_brute_force_loop(measure, outside):
         assert result.tau_ap[-1] == pytest.approx(1.0)
 
 
-def test_pool_depth_on_stratified_qrels_cuts_the_unsampled_lines_too():
-    qrels = read_qrels(AVS / "avs.qrels.main.tv21")
+def test_pool_depth_on_stratified_qrels_cuts_the_unsampled_lines_too(shared_data):
+    avs = shared_data / "trecvid-avs-2021"
+    qrels = read_qrels(avs / "avs.qrels.main.tv21")
     assert qrels.stratified and (qrels.grades == -1).any()
-    runs = [read_run(p) for p in sorted((AVS / "runs").iterdir())]
+    runs = [read_run(p) for p in sorted((avs / "runs").iterdir())]
     names = [r.tag for r in runs]
     prepared = prepare_runs(runs)
     depths = [1, 10, 100]
