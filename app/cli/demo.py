@@ -298,7 +298,7 @@ cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 def demo_command(
     host: str | None = typer.Option(None, help="Interface to listen on (default from TRECPOOL_HOST)"),
     port: int | None = typer.Option(None, help="Port (default from TRECPOOL_PORT)"),
-    size: DemoSizeName = typer.Option(DemoSizeName.full, "--size", help="full (about a minute) or small (seconds)"),
+    size: DemoSizeName = typer.Option(DemoSizeName.full, "--size", help="full (about two minutes) or small (seconds)"),
     exit_after: bool = typer.Option(False, "--exit", help="Stop once the demo has run instead of serving on"),
 ) -> None:
     """Run the whole loop on a synthetic campaign, then keep serving its pages."""

@@ -26,7 +26,7 @@ def serve(
         False, "--demo", envvar="TRECPOOL_DEMO", help="Run the whole loop on a synthetic campaign once the server is up"
     ),
     demo_size: DemoSizeName = typer.Option(
-        DemoSizeName.full, "--demo-size", help="full (about a minute) or small (a few seconds, for smoke tests)"
+        DemoSizeName.full, "--demo-size", help="full (about two minutes) or small (a few seconds, for smoke tests)"
     ),
     host: str | None = typer.Option(None, help="Interface to listen on (default from TRECPOOL_HOST)"),
     port: int | None = typer.Option(None, help="Port (default from TRECPOOL_PORT)"),
