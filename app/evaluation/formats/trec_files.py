@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gzip
 import math
+import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 from xml.parsers import expat
 
 import numpy as np
@@ -32,6 +35,8 @@ __all__ = [
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
 _RUN_COLUMNS = "topic Q0 docno rank score tag"
+_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+B = TypeVar("B", bytes, str)
 _MAX_HASHED = 256  # docnos up to this many code points are hashed as fixed-width arrays
 _PAIR_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
@@ -55,9 +60,30 @@ class _Errors:
 
 
 def read_bytes(path: str | Path) -> bytes:
-    """The bytes of a file, gunzipped if it is gzip-compressed."""
+    """The bytes of a file, gunzipped if it is gzip-compressed, without a leading byte-order mark.
+
+    A truncated or corrupt gzip file is a FormatError naming the file, not a traceback.
+    """
     raw = Path(path).read_bytes()
-    return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise FormatError([(0, f"not a complete gzip file ({exc})")], source=str(path)) from None
+    return _without_bom(raw)
+
+
+def _without_bom(data: B) -> B:
+    """`data` without a leading UTF-8 byte-order mark: some editors add one, and it would become part of the first
+    topic (trec_eval then silently finds no such topic)."""
+    if isinstance(data, str):
+        return data[1:] if data.startswith("\ufeff") else data  # type: ignore[return-value]
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data  # type: ignore[return-value]
+
+
+def _without_comments(text: str) -> str:
+    """Qrels text with `#` comment lines emptied (trec_eval skips them); line numbers stay as they were."""
+    return _COMMENT_LINE.sub("", text) if "#" in text else text
 
 
 def _as_bytes(data: bytes | str) -> bytes:
@@ -154,6 +180,7 @@ def parse_trec_run(data: bytes | str, *, max_errors: int = 50, source: str = "ru
     it declines (a bad line, a repeated docno, an odd width) goes through the line-by-line pass that names every
     problem with its line number. Tests compare both with a plain list-based reference.
     """
+    data = _without_bom(data)
     columns = split_columns(data, 6, source=source)
     table = _run_from_columns(columns) if columns is not None else None
     if table is not None:
@@ -413,7 +440,7 @@ def parse_sample_eval_qrels(data: bytes | str, *, max_errors: int = 50, source: 
 
 def parse_qrels(data: bytes | str, *, max_errors: int = 50, source: str = "qrels") -> Qrels:
     """Parse qrels of either kind, choosing by the column count of the first non-blank line."""
-    text = decode_utf8(data, source=source)
+    text = _without_comments(decode_utf8(_without_bom(data), source=source))
     first = next((line.split() for line in text.split("\n") if line.strip()), [])
     width = 5 if len(first) == 5 else 4
     return _parse_qrels(text, width, max_errors=max_errors, source=source)
@@ -426,8 +453,11 @@ def read_qrels(path: str | Path, *, max_errors: int = 50) -> Qrels:
 
 def _parse_qrels(data: bytes | str, width: int, *, max_errors: int, source: str) -> Qrels:
     """Parse 4-column (TREC) or 5-column (sample_eval) qrels."""
-    text = decode_utf8(data, source=source)
-    fast = _fast_columns(text, _as_bytes(data), width)
+    text = decode_utf8(_without_bom(data), source=source)
+    uncommented = _without_comments(text)
+    if uncommented is not text:
+        text = data = uncommented
+    fast = _fast_columns(text, _as_bytes(_without_bom(data)), width)
     if fast is not None:
         columns, lines = fast
         topics, docs = columns[0], columns[2]

@@ -158,6 +158,8 @@ def reciprocal_rank(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """RR: 1 / rank of the first relevant doc (0 if none); @k looks at the top k only."""
     depth = lists.depth if k is None else min(k, lists.depth)
     hit = lists.relevant[:, :, :depth]
+    if depth == 0:  # no run answers any judged topic: nothing retrieved, RR 0 (trec_eval prints zeros)
+        return np.zeros(hit.shape[:2])
     first = np.argmax(hit, axis=2)
     return np.where(hit.any(axis=2), 1.0 / (first + 1.0), 0.0)
 
