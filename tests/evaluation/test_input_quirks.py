@@ -82,3 +82,21 @@ def test_the_eval_command_prints_zeros_or_one_error_line(tmp_path):
     result = CliRunner().invoke(cli, ["eval", "-m", "AP", str(tmp_path / "q"), str(tmp_path / "cut.gz")])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.stderr.strip().startswith("error: ") and "not a complete gzip file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ("1 Q0 d1 1 1_5 r\n1 Q0 d2 2 1.2 r\n", "line 1: score '1_5'"),  # float() would read 15, C's atof 1
+        ("1 Q0 d1 1 0.9 r\n1 Q0 d2 2 2_0e-1 r\n", "line 2: score '2_0e-1'"),
+        ("1 Q0 d1 1_0 0.9 r\n", "line 1: rank '1_0'"),
+    ],
+)
+def test_digit_separators_are_refused_not_read_as_python_would(run, message):
+    with pytest.raises(FormatError, match=message):
+        parse_trec_run(run)
+
+
+def test_a_grade_with_a_digit_separator_is_refused():
+    with pytest.raises(FormatError, match="line 2: grade '1_0'"):
+        parse_trec_qrels("1 0 d1 1\n1 0 d2 1_0\n")

@@ -139,8 +139,8 @@ def parse_floats(codes: np.ndarray | None) -> np.ndarray | None:
     """float64 values of a column of numbers exactly as Python's float() reads them, or None if one is not a number.
 
     Plain decimals with at most 15 digits are computed as m / 10**k (exact: both are doubles and IEEE division rounds
-    correctly, like float()); other tokens (exponents, long mantissas, inf, underscores) go through numpy's string
-    cast, which calls float() itself.
+    correctly, like float()); other tokens (exponents, long mantissas, inf) go through numpy's string cast, which calls
+    float() itself; a token with an underscore (a digit separator to float(), not to C's atof) gives None.
     """
     scan = _scan(codes, _DIGITS_EXACT)
     if scan is None:
@@ -152,6 +152,8 @@ def parse_floats(codes: np.ndarray | None) -> np.ndarray | None:
     values = np.where(negative, -quotient, quotient)
     rest = ~simple
     if rest.any():
+        if (codes[rest] == ord("_")).any():  # float() reads 1_5 as 15.0, C's atof as 1.0: let the caller refuse it
+            return None
         try:
             values[rest] = as_unicode(codes[rest]).astype(np.float64)
         except (ValueError, OverflowError):

@@ -120,6 +120,8 @@ def _fast_columns(text: str, raw: bytes, width: int) -> tuple[list[list[str]], n
 
 def _ints(column: list[str]) -> np.ndarray | None:
     """An int64 array of the column, or None if some value is not an integer."""
+    if "_" in "".join(column):  # int() reads 1_5 as 15, C's atoi as 1: refuse rather than guess
+        return None
     try:
         return np.fromiter(map(int, column), dtype=np.int64, count=len(column))
     except (ValueError, OverflowError):
@@ -128,6 +130,8 @@ def _ints(column: list[str]) -> np.ndarray | None:
 
 def _finite_floats(column: list[str]) -> np.ndarray | None:
     """A float64 array of the column, or None if some value is not a finite number."""
+    if "_" in "".join(column):  # float() reads 1_5 as 15.0, C's atof (trec_eval) as 1.0: refuse rather than guess
+        return None
     try:
         values = np.fromiter(map(float, column), dtype=np.float64, count=len(column))
     except ValueError:
@@ -148,7 +152,9 @@ def _str_array(column: list[str]) -> np.ndarray:
 
 
 def _parse_int(token: str) -> int | None:
-    """The integer in `token` if it fits int64, or None."""
+    """The integer in `token` if it fits int64, or None (digit separators such as 1_5 are not read)."""
+    if "_" in token:
+        return None
     try:
         value = int(token)
     except ValueError:
@@ -157,7 +163,9 @@ def _parse_int(token: str) -> int | None:
 
 
 def _parse_finite(token: str) -> float | None:
-    """The finite float in `token`, or None."""
+    """The finite float in `token`, or None (digit separators such as 1_5 are not read)."""
+    if "_" in token:
+        return None
     try:
         value = float(token)
     except ValueError:
