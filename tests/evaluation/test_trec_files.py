@@ -106,10 +106,23 @@ def test_trecvid_xml_errors() -> None:
     assert "not well-formed" in errors_of(parse_trecvid_xml, XML.replace(b"</videoAdhocSearchResults>", b""))[0][1]
 
 
+def test_trecvid_xml_with_nists_doctype_line_is_read_without_fetching_the_dtd() -> None:
+    dtd = b'<!DOCTYPE videoAdhocSearchResults SYSTEM "https://www-nlpir.nist.gov/dtds/videoAdhocSearchResults.dtd">\n'
+    with_doctype = XML.replace(b"?>\n", b"?>\n" + dtd, 1)
+    table, attributes = parse_trecvid_xml(with_doctype)
+    plain, _ = parse_trecvid_xml(XML)
+    assert table.docs.tolist() == plain.docs.tolist() and table.lines.tolist() == (plain.lines + 1).tolist()
+    assert attributes["pid"] == "TEAM"
+    local = XML.replace(b"?>\n", b'?>\n<!DOCTYPE videoAdhocSearchResults SYSTEM "file:///etc/passwd">\n', 1)
+    assert parse_trecvid_xml(local)[0].docs.tolist() == plain.docs.tolist()  # named, never read
+
+
 def test_trecvid_xml_refuses_entities() -> None:
     evil = b'<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n<x>&e;</x>\n'
     errors = errors_of(parse_trecvid_xml, evil)
     assert "DTD" in errors[0][1]
+    subset = b'<?xml version="1.0"?>\n<!DOCTYPE x SYSTEM "a.dtd" [<!ELEMENT x ANY>]>\n<x/>\n'
+    assert "DTD" in errors_of(parse_trecvid_xml, subset)[0][1]
 
 
 def test_trec_qrels_with_odd_iterations_and_spaces() -> None:
