@@ -18,6 +18,9 @@ from psycopg import sql
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
+from app.evaluation.errors import MeasureError
+from app.evaluation.measures.registry import resolve
+from app.evaluation.moments import parse_moment_measure
 from app.evaluation.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
@@ -165,6 +168,20 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
         if run_id in run_index:
             values[run_index[run_id], measure_index[shown], [topic_index[t] for t in names]] = numbers
     return ScoreTable(runs, teams, measures, topics, values, means)
+
+
+def measure_name(name: str | None) -> str | None:
+    """The stored name of a measure asked for in any spelling the CLI accepts (`map` -> AP, `P_10` -> P@10)."""
+    if name is None:
+        return None
+    try:
+        return resolve(name).name
+    except MeasureError:
+        pass
+    try:
+        return parse_moment_measure(name).name
+    except MeasureError:
+        return name  # unknown: the board names the measures it has
 
 
 def default_measure(campaign: Campaign, measures: list[str]) -> str:
@@ -340,6 +357,7 @@ def live_significance(
     seed: int = 0,
 ) -> dict[str, object]:
     """Significance groups of the current evaluation's top runs passing the filters (organisers only)."""
+    measure = measure_name(measure)
     campaign = get_organised(session, principal, campaign_id)
     evaluation = finished_evaluation(session, campaign_id, None)
     measure = measure or default_measure(campaign, list(evaluation.measures["names"]))
@@ -362,6 +380,7 @@ def live_leaderboard(
     filters: Filters = Filters(),
 ) -> dict[str, object]:
     """The current leaderboard for organisers; for a team what its campaign's `team_results` allows."""
+    measure = measure_name(measure)
     campaign = get_campaign(session, principal, campaign_id)
     if principal.role is Role.assessor:
         raise Forbidden("assessors do not see scores")
@@ -541,6 +560,7 @@ def published_leaderboard(
     session: Session, campaign_id: int, measure: str | None, filters: Filters
 ) -> dict[str, object]:
     """A published leaderboard, for anyone, built and filtered by the same rule as the live one."""
+    measure = measure_name(measure)
     _, head, table = _published_table(session, campaign_id, measure)
     return board_document(_head(head), table, measure or head["default_measure"], filters, published=True)
 
