@@ -426,7 +426,18 @@ class QrelsEntry(Base):
     grade: Mapped[int] = mapped_column(Integer)
 
 
-class Evaluation(Base):
+class JobState:
+    """The bookkeeping a durable job row carries (evaluations, analyses): tries, cancel, its queue job, liveness."""
+
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    queue_job_id: Mapped[int | None] = mapped_column(BigInteger)  # the procrastinate job that runs it
+    worker: Mapped[str | None] = mapped_column(String(200))  # host:pid of the worker running (or last running) it
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Evaluation(JobState, Base):
     """A bulk evaluation job of a campaign's runs against one qrels version."""
 
     __tablename__ = "evaluations"
@@ -440,12 +451,6 @@ class Evaluation(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
-    queue_job_id: Mapped[int | None] = mapped_column(BigInteger)  # the procrastinate job that runs it
-    worker: Mapped[str | None] = mapped_column(String(200))  # host:pid of the worker running (or last running) it
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Score(Base):
@@ -485,7 +490,7 @@ class LeaderboardSnapshot(Base):
     published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
-class AnalysisJob(Base):
+class AnalysisJob(JobState, Base):
     """A background analysis (pool depth, leave-one-out, stability...) and its result."""
 
     __tablename__ = "analysis_jobs"
@@ -500,12 +505,6 @@ class AnalysisJob(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
-    queue_job_id: Mapped[int | None] = mapped_column(BigInteger)  # the procrastinate job that runs it
-    worker: Mapped[str | None] = mapped_column(String(200))  # host:pid of the worker running (or last running) it
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Blob(Base):

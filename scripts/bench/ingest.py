@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 import numpy as np
-import uvicorn
 from sqlalchemy import Double, Integer, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from serving import serve_in_thread  # noqa: E402
 
 from app.config import Settings  # noqa: E402
 from app.server import create_app  # noqa: E402
@@ -92,13 +91,6 @@ def make_run(rng: np.random.Generator, tag: str) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def free_port() -> int:
-    """An unused local TCP port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def main() -> None:
     """Run both timings and print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -110,18 +102,12 @@ def main() -> None:
     sessions = make_session_factory(engine)
     with session_scope(sessions) as session:
         token = create_token(session, Role.organiser, label="bench")
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(Settings(database_url=url), sessions), port=port, log_level="warning")
-    )
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
+    base, server = serve_in_thread(create_app(Settings(database_url=url), sessions))
     headers = {"Authorization": f"Bearer {token}"}
     rng = np.random.default_rng(42)
     files = [make_run(rng, f"bench{i}") for i in range(args.runs)]
     n_lines = args.runs * N_TOPICS * DEPTH
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=120) as http:
+    with httpx.Client(base_url=base, headers=headers, timeout=120) as http:
         campaign = http.post(
             "/api/campaigns",
             json={"name": f"bench-{time.time_ns()}", "task_kind": "shots", "max_runs_per_team": args.runs + 1},

@@ -23,7 +23,6 @@ import argparse
 import multiprocessing
 import os
 import random
-import socket
 import sys
 import tempfile
 import threading
@@ -33,18 +32,12 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from serving import free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 SHOTS_PER_VIDEO, N_VIDEOS = 50, 400
 VERDICTS = ("relevant", "not_relevant", "not_relevant", "not_relevant", "unsure")
-
-
-def free_port() -> int:
-    """An unused loopback TCP port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve(url: str, port: int) -> None:
@@ -346,8 +339,12 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=32, help="pool depth (8 runs x depth 32: ~190 items per topic)")
     parser.add_argument("--seconds", type=float, default=60, help="how long the assessors judge at most")
     parser.add_argument("--items", type=int, default=400, help="items per assessor at most")
-    parser.add_argument("--think-ms", type=float, default=2000,
-                        help="mean pause before each verdict, as a person takes (0: stress test)")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=2000,
+        help="mean pause before each verdict, as a person takes (0: stress test)",
+    )
     parser.add_argument("--warmup", type=float, default=5, help="seconds of calls left out of the percentiles")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--with-load", action="store_true", help="judge again under upload and evaluation load")
@@ -396,6 +393,7 @@ def main() -> None:
         print("== while 200,000-line runs upload and evaluations run ==")
         print(load.summary())
         report(loaded, args, target_ms=100)
+
 
 if __name__ == "__main__":
     main()

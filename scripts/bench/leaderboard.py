@@ -16,20 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import sys
 import tempfile
-import threading
 import time
 import zlib
 from pathlib import Path
 
 import httpx
 import numpy as np
-import uvicorn
 from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from serving import serve_in_thread  # noqa: E402
 
 from app.config import Settings  # noqa: E402
 from app.evaluation.measures.registry import default_measures  # noqa: E402
@@ -52,13 +51,6 @@ from app.storage.models import (  # noqa: E402
     Team,
     Topic,
 )
-
-
-def free_port() -> int:
-    """An unused local TCP port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def fill(sessions, n_runs: int, n_topics: int, n_measures: int) -> tuple[int, int, float]:  # type: ignore[no-untyped-def]
@@ -143,15 +135,9 @@ def main() -> None:
         token = create_token(session, Role.organiser, label="bench")
         team_id = session.scalar(select(Team.id).where(Team.campaign_id == campaign_id).order_by(Team.id).limit(1))
         team_token = create_token(session, Role.team, label="bench", campaign_id=campaign_id, team_id=team_id)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(Settings(database_url=url), sessions), port=port, log_level="warning")
-    )
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
+    base, server = serve_in_thread(create_app(Settings(database_url=url), sessions))
     new, new_inside, old = [], [], []
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}) as http:
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as http:
         path = f"/api/campaigns/{campaign_id}/leaderboard"
         first = http.get(path)
         first.raise_for_status()
