@@ -10,9 +10,8 @@ from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session
 
 from app.api.throttle import FailureThrottle
-from app.services.auth import Principal, authenticate
+from app.services.auth import Principal, authenticate_actor
 from app.services.errors import Forbidden, Unauthenticated
-from app.storage.audit import set_actor
 from app.storage.models import Role
 
 _throttle_lock = threading.Lock()
@@ -79,11 +78,10 @@ def role(*roles: Role) -> Any:
         request: Request, session: SessionDep, authorization: Annotated[str | None, Header()] = None
     ) -> Principal:
         principal: Principal = checked_credential(
-            request, bearer_token(authorization), lambda token: authenticate(session, token)
+            request, bearer_token(authorization), lambda token: authenticate_actor(session, token)
         )
         if principal.role not in roles:
             raise Forbidden(f"this endpoint is for {' or '.join(r.value for r in roles)} tokens")
-        set_actor(session, principal.actor())
         return principal
 
     setattr(check, ROLE_MARKER, tuple(r.value for r in roles))

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.services.errors import Forbidden, NotFound, Unauthenticated
-from app.storage.audit import actor_of
+from app.storage.audit import actor_of, actor_setting, remember_actor
 from app.storage.models import ApiToken, Assessor, Role, Team
 
 TOKEN_PREFIX = "tp_"
@@ -118,7 +118,32 @@ def authenticate(session: Session, token: str | None) -> Principal:
     """The principal of a bearer token, or Unauthenticated."""
     if not token:
         raise Unauthenticated("missing bearer token (Authorization: Bearer <token>)")
-    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+    return _principal(session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token))))
+
+
+def authenticate_actor(session: Session, token: str | None) -> Principal:
+    """The principal of a bearer token, made the audit actor of the session's changes, in one round trip."""
+    if not token:
+        raise Unauthenticated("missing bearer token (Authorization: Bearer <token>)")
+    actor = func.jsonb_strip_nulls(
+        func.jsonb_build_object(
+            "kind", "token",
+            "token_id", ApiToken.id,
+            "role", ApiToken.role,
+            "campaign_id", ApiToken.campaign_id,
+            "team_id", ApiToken.team_id,
+            "assessor_id", ApiToken.assessor_id,
+        )
+    )  # fmt: skip
+    query = select(ApiToken, actor_setting(actor)).where(ApiToken.token_hash == hash_token(token))
+    row = session.execute(query).first()
+    principal = _principal(row[0] if row is not None else None)
+    remember_actor(session, principal.actor())
+    return principal
+
+
+def _principal(row: ApiToken | None) -> Principal:
+    """The principal of a token row, or Unauthenticated if there is none or it is revoked or expired."""
     if row is None:
         raise Unauthenticated("invalid token")
     if row.revoked_at is not None:

@@ -79,8 +79,11 @@ def has_collection(session: Session, campaign_id: int) -> bool:
 
 def media_url(campaign: Campaign, item: CollectionItem) -> str | None:
     """The media URL of a shot from the campaign's template."""
-    if not campaign.media_url_template:
+    return format_media_url(campaign.media_url_template, item.shot_id, item.video_id, item.start, item.end)
+
+
+def format_media_url(template: str | None, shot_id: str, video_id: str, start: float, end: float) -> str | None:
+    """A media URL template filled in for one shot (None without a template)."""
+    if not template:
         return None
-    return campaign.media_url_template.format(
-        shot_id=item.shot_id, video_id=item.video_id, start=item.start, end=item.end
-    )
+    return template.format(shot_id=shot_id, video_id=video_id, start=start, end=end)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from app.services.auth import Principal
-from app.services.collection import media_url
+from app.services.collection import format_media_url
 from app.services.errors import Conflict, Forbidden, NotFound
 from app.services.pools import current_pool, get_pool
 from app.storage.models import (
     Assessor,
     Assignment,
-    Campaign,
-    CollectionItem,
     Judgement,
     JudgementChange,
     JudgingTask,
@@ -31,11 +30,14 @@ GRADES = {Verdict.relevant: 1, Verdict.not_relevant: 0, Verdict.unsure: None}
 # Claiming the next task, cheapest first (later rounds only of topics assigned to the caller, never the caller's own
 # first-round items); each query walks an index in judging order and stops at the first
 # free task (SKIP LOCKED lets concurrent assessors pass over each other's candidates).
-_OWN_LEASE = text(
+# The first query also finds the campaign's current pool (the newest), in the same round trip.
+_POOL_AND_OWN_LEASE = text(
     """
-    SELECT t.id FROM judging_tasks t
-    WHERE t.leased_to = :me AND t.done_at IS NULL
-    ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED
+    SELECT
+      (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool,
+      (SELECT t.id FROM judging_tasks t
+       WHERE t.leased_to = :me AND t.done_at IS NULL
+       ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) AS task
     """
 )
 _FIRST_ROUND = text(
@@ -63,13 +65,6 @@ _LATER_ROUNDS = text(
     LIMIT 1 FOR UPDATE OF t SKIP LOCKED
     """
 )
-_LEASE = text(
-    """
-    UPDATE judging_tasks
-    SET leased_to = :me, leased_at = now(), lease_expires_at = now() + make_interval(secs => :lease)
-    WHERE id = :task
-    """
-)
 
 
 @dataclass(frozen=True)
@@ -94,47 +89,98 @@ def _assessor(principal: Principal) -> int:
     return principal.assessor_id
 
 
-def _view(session: Session, task: JudgingTask, verdict: Verdict | None = None) -> TaskView:
-    """The blind view of a task."""
-    item = session.get(PoolItem, task.pool_item_id)
-    assert item is not None
-    topic = session.get(Topic, item.topic_id)
-    assert topic is not None
-    campaign = session.get(Campaign, topic.campaign_id)
-    assert campaign is not None
-    shot = session.get(CollectionItem, (campaign.id, item.docno))
+# The blind view of one task, in one round trip: the task's topic and shot, with the campaign's media template.
+_VIEW_COLUMNS = """
+    t.id AS task_id, tp.number AS topic, tp.title AS topic_title, i.docno AS shot_id,
+    ci.video_id, ci.start, ci."end", c.media_url_template
+"""
+_VIEW_JOINS = """
+    JOIN pool_items i ON i.id = t.pool_item_id
+    JOIN topics tp ON tp.id = i.topic_id
+    JOIN campaigns c ON c.id = tp.campaign_id
+    LEFT JOIN collection_items ci ON ci.campaign_id = c.id AND ci.shot_id = i.docno
+"""
+_VIEW = text(f"SELECT {_VIEW_COLUMNS} FROM judging_tasks t {_VIEW_JOINS} WHERE t.id = :task")
+# Leasing a task and reading its view, in one round trip.
+_LEASE_AND_VIEW = text(
+    f"""
+    WITH t AS (
+        UPDATE judging_tasks
+        SET leased_to = :me, leased_at = now(), lease_expires_at = now() + make_interval(secs => :lease)
+        WHERE id = :task
+        RETURNING id, pool_item_id
+    )
+    SELECT {_VIEW_COLUMNS} FROM t {_VIEW_JOINS}
+    """
+)
+# A task, locked, with the judgement already made in its round (if any).
+_TASK_FOR_VERDICT = text(
+    """
+    SELECT t.id, t.pool_item_id, t.round, t.leased_to, t.leased_at, j.id AS judgement_id, j.assessor_id
+    FROM judging_tasks t
+    LEFT JOIN judgements j ON j.pool_item_id = t.pool_item_id AND j.round = t.round
+    WHERE t.id = :task
+    FOR UPDATE OF t
+    """
+)
+# A first verdict: the judgement, its change record and the finished task, then the view, in one round trip.
+_FIRST_VERDICT = text(
+    f"""
+    WITH j AS (
+        INSERT INTO judgements (pool_item_id, assessor_id, round, verdict, grade, seconds_spent, created_at, updated_at)
+        VALUES (:item, :me, :round, CAST(:verdict AS verdict), :grade, :seconds, now(), now())
+        RETURNING id
+    ), c AS (
+        INSERT INTO judgement_changes (judgement_id, changed_by, old_verdict, new_verdict)
+        SELECT id, :me, NULL, CAST(:verdict AS verdict) FROM j
+    ), t AS (
+        UPDATE judging_tasks SET done_at = now(), leased_to = NULL, lease_expires_at = NULL
+        WHERE id = :task
+        RETURNING id, pool_item_id
+    )
+    SELECT {_VIEW_COLUMNS} FROM t {_VIEW_JOINS}
+    """
+)
+
+
+def _task_view(row: Any, verdict: Verdict | None = None) -> TaskView:
+    """The blind view of a task from a row of `_VIEW_COLUMNS`."""
+    has_shot = row.video_id is not None
     return TaskView(
-        task_id=task.id,
-        topic=topic.number,
-        topic_title=topic.title,
-        shot_id=item.docno,
-        video_id=shot.video_id if shot else None,
-        start=shot.start if shot else None,
-        end=shot.end if shot else None,
-        media_url=media_url(campaign, shot) if shot else None,
+        task_id=row.task_id,
+        topic=row.topic,
+        topic_title=row.topic_title,
+        shot_id=row.shot_id,
+        video_id=row.video_id,
+        start=row.start,
+        end=row.end,
+        media_url=format_media_url(row.media_url_template, row.shot_id, row.video_id, row.start, row.end)
+        if has_shot
+        else None,
         verdict=verdict,
     )
+
+
+def _view(session: Session, task_id: int, verdict: Verdict | None = None) -> TaskView:
+    """The blind view of a task."""
+    return _task_view(session.execute(_VIEW, {"task": task_id}).one(), verdict)
 
 
 def next_task(session: Session, principal: Principal, *, lease_seconds: float) -> TaskView | None:
     """Lease the assessor's next item (its current lease first); None when nothing is left."""
     me = _assessor(principal)
     assert principal.campaign_id is not None
-    pool = current_pool(session, principal.campaign_id)
-    if pool is None:
+    pool_id, task_id = session.execute(_POOL_AND_OWN_LEASE, {"campaign": principal.campaign_id, "me": me}).one()
+    if pool_id is None:
         return None
-    params = {"pool": pool.id, "me": me}
-    task_id = None
-    for query in (_OWN_LEASE, _FIRST_ROUND, _LATER_ROUNDS):
-        task_id = session.execute(query, params).scalar()
+    for query in (_FIRST_ROUND, _LATER_ROUNDS):
         if task_id is not None:
             break
+        task_id = session.execute(query, {"pool": pool_id, "me": me}).scalar()
     if task_id is None:
         return None
-    session.execute(_LEASE, {"me": me, "task": task_id, "lease": lease_seconds})
-    task = session.get(JudgingTask, task_id)
-    assert task is not None
-    return _view(session, task)
+    row = session.execute(_LEASE_AND_VIEW, {"me": me, "task": task_id, "lease": lease_seconds}).one()
+    return _task_view(row)
 
 
 def _now() -> datetime:
@@ -147,15 +193,14 @@ def judge(
 ) -> TaskView:
     """Record a verdict on a leased task, or change the caller's own earlier verdict on it."""
     me = _assessor(principal)
-    task = session.get(JudgingTask, task_id, with_for_update=True)
+    task = session.execute(_TASK_FOR_VERDICT, {"task": task_id}).one_or_none()
     if task is None:
         raise NotFound(f"item {task_id} not found")
-    current = session.scalar(
-        select(Judgement).where(Judgement.pool_item_id == task.pool_item_id, Judgement.round == task.round)
-    )
-    if current is not None:
-        if current.assessor_id != me:
+    if task.judgement_id is not None:
+        if task.assessor_id != me:
             raise NotFound(f"item {task_id} not found")
+        current = session.get(Judgement, task.judgement_id)
+        assert current is not None
         if current.verdict is not verdict:
             session.add(
                 JudgementChange(
@@ -164,28 +209,21 @@ def judge(
             )
             current.verdict, current.grade, current.updated_at = verdict, GRADES[verdict], _now()
         session.flush()
-        return _view(session, task, verdict)
+        return _view(session, task.id, verdict)
     if task.leased_to != me:
         raise Conflict(f"item {task_id} is not leased to you (the lease may have expired); ask for the next item")
-    now = _now()
     if seconds_spent is None and task.leased_at is not None:
-        seconds_spent = (now - task.leased_at).total_seconds()
-    judgement = Judgement(
-        pool_item_id=task.pool_item_id,
-        assessor_id=me,
-        round=task.round,
-        verdict=verdict,
-        grade=GRADES[verdict],
-        seconds_spent=seconds_spent,
-        created_at=now,
-        updated_at=now,
-    )
-    session.add(judgement)
-    session.flush()
-    session.add(JudgementChange(judgement_id=judgement.id, changed_by=me, old_verdict=None, new_verdict=verdict))
-    task.done_at, task.leased_to, task.lease_expires_at = now, None, None
-    session.flush()
-    return _view(session, task, verdict)
+        seconds_spent = (_now() - task.leased_at).total_seconds()
+    params = {
+        "task": task.id,
+        "item": task.pool_item_id,
+        "round": task.round,
+        "me": me,
+        "verdict": verdict.value,
+        "grade": GRADES[verdict],
+        "seconds": seconds_spent,
+    }
+    return _task_view(session.execute(_FIRST_VERDICT, params).one(), verdict)
 
 
 def own_task(session: Session, principal: Principal, task_id: int) -> TaskView:
@@ -199,7 +237,7 @@ def own_task(session: Session, principal: Principal, task_id: int) -> TaskView:
         )
     if task is None or judgement is None or judgement.assessor_id != me:
         raise NotFound(f"item {task_id} not found")
-    return _view(session, task, judgement.verdict)
+    return _view(session, task.id, judgement.verdict)
 
 
 def own_history(session: Session, principal: Principal, limit: int = 50) -> list[int]:

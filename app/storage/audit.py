@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, event, text
+from sqlalchemy import ColumnElement, Connection, Text, cast, event, func, text
 from sqlalchemy.orm import Session, SessionTransaction
 
 ACTOR_KEY = "actor"
@@ -41,9 +41,19 @@ def actor_of(kind: str, **fields: Any) -> dict[str, Any]:
 
 def set_actor(session: Session, actor: dict[str, Any]) -> None:
     """Record `actor` as the author of every change this session makes from now on."""
-    session.info[ACTOR_KEY] = actor
+    remember_actor(session, actor)
     if session.in_transaction():
         session.execute(SET_ACTOR, {"actor": json.dumps(actor)})
+
+
+def remember_actor(session: Session, actor: dict[str, Any]) -> None:
+    """Name `actor` for the session's later transactions (the current one names it with `actor_setting`)."""
+    session.info[ACTOR_KEY] = actor
+
+
+def actor_setting(actor: ColumnElement[Any]) -> ColumnElement[str]:
+    """A SQL expression naming the JSON `actor` the actor of the current transaction, to select in a query."""
+    return func.set_config("trecpool.actor", cast(actor, Text), True)
 
 
 @event.listens_for(Session, "after_begin")
