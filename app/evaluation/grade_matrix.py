@@ -30,6 +30,7 @@ class JudgedTopics:
     pooled: np.ndarray | None  # int64 [n_topic, n_strata] N_c
     judged: np.ndarray | None  # int64 [n_topic, n_strata] n_c
     relevant: np.ndarray | None  # int64 [n_topic, n_strata] r_c
+    relevant_by_grade: dict[int, np.ndarray] | None = None  # grade >= 1 -> int64 [n_topic, n_strata] (sample_eval)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]
     order = np.argsort(topic_index, kind="stable")
     split = np.cumsum(np.bincount(topic_index, minlength=n_topic))[:-1]
     per_topic = np.split(grades[order], split)
-    strata_labels = pooled = judged = relevant = None
+    strata_labels = pooled = judged = relevant = by_grade = None
     stratum_index = np.full(len(grades), -1, dtype=np.int64)
     if qrels.strata is not None:
         strata_labels, stratum_index = np.unique(np.asarray(qrels.strata, dtype=np.int64), return_inverse=True)
@@ -69,6 +70,10 @@ def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]
         pooled = np.bincount(cell, minlength=size).reshape(shape)
         judged = np.bincount(cell, weights=grades >= 0, minlength=size).astype(np.int64).reshape(shape)
         relevant = np.bincount(cell, weights=grades >= 1, minlength=size).astype(np.int64).reshape(shape)
+        by_grade = {
+            int(g): np.bincount(cell, weights=grades == g, minlength=size).astype(np.int64).reshape(shape)
+            for g in np.unique(grades[grades >= 1])
+        }
     summary = JudgedTopics(
         topics=topics.tolist(),
         grades=per_topic,
@@ -78,6 +83,7 @@ def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]
         pooled=pooled,
         judged=judged,
         relevant=relevant,
+        relevant_by_grade=by_grade,
     )
     return summary, topic_index, stratum_index
 

@@ -1,7 +1,15 @@
-"""Inferred measures over incomplete judgements: trec_eval's infAP and NIST sample_eval.pl's stratified estimates."""
+"""Inferred measures over incomplete judgements: trec_eval's infAP and NIST sample_eval.pl's stratified estimates.
+
+The sample_eval.pl measures follow the script's arithmetic step for step, not only its formulas: the strata are
+visited in the script's order (labels sorted as strings), every sum is taken in its order, each quotient is formed
+as it forms it and its constants are its literals, so the values are the script's own doubles (its 12-decimal
+output is reproduced byte for byte, sample_eval_output.py). Logarithms come from the C library (`math.log`, as
+Perl's `log`), never numpy's, whose vectorised log differs from it in the last bit for some arguments.
+"""
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 import numpy as np
@@ -10,6 +18,7 @@ from app.evaluation.errors import MeasureError
 from app.evaluation.measures.trec import RELEVANCE_LEVEL, RankedLists, _safe_divide
 
 INFAP_EPSILON = 1e-5  # trec_eval's and sample_eval.pl's smoothing of the relevant fraction above a rank
+SAMPLED_EPSILON = 3e-5  # sample_eval.pl's literal 0.00003 in the denominator (3 * 1e-5 is one ulp larger)
 UNJUDGED = -1  # qrels grade of a pooled doc that was not judged
 
 
@@ -44,30 +53,40 @@ class _Strata:
         self.judged_total = judged.judged.astype(np.float64)  # n_c
         self.relevant_total = judged.relevant.astype(np.float64)  # r_c
         self.n_strata = self.pooled_total.shape[1]
+        labels = [] if judged.strata is None else [str(label) for label in judged.strata.tolist()]
+        self.order = sorted(range(self.n_strata), key=labels.__getitem__)  # sample_eval.pl's `sort keys`
 
-    @cached_property
-    def inverse_rate(self) -> np.ndarray:
-        """N_c / n_c [topic, c] (0 where nothing was judged)."""
-        return _safe_divide(self.pooled_total, self.judged_total)
+    def estimate(self, count: np.ndarray) -> np.ndarray:
+        """sum_c count_c N_c / n_c over the strata with judged docs, per topic [topic] (counts [topic, c])."""
+        total = np.zeros(self.pooled_total.shape[0])
+        for c in self.order:
+            total = total + _safe_divide(count[:, c] * self.pooled_total[:, c], self.judged_total[:, c])
+        return total
 
     @cached_property
     def r_hat(self) -> np.ndarray:
         """Estimated relevant docs per topic: sum_c r_c N_c / n_c. [1, topic]"""
-        return np.sum(self.relevant_total * self.inverse_rate, axis=1)[None, :]
+        return self.estimate(self.relevant_total)[None, :]
+
+    @cached_property
+    def own(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each position's own (pooled, judged, relevant) flags per stratum, each bool [c, run, topic, position]."""
+        strata = self.matrix.strata
+        grades = self.matrix.grades
+        pooled = np.stack([strata == c for c in range(self.n_strata)])
+        return pooled, pooled & (grades >= 0), pooled & (grades >= RELEVANCE_LEVEL)
 
     @cached_property
     def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Inclusive cumulative (pooled d_c, judged s_c, relevant rho_c), each float [c, run, topic, position]."""
-        strata = self.matrix.strata
-        grades = self.matrix.grades
-        pooled = np.stack([strata == c for c in range(self.n_strata)])
-        judged = pooled & (grades >= 0)
-        relevant = pooled & (grades >= RELEVANCE_LEVEL)
-        return tuple(np.cumsum(a, axis=3, dtype=np.int64).astype(np.float64) for a in (pooled, judged, relevant))
+        return tuple(np.cumsum(a, axis=3, dtype=np.int64).astype(np.float64) for a in self.own)
 
     def estimated_relevant(self, d: np.ndarray, s: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sum_c d_c (rho_c + eps) / (s_c + 3 eps): the inferred number of relevant docs among d pooled ones."""
-        return np.sum(d * (rho + INFAP_EPSILON) / (s + 3 * INFAP_EPSILON), axis=0)
+        total = np.zeros(d.shape[1:])
+        for c in self.order:
+            total = total + d[c] * (rho[c] + INFAP_EPSILON) / (s[c] + SAMPLED_EPSILON)
+        return total
 
     @cached_property
     def estimated_relevant_at(self) -> np.ndarray:
@@ -75,22 +94,15 @@ class _Strata:
         return self.estimated_relevant(*self.counts)
 
     @cached_property
-    def precision_recall(self) -> tuple[np.ndarray, np.ndarray]:
-        """The inferred precision-recall curve of each list, for iprec@rec.
-
-        Returns (best precision from each rank to the end of the list [run, topic, position + 1], with a closing 0;
-        recall at each rank [run, topic, position], +inf past the end of the list). Precision at rank k is iP@k's
-        (inferred relevant docs in the top k, over k); recall is those docs over R_hat (no R_hat > max_results
-        adjustment here, unlike xinfAP).
-        """
-        shape = self.matrix.lengths.shape
+    def precision(self) -> np.ndarray:
+        """iP@k's precision at each rank of the list, 0 past its end [run, topic, position]."""
         inside = np.arange(self.lists.depth)[None, None, :] < self.matrix.lengths[..., None]
-        estimated = self.estimated_relevant_at
-        precision = np.where(inside, estimated / self.lists.ranks, 0.0)
-        best_from = np.maximum.accumulate(precision[..., ::-1], axis=2)[..., ::-1]
-        best_from = np.concatenate([best_from, np.zeros((*shape, 1))], axis=2)
-        recall = np.where(inside, _safe_divide(estimated, self.r_hat[..., None]), np.inf)
-        return best_from, recall
+        return np.where(inside, self.estimated_relevant_at / self.lists.ranks, 0.0)
+
+    @cached_property
+    def best_precision_from(self) -> np.ndarray:
+        """The best precision from each rank to the end of the list [run, topic, position]."""
+        return np.maximum.accumulate(self.precision[..., ::-1], axis=2)[..., ::-1]
 
     def estimated_relevant_in_top(self, k: int) -> np.ndarray:
         """Inferred relevant docs in the top k [run, topic]."""
@@ -98,6 +110,18 @@ class _Strata:
         if depth == 0:
             return np.zeros(self.matrix.lengths.shape)
         return self.estimated_relevant_at[:, :, min(k, depth) - 1]
+
+    def last_of_list(self, values: np.ndarray) -> np.ndarray:
+        """values [..., run, topic, position] at each list's last position (0 for an empty list)."""
+        index = np.clip(self.matrix.lengths - 1, 0, None)
+        index = np.broadcast_to(index, values.shape[:-1])[..., None]
+        taken = np.take_along_axis(values, index, axis=-1)[..., 0]
+        return np.where(self.matrix.lengths > 0, taken, 0.0)
+
+    @cached_property
+    def recall_levels(self) -> np.ndarray:
+        """iprec@rec at sample_eval.pl's eleven levels 0.0, 0.1, ..., 1.0 [level, run, topic] (see _iprec_walk)."""
+        return _iprec_walk(self, [i / 10 for i in range(11)])
 
 
 def _strata(lists: RankedLists) -> _Strata:
@@ -109,30 +133,44 @@ def _strata(lists: RankedLists) -> _Strata:
     return cached
 
 
+def _by_stratum(st: _Strata, values: np.ndarray) -> list[np.ndarray]:
+    """Per stratum c, the running sum down the list of `values` at the relevant docs of c [run, topic, position].
+
+    A running sum (np.cumsum) adds one term at a time in rank order, as the script does, where np.sum would pair.
+    """
+    _, _, relevant = st.own
+    return [np.cumsum(np.where(relevant[c], values, 0.0), axis=2) for c in range(st.n_strata)]
+
+
 def xinf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
-    """sample_eval.pl's stratified infAP (printed there as `infAP`), with its R_hat > max_results adjustment."""
+    """sample_eval.pl's stratified infAP (printed there as `infAP`), with its R_hat > max_results adjustment.
+
+    At a relevant doc at rank k with D pooled docs above it, d_c of stratum c (s_c judged, rho_c relevant):
+    `P_k = 1/k + (D/k) * sum_c (d_c/D) (rho_c + eps) / (s_c + 3 eps)`. Per stratum, the mean of P_k over its
+    relevant docs is weighted by the stratum's share of R_hat: `sum_c (r_c N_c / n_c / R_hat) * SAP_c / r_c`.
+    """
     st = _strata(lists)
-    d, s, rho = st.counts
-    relevant = lists.relevant
-    above = [a - c for a, c in zip((d, s, rho), _own_stratum_masks(st), strict=True)]
+    shape = lists.matrix.lengths.shape
+    if lists.depth == 0:
+        return np.zeros(shape)
+    d, s, rho = (count - own for count, own in zip(st.counts, st.own, strict=True))  # counts above each rank
+    pooled_above = np.sum(d, axis=0)  # whole numbers: exact in any order
+    above = np.zeros(d.shape[1:])
+    for c in st.order:
+        share = _safe_divide(d[c], pooled_above)
+        above = above + share * (rho[c] + INFAP_EPSILON) / (s[c] + SAMPLED_EPSILON)
     ranks = lists.ranks
-    precision = (1.0 + st.estimated_relevant(*above)) / ranks
-    topic_rate = np.broadcast_to(st.inverse_rate[None, :, :], (*lists.matrix.lengths.shape, st.n_strata))
-    own = np.clip(lists.matrix.strata, 0, None)
-    weight = np.take_along_axis(topic_rate, own, axis=2)
-    total = np.sum(precision * weight, axis=2, where=relevant)
+    precision = 1.0 / ranks + (pooled_above / ranks) * above
+    sums = [st.last_of_list(running) for running in _by_stratum(st, precision)]  # SAP_c [run, topic]
     r_hat = st.r_hat
-    value = _safe_divide(total, r_hat)
+    value = np.zeros(shape)
+    for c in st.order:
+        relevant = st.relevant_total[None, :, c]
+        estimate = _safe_divide(relevant * st.pooled_total[None, :, c], st.judged_total[None, :, c])
+        term = _safe_divide(estimate, r_hat) * _safe_divide(sums[c], relevant)
+        value = value + np.where((st.judged_total[None, :, c] != 0) & (r_hat != 0), term, 0.0)
     limit = float(lists.matrix.max_results)
     return np.where(r_hat > limit, value * r_hat / limit, value)
-
-
-def _own_stratum_masks(st: _Strata) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each position's own contribution to the inclusive counts (so that counts - own = counts above)."""
-    strata = st.matrix.strata
-    grades = st.matrix.grades
-    pooled = np.stack([strata == c for c in range(st.n_strata)])
-    return pooled, pooled & (grades >= 0), pooled & (grades >= RELEVANCE_LEVEL)
 
 
 def inferred_precision_at(lists: RankedLists, k: int | None) -> np.ndarray:
@@ -144,26 +182,49 @@ def inferred_precision_at(lists: RankedLists, k: int | None) -> np.ndarray:
 def interpolated_precision_at_recall(lists: RankedLists, level: float | None) -> np.ndarray:
     """sample_eval.pl's `iprec@rec<level>`: interpolated inferred precision at an inferred recall level.
 
-    At every rank k of the list, precision is iP@k's estimate and recall the inferred relevant docs in the top k over
-    R_hat. Walking back from the end of the list, the value is the best precision from the last rank whose recall is
-    still below `level` (that rank included) to the end, or 0 if the recall at the end is below `level` (any rank
-    when no rank is below, as for level 0). Inferred recall is not monotone (a judged non-relevant doc of a sampled
-    stratum lowers the stratum's relevant fraction), so this is not trec_eval's "best precision at any recall >=
-    level": that rule misses 6 of the 44 `all` values of the reference files by up to 6e-4; this one matches all.
+    The eleven levels 0.0, 0.1, ..., 1.0 are computed together, as the script does (see _iprec_walk); any other level
+    (the registry takes steps of 0.01) is walked alone.
     """
     assert level is not None
     st = _strata(lists)
-    shape = lists.matrix.lengths.shape
     if lists.depth == 0:
-        return np.zeros(shape)
-    best_from, recall = st.precision_recall
-    below = recall < level
-    any_below = below.any(axis=2)
-    last_below = lists.depth - 1 - np.argmax(below[..., ::-1], axis=2)
-    start = np.where(any_below, last_below, 0)
-    value = np.take_along_axis(best_from, start[..., None], axis=2)[..., 0]
-    never_reached = any_below & (last_below == lists.matrix.lengths - 1)
-    return np.where(never_reached, 0.0, value)
+        return np.zeros(lists.matrix.lengths.shape)
+    tenths = round(level * 10)
+    if abs(level * 10 - tenths) < 1e-9:
+        return st.recall_levels[tenths]
+    return _iprec_walk(st, [level])[0]
+
+
+def _iprec_walk(st: _Strata, levels: list[float]) -> np.ndarray:
+    """Interpolated precision at ascending recall `levels`, as sample_eval.pl assigns them [level, run, topic].
+
+    The script compares the inferred relevant docs at each rank, e(k), with the cutoffs `level * R_hat`. A level
+    whose cutoff exceeds e at the end of the list gets 0. The others, from the highest down, are handed out walking
+    the list from its end upwards, at most one per rank: the current level goes to the first rank (upwards, above
+    the rank the previous level went to) with e(k) below its cutoff, and gets the best precision e(j)/j over
+    j >= k. Levels left when the top of the list is reached get the best precision over the whole list. Inferred
+    recall is not monotone, so this is not trec_eval's "best precision at any recall >= level".
+    """
+    shape = st.matrix.lengths.shape
+    lengths = st.matrix.lengths
+    estimated = st.estimated_relevant_at
+    best = st.best_precision_from
+    best_overall = best[..., 0]
+    at_end = st.last_of_list(estimated)
+    positions = np.arange(st.lists.depth)[None, None, :]
+    inside = positions < lengths[..., None]
+    below = lengths.copy()  # the next level is looked for above this position
+    out = np.zeros((len(levels), *shape))
+    for index in range(len(levels) - 1, -1, -1):
+        cutoff = levels[index] * st.r_hat[0][None, :]  # [1, topic]
+        skipped = cutoff > at_end
+        candidates = inside & (positions < below[..., None]) & (cutoff[..., None] > estimated)
+        found = candidates.any(axis=2)
+        where = st.lists.depth - 1 - np.argmax(candidates[..., ::-1], axis=2)
+        value = np.where(found, np.take_along_axis(best, where[..., None], axis=2)[..., 0], best_overall)
+        out[index] = np.where(skipped | (lengths == 0), 0.0, value)
+        below = np.where(skipped, below, np.where(found, where, 0))
+    return out
 
 
 def inum_rel_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
@@ -179,20 +240,62 @@ def inum_rel(lists: RankedLists, k: int | None = None) -> np.ndarray:
 def inf_ndcg(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """sample_eval.pl's infNDCG: the run's DCG with each stratum's judged gains scaled up by that run's own rate.
 
-    A judged relevant doc of stratum c at rank k adds `grade / log2(k + 1) * d_c / s_c`, where d_c is the number of
-    the ranked list's docs pooled in stratum c and s_c how many of them were judged (not the pool's N_c / n_c);
-    unjudged and unpooled docs add nothing. The ideal is `floor(R_hat)` docs of gain 1, capped at max_results.
+    A judged relevant doc of stratum c at rank k adds `grade / log2(k + 1)` to its stratum's gain G_c; the DCG is
+    `sum_c d_c G_c / s_c`, where d_c is the number of the ranked list's docs pooled in stratum c and s_c how many of
+    them were judged (not the pool's N_c / n_c); unjudged and unpooled docs add nothing. The ideal is built from the
+    estimated number of docs of each grade (`sum_c count_c N_c / n_c`), see `_ideal_dcg`.
     """
     st = _strata(lists)
     shape = lists.matrix.lengths.shape
     if lists.depth == 0:
         return np.zeros(shape)
-    d, s, _ = st.counts
-    run_rate = _safe_divide(d[:, :, :, -1], s[:, :, :, -1])  # d_c / s_c over the whole list [c, run, topic]
-    own = np.clip(lists.matrix.strata, 0, None)
-    weight = np.take_along_axis(np.moveaxis(run_rate, 0, -1), own, axis=2)
-    gains = np.clip(lists.matrix.grades, 0, None) * weight
-    dcg = np.sum(gains * lists.discounts, axis=2, where=lists.relevant)
-    ideal_count = np.minimum(np.floor(st.r_hat[0]), lists.matrix.max_results).astype(np.int64)
-    cumulative = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, ideal_count.max(initial=0) + 2)))))
-    return _safe_divide(dcg, cumulative[ideal_count][None, :])
+    gains = np.clip(lists.matrix.grades, 0, None) / _log2_table(lists.depth)[None, None, :]
+    gain = [st.last_of_list(running) for running in _by_stratum(st, gains)]  # G_c [run, topic]
+    d, s, _ = (st.last_of_list(count) for count in st.counts)  # d_c, s_c over the whole list [c, run, topic]
+    pooled = np.sum(d, axis=0)  # D, whole numbers
+    dcg = np.zeros(shape)
+    for c in st.order:
+        share = _safe_divide(d[c], pooled)
+        dcg = dcg + _safe_divide(share * gain[c], s[c])
+    ideal = _ideal_dcg(st)[None, :]
+    return _safe_divide(pooled * dcg, ideal)
+
+
+def _log2_table(depth: int) -> np.ndarray:
+    """log(k + 1) / log(2) for ranks k = 1..depth, by the C library's log as sample_eval.pl."""
+    log2 = math.log(2)
+    return np.array([math.log(k + 1) / log2 for k in range(1, depth + 1)], dtype=np.float64)
+
+
+def _ideal_dcg(st: _Strata) -> np.ndarray:
+    """sample_eval.pl's ideal DCG per topic [topic], from the estimated number of docs of each grade.
+
+    Grades are taken from the highest down (as strings: grade 9 before 10, like the script's `reverse sort`). A grade
+    with E estimated docs fills ranks start+1, start+2, ... while <= start + E, each adding grade / log2(rank + 1),
+    and stops after a rank >= max_results; start then grows by E, so the next grade's ranks are fractional when E
+    is. With grades 0/1 this is floor(R_hat) gains of 1, capped at max_results.
+    """
+    by_grade = st.matrix.judged.relevant_by_grade
+    if by_grade is None:  # qrels summarised without grades: every relevant doc has grade 1
+        by_grade = {1: st.matrix.judged.relevant}
+    grades = sorted(by_grade, key=str, reverse=True)
+    estimates = {g: st.estimate(by_grade[g].astype(np.float64)).tolist() for g in grades}
+    limit = st.matrix.max_results
+    log2 = math.log(2)
+    out = []
+    for topic in range(st.pooled_total.shape[0]):
+        total = 0.0
+        start: float = 0
+        for g in grades:
+            count = estimates[g][topic]
+            if count == 0:  # the script has no entry for a grade its topic lacks
+                continue
+            rank = start + 1
+            while rank <= start + count:
+                total += g / (math.log(rank + 1) / log2)
+                if rank >= limit:
+                    break
+                rank += 1
+            start += count
+        out.append(total)
+    return np.array(out, dtype=np.float64)
