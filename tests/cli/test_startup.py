@@ -33,7 +33,7 @@ def _heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
-@pytest.mark.parametrize("args", [("--help",), ("eval", "--help"), ("analyse", "--help")])
+@pytest.mark.parametrize("args", [("--help",), ("eval", "--help"), ("sample_eval", "--help"), ("analyse", "--help")])
 def test_help_imports_nothing_heavy(args):
     modules, output = _modules_after(*args)
     assert "Usage:" in output
@@ -53,4 +53,13 @@ def test_eval_on_a_tiny_input_imports_nothing_heavy(tmp_path):
 def test_commands_that_need_the_service_import_it_only_when_run():
     modules, output = _modules_after("serve", "--help")
     assert "--demo" in output
+    assert _heavy(modules) == []
+
+
+def test_sample_eval_on_a_tiny_input_imports_nothing_heavy(tmp_path):
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 d1 1 1\n1 0 d2 1 0\n")
+    run.write_text("1 Q0 d2 1 0.9 r\n1 Q0 d1 2 0.5 r\n")
+    modules, output = _modules_after("sample_eval", str(qrels), str(run))
+    assert output.splitlines()[0].startswith("infAP\t\tall\t\t0.5")
     assert _heavy(modules) == []
