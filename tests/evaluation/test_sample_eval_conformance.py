@@ -203,3 +203,18 @@ def test_ties_are_broken_by_docno_descending() -> None:
     first = ours(qrels, "1 Q0 a 1 1.0 r\n1 Q0 b 2 1 r\n")  # equal scores: b ranks above a
     assert first["iP5"]["1"] == reference.evaluate(qrels, "1 Q0 a 1 1.0 r\n1 Q0 b 2 1 r\n").topics["1"].precision[5]
     assert first["infAP"]["1"] == pytest.approx(0.5 + 0.5 * (1e-5 / (1 + 3e-5)), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("twos", "ones", "unjudged"), [(1100, 40, 0), (998, 5, 0), (700, 500, 3), (3, 2, 1), (3, 2, 2)]
+)
+def test_ideal_dcg_at_and_past_max_results_equals_the_transcription(twos: int, ones: int, unjudged: int) -> None:
+    # past rank 1000 the script stops a grade after one rank >= 1000, and each later grade still adds one term
+    # there; with unjudged docs in stratum 2 the estimates are fractional, and so are the later grades' ranks
+    lines = [f"7 0 t{i} 1 2" for i in range(twos)] + [f"7 0 o{i} 1 1" for i in range(ones)]
+    lines += [f"7 0 u{i} 2 {2 if i % 3 == 0 else -1}" for i in range(3 * unjudged)] + ["7 0 n 2 0"]
+    qrels = "\n".join(lines) + "\n"
+    run = "".join(f"7 Q0 {doc} 1 {-k} r\n" for k, doc in enumerate(["o0", "t0", "u0", "x", "n", "t1"]))
+    value = ours(qrels, run)["infNDCG"]["7"]
+    assert value == reference.evaluate(qrels, run).topics["7"].infndcg
+    assert value > 0

@@ -9,6 +9,7 @@ Perl's `log`), never numpy's, whose vectorised log differs from it in the last b
 
 from __future__ import annotations
 
+import functools
 import math
 from functools import cached_property
 
@@ -261,10 +262,13 @@ def inf_ndcg(lists: RankedLists, k: int | None = None) -> np.ndarray:
     return _safe_divide(pooled * dcg, ideal)
 
 
+@functools.lru_cache(maxsize=4)
 def _log2_table(depth: int) -> np.ndarray:
-    """log(k + 1) / log(2) for ranks k = 1..depth, by the C library's log as sample_eval.pl."""
+    """log(k + 1) / log(2) for ranks k = 1..depth, by the C library's log as sample_eval.pl (read-only, cached)."""
     log2 = math.log(2)
-    return np.array([math.log(k + 1) / log2 for k in range(1, depth + 1)], dtype=np.float64)
+    table = np.array([math.log(k + 1) / log2 for k in range(1, depth + 1)], dtype=np.float64)
+    table.flags.writeable = False
+    return table
 
 
 def _ideal_dcg(st: _Strata) -> np.ndarray:
@@ -282,6 +286,7 @@ def _ideal_dcg(st: _Strata) -> np.ndarray:
     estimates = {g: st.estimate(by_grade[g].astype(np.float64)).tolist() for g in grades}
     limit = st.matrix.max_results
     log2 = math.log(2)
+    table = _log2_table(limit)
     out = []
     for topic in range(st.pooled_total.shape[0]):
         total = 0.0
@@ -290,12 +295,17 @@ def _ideal_dcg(st: _Strata) -> np.ndarray:
             count = estimates[g][topic]
             if count == 0:  # the script has no entry for a grade its topic lacks
                 continue
-            rank = start + 1
-            while rank <= start + count:
-                total += g / (math.log(rank + 1) / log2)
-                if rank >= limit:
-                    break
-                rank += 1
+            if float(start).is_integer() and start < limit:  # whole ranks start+1 .. last: from the table
+                first, last = int(start) + 1, min(math.floor(start + count), limit)
+                terms = g / table[first - 1 : last]
+                total = float(np.cumsum(np.concatenate(([total], terms)))[-1])  # one term at a time, as `+=`
+            else:  # fractional ranks (r += 1 from start + 1, as the script steps), or past the limit: one term
+                rank = start + 1
+                while rank <= start + count:
+                    total += g / (math.log(rank + 1) / log2)
+                    if rank >= limit:
+                        break
+                    rank += 1
             start += count
         out.append(total)
     return np.array(out, dtype=np.float64)
