@@ -6,10 +6,13 @@ out removes those lines, relevant or not (for stratified qrels also the `-1` lin
 Only pooled runs contribute (the `contributed_judgments` flag; all runs when unknown), so a unit without pooled
 runs removes nothing.
 
-The pool depth k is a parameter: a campaign's real depth is often not in its data (TREC-COVID round 1). A run's
-contribution is then "the qrels lines whose doc it ranks within k" (trec_eval order, after the max_results cut);
-with k = max_results, every judged doc the run retrieved counts as its contribution. Lines no pooled run ranks
-within k are never removed.
+The pool depth k is the depth the pool was built with (SPEC section 6): the stored one for a campaign's pool, else
+given, else inferred from the qrels (`depth_inference`: the deepest rank to which the pooled runs' results are all
+judged; 7 on TREC-COVID round 1). A run's contribution is "the qrels lines whose doc it ranks within k" (trec_eval
+order, after the max_results cut). A deeper k than the pool's counts judged docs the run ranks below the pool as
+its contribution although other runs put them in the pool: on TREC-COVID round 1, leaving one group out at k = 7
+gives tau_b 0.908 and a largest drop of 0.050 AP, at k = 1000 tau_b 0.991 and 0.0009, which hides the pool bias
+the analysis exists to show. Lines no pooled run ranks within k are never removed.
 
 Per unit: the scores of all runs on its reduced qrels (tau_b against the full ranking). Per run: original score,
 reduced score (with its own unit left out), delta, % delta, and rank change (its rank when only its own score is
@@ -19,11 +22,12 @@ original scores and each run's reduced score, and the largest drop.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation.analyses.depth_inference import DepthEstimate, infer_pool_depth
 from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import LineIndex, SubsetScorer, index_lines, run_mask
 from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
@@ -37,7 +41,9 @@ class LeaveOutResult:
     measure: str
     by: str
     depth: int
+    depth_source: str  # given | inferred (the caller may say "pool" for a stored depth)
     runs: list[str]
+    pooled: list[str]
     unit_of_run: list[str]
     units: list[str]  # distinct units, first-appearance order
     removed_lines: np.ndarray  # int64 [n_unit]
@@ -49,6 +55,7 @@ class LeaveOutResult:
     rank_change: np.ndarray  # int64 [n_run]
     tau_b: float
     tau_ap: float
+    estimate: DepthEstimate | None = None  # how the depth was inferred, when it was
 
     @property
     def delta(self) -> np.ndarray:
@@ -78,6 +85,9 @@ class LeaveOutResult:
             "measure": self.measure,
             "by": self.by,
             "depth": self.depth,
+            "depth_source": self.depth_source,
+            "depth_inference": None if self.estimate is None else self.estimate.to_dict(),
+            "pooled": self.pooled,
             "tau_b": self.tau_b,
             "tau_ap": self.tau_ap,
             "max_drop": self.max_drop,
@@ -137,24 +147,34 @@ def leave_out(
     measure: str = "AP",
     pooled: Sequence[str] | None = None,
     depth: int | None = None,
+    depth_source: str = "given",
     max_results: int = 1000,
+    progress: Callable[[float], None] | None = None,
 ) -> LeaveOutResult:
     """Leave each unit out in turn. `units[i]` is run i's unit (its own name when None); `pooled` the runs that
-    built the pool (all when None); `depth` the pool depth k (max_results when None)."""
+    built the pool (all when None); `depth` the pool depth k (inferred from the qrels when None, see
+    `depth_inference`). `progress` is called with the share of the units done."""
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
     names = list(prepared.names)
     unit_of_run = list(names) if units is None else [str(u) for u in units]
     if len(unit_of_run) != len(names):
         raise ValueError("one unit per run is needed")
-    k = prepared.max_results if depth is None else int(depth)
-    if k < 1:
+    if depth is not None and int(depth) < 1:
         raise ValueError("the pool depth must be at least 1")
     distinct = list(dict.fromkeys(unit_of_run))
     code_of = {u: i for i, u in enumerate(distinct)}
     codes = np.array([code_of[u] for u in unit_of_run], dtype=np.int64)
     pooled_mask = run_mask(names, pooled)
 
+    if not pooled_mask.any():
+        raise ValueError("no pooled runs")
     index = index_lines(prepared, qrels)
+    estimate = None
+    if depth is None:
+        estimate = infer_pool_depth(index, pooled_mask)
+        k, depth_source = estimate.depth, "inferred"
+    else:
+        k = int(depth)
     owner = unique_owner(index, codes, pooled_mask, k)
     scorer = SubsetScorer(index, measure)
     full = scorer.mean()
@@ -165,6 +185,8 @@ def leave_out(
     removed_rel = np.bincount(owner[(owner >= 0) & index.relevant], minlength=n_unit).astype(np.int64)
     for u in range(n_unit):
         unit_scores[u] = full if removed[u] == 0 else scorer.mean(owner != u)
+        if progress is not None:
+            progress((u + 1) / n_unit)
     unit_tau = np.array([tau_b(full, s) for s in unit_scores])
     reduced = unit_scores[codes, np.arange(n_run)]
     original_rank = 1 + np.sum(full[None, :] > full[:, None], axis=1)
@@ -174,7 +196,9 @@ def leave_out(
         measure=scorer.measure,
         by=by,
         depth=k,
+        depth_source=depth_source,
         runs=names,
+        pooled=[n for n, m in zip(names, pooled_mask.tolist(), strict=True) if m],
         unit_of_run=unit_of_run,
         units=distinct,
         removed_lines=removed,
@@ -186,4 +210,5 @@ def leave_out(
         rank_change=(new_rank - original_rank).astype(np.int64),
         tau_b=tau_b(full, reduced),
         tau_ap=tau_ap(full, reduced),
+        estimate=estimate,
     )

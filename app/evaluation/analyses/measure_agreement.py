@@ -24,3 +24,8 @@ def measure_agreement(results: Results, measures: Sequence[str] | None = None) -
     names = list(results.measures) if measures is None else list(measures)
     columns = [results.measures.index(m) for m in names]
     return names, agreement_matrix(results.mean()[:, columns])
+
+
+def agreement_result(measures: Sequence[str], means: np.ndarray) -> dict[str, object]:
+    """The agreement analysis as plain data (CLI and REST alike): means [n_run, n_measure] -> the tau_b matrix."""
+    return {"measures": list(measures), "tau_b": agreement_matrix(means).tolist()}

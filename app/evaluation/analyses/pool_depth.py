@@ -6,9 +6,9 @@ after the max_results cut); the other lines are removed, i.e. unjudged = not rel
 the full qrels' ranking (tau_b, tau_AP).
 
 Lines that no pooled run retrieved at all came from outside the simulated pool (other runs, manual search,
-a deeper pool of another campaign). `outside="keep"` (default) keeps them at every depth, so that the deepest
-depth, max_results, reproduces the full qrels exactly; `outside="drop"` applies Westerveld's rule literally
-and removes them at every depth.
+a deeper pool of another campaign). `outside="drop"` (default; SPEC section 6) applies Westerveld's rule and
+removes them at every depth: on TREC-COVID round 1 depth 1 keeps 243 lines, as his procedure does, not 1,900.
+`outside="keep"` keeps them at every depth, so that the deepest depth, max_results, reproduces the full qrels.
 
 Cost: runs are prepared once, each line's best pooled rank is computed once, and depth d keeps the lines with
 best rank <= d. For AP all depths are a few array passes over the relevant retrieved entries; other measures
@@ -17,7 +17,7 @@ best rank <= d. For AP all depths are a few array passes over the relevant retri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,12 +27,15 @@ from app.evaluation.analyses.lines import NEVER, LineIndex, SubsetScorer, index_
 from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
+OUTSIDE = ("drop", "keep")
+
 
 @dataclass(frozen=True)
 class PoolDepthResult:
     """Scores and rank correlations per pool depth."""
 
     measure: str
+    outside: str  # drop | keep: lines no pooled run retrieved
     runs: list[str]
     pooled: list[str]  # runs whose top d form the pool
     depths: np.ndarray  # int64 [n_depth]
@@ -49,8 +52,11 @@ class PoolDepthResult:
         """Plain data for JSON."""
         return {
             "measure": self.measure,
+            "outside": self.outside,
             "runs": self.runs,
             "pooled": self.pooled,
+            "total_lines": self.total_lines,
+            "total_relevant": self.total_relevant,
             "full": dict(zip(self.runs, self.full.tolist(), strict=True)),
             "depths": [
                 {
@@ -67,7 +73,7 @@ class PoolDepthResult:
 
 
 def line_depths(
-    prepared: PreparedRuns, qrels: Qrels, pooled: Sequence[str] | None = None, *, outside: str = "keep"
+    prepared: PreparedRuns, qrels: Qrels, pooled: Sequence[str] | None = None, *, outside: str = "drop"
 ) -> np.ndarray:
     """[n_line] the shallowest pool depth at which each qrels line is in the pool (0: always; NEVER: never)."""
     index = index_lines(prepared, qrels)
@@ -75,8 +81,8 @@ def line_depths(
 
 
 def _line_depths(index: LineIndex, mask: np.ndarray, outside: str) -> np.ndarray:
-    if outside not in ("keep", "drop"):
-        raise ValueError("outside must be 'keep' or 'drop'")
+    if outside not in OUTSIDE:
+        raise ValueError("outside must be 'drop' or 'keep'")
     depth = line_min_rank(index, mask)
     if outside == "keep":  # not retrieved by any pooled run: judged from outside this pool, kept at every depth
         depth = np.where(depth == NEVER, 0, depth)
@@ -92,12 +98,13 @@ def pool_depth(
     max_depth: int | None = None,
     depths: Sequence[int] | None = None,
     max_results: int = 1000,
-    outside: str = "keep",
+    outside: str = "drop",
+    progress: Callable[[float], None] | None = None,
 ) -> PoolDepthResult:
     """Scores of every run and tau_b / tau_AP against the full qrels for pool depths 1..max_depth.
 
     `pooled` names the runs that built the pool (all runs when None); `depths` overrides 1..max_depth
-    (max_depth defaults to max_results).
+    (max_depth defaults to max_results). `progress` is called with the share of the depths done.
     """
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
     mask = run_mask(prepared.names, pooled)
@@ -132,10 +139,13 @@ def pool_depth(
         previous_count = count
         lines[i] = count
         relevant[i] = int(np.count_nonzero(keep & index.relevant))
+        if progress is not None:
+            progress((i + 1) / n_depth)
     taus_b = np.array([tau_b(full, s) for s in scores])
     taus_ap = np.array([tau_ap(full, s) for s in scores])
     return PoolDepthResult(
         measure=scorer.measure,
+        outside=outside,
         runs=list(prepared.names),
         pooled=[n for n, m in zip(prepared.names, mask.tolist(), strict=True) if m],
         depths=depth_list,

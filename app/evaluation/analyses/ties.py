@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from app.evaluation.results import Results
@@ -19,3 +21,9 @@ def all_tied_ratio(values: np.ndarray, *, atol: float = 1e-12) -> float:
 def all_tied_ratios(results: Results) -> dict[str, float]:
     """{measure: all-tied topic ratio} over the results' runs and topics."""
     return {m: all_tied_ratio(results.values[:, i, :]) for i, m in enumerate(results.measures)}
+
+
+def ties_result(measures: Sequence[str], values: np.ndarray) -> dict[str, object]:
+    """The ties analysis as plain data (CLI and REST alike): values [run, measure, topic] -> ratio per measure."""
+    ratios = {m: all_tied_ratio(values[:, i, :]) for i, m in enumerate(measures)}
+    return {"ratios": ratios, "n_topics": int(values.shape[2]), "n_runs": int(values.shape[0])}

@@ -15,6 +15,7 @@ import pytrec_eval
 from app.evaluation.analyses import leave_out, pool_depth, read_run_groups
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.records import Qrels
 from tests.evaluation.analyses.brute import mean_over_topics, random_collection, trec_order
 
 COVID = "trec-covid-round1"  # under the shared data folder (the shared_data fixture)
@@ -75,10 +76,13 @@ def _pytrec_map(qrels_lines: list[str], rows, topics: list[str]) -> dict[str, fl
     return out
 
 
-@pytest.mark.parametrize("depth", [20, 1000])
+@pytest.mark.parametrize("depth", [None, 20, 1000])
 def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, shared_data):
+    """None: the pool's own depth, inferred from the qrels (7); the brute force then uses 7."""
     folder = shared_data / COVID
     runs, rows, table, lines = covid(folder)
+    given = depth
+    depth = 7 if depth is None else depth
     team = {r["run"]: r["team"] for r in table}
     pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
     # brute force: which teams' pooled runs rank each (topic, doc) within `depth`
@@ -98,8 +102,9 @@ def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, 
         units=groups.units(names, "group"),
         by="group",
         pooled=groups.pooled_runs(names),
-        depth=depth,
+        depth=given,
     )
+    assert result.depth == depth and result.depth_source == ("inferred" if given is None else "given")
     assert result.original == pytest.approx([expected_full[n] for n in names], abs=1e-9)
     assert len(result.units) == 10
     for u, unit in enumerate(result.units):
@@ -113,18 +118,77 @@ def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, 
     assert result.max_drop > 0
     assert result.max_drop == pytest.approx(float(np.max(result.original - result.reduced)))
     assert 0.5 < result.tau_b <= 1.0
+    if depth == 7:  # at the pool's depth the bias shows (tau_b 0.908, AP down 0.050 for one run) ...
+        assert result.tau_b == pytest.approx(0.9078, abs=1e-4) and result.max_drop == pytest.approx(0.0498, abs=1e-4)
+    if depth == 1000:  # ... at max_results it hides (0.991, 0.0009)
+        assert result.tau_b > 0.99 and result.max_drop < 0.001
 
 
-def test_covid_pool_depth_is_exact_at_full_depth_and_matches_pytrec_eval_at_shallow_depths(shared_data):
+def test_covid_pool_depth_is_inferred_from_the_judged_share_per_rank(shared_data):
+    """Brute force: the share of the pooled runs' entries at each rank that the qrels judge; 7 is the last >= 99%."""
+    from app.evaluation.analyses import index_lines, infer_pool_depth
+    from app.evaluation.analyses.lines import run_mask
+
+    folder = shared_data / COVID
+    runs, rows, table, lines = covid(folder)
+    pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
+    judged = {(line.split()[0], line.split()[2]) for line in lines}
+    topics = {line.split()[0] for line in lines}
+    share = []
+    for rank in range(1, 11):
+        hits = total = 0
+        for name in pooled:
+            for topic, docs in _ordered(rows[name], rank).items():
+                if topic in topics and len(docs) >= rank:
+                    total += 1
+                    hits += (topic, docs[rank - 1]) in judged
+        share.append(hits / total)
+    prepared = prepare_runs(runs)
+    estimate = infer_pool_depth(
+        index_lines(prepared, read_qrels(folder / "qrels.txt")), run_mask(prepared.names, pooled)
+    )
+    assert estimate.share[:10] == pytest.approx(share)
+    assert share[:6] == [1.0] * 6 and share[6] >= 0.99 > share[7]
+    assert estimate.depth == 7
+    # every run taken as pooled (what the service did with imported qrels): no depth covers them, said so
+    with pytest.raises(ValueError, match="cannot infer the pool depth"):
+        infer_pool_depth(index_lines(prepared, read_qrels(folder / "qrels.txt")), run_mask(prepared.names, None))
+
+
+def test_pool_depth_inference_on_a_constructed_pool():
+    """Qrels = the pooled runs' top 3 plus a few deeper judgements: the inferred depth is 3, whatever the extras."""
+    runs, _ = random_collection(13, n_run=6, n_topic=5)
+    pooled = ["run0", "run1", "run3"]
+    lines = set()
+    for run in runs:
+        if run.tag in pooled:
+            for topic, docs in trec_order(run).items():
+                lines.update((topic, doc) for doc in docs[:3])
+    for run in runs[:2]:
+        for topic, docs in trec_order(run).items():
+            lines.add((topic, docs[5]))  # a judged doc below the pool, as by another route
+    topics, docs = zip(*sorted(lines), strict=True)
+    qrels = Qrels(topics=np.array(topics), docs=np.array(docs), grades=np.ones(len(docs), dtype=np.int64))
+    result = leave_out(qrels, runs, pooled=pooled)
+    assert result.depth == 3 and result.depth_source == "inferred"
+    assert result.to_dict()["depth_inference"]["share_at_depth"] == 1.0
+    assert leave_out(qrels, runs, pooled=pooled, depth=3).unit_scores.tolist() == result.unit_scores.tolist()
+
+
+@pytest.mark.parametrize("outside", ["drop", "keep"])
+def test_covid_pool_depth_matches_pytrec_eval_at_shallow_depths(outside, shared_data):
     folder = shared_data / COVID
     runs, rows, table, lines = covid(folder)
     pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
     qrels = read_qrels(folder / "qrels.txt")
     prepared = prepare_runs(runs)
-    result = pool_depth(qrels, prepared, pooled=pooled, depths=[1, 5, 50, 1000])
-    assert result.tau_b[-1] == pytest.approx(1.0)
-    assert result.tau_ap[-1] == pytest.approx(1.0)
-    assert result.lines[-1] == len(lines)
+    result = pool_depth(qrels, prepared, pooled=pooled, depths=[1, 5, 50, 1000], outside=outside)
+    assert result.outside == outside
+    if outside == "keep":  # every line kept at the deepest depth: the full qrels
+        assert result.tau_b[-1] == pytest.approx(1.0) and result.tau_ap[-1] == pytest.approx(1.0)
+        assert result.lines[-1] == len(lines)
+    else:  # the lines no pooled run retrieved (judged from other runs) are gone at every depth
+        assert result.lines[-1] < len(lines) and result.tau_b[-1] < 1.0
     assert result.tau_b[0] < 0.9  # a depth-1 pool does reorder the runs
     best: dict[tuple[str, str], int] = {}
     for name in pooled:
@@ -133,15 +197,33 @@ def test_covid_pool_depth_is_exact_at_full_depth_and_matches_pytrec_eval_at_shal
                 best[(topic, doc)] = min(best.get((topic, doc), rank), rank)
     topics = sorted({line.split()[0] for line in lines})
     names = [r.tag for r in runs]
-    for i, d in enumerate([1, 5, 50]):
-        kept = []
-        for line in lines:
-            key = (line.split()[0], line.split()[2])
-            if best.get(key, 0) <= d:  # lines no pooled run retrieved stay (outside="keep")
-                kept.append(line)
-        expected = _pytrec_map(kept, rows, topics)
-        assert result.scores[i] == pytest.approx([expected[n] for n in names], abs=1e-9)
+    unretrieved = 0 if outside == "keep" else 10**9  # the depth at which a line no pooled run retrieved enters
+    for i, d in enumerate([1, 5, 50, 1000]):
+        kept = [line for line in lines if best.get((line.split()[0], line.split()[2]), unretrieved) <= d]
         assert result.lines[i] == len(kept)
+        if d < 1000:
+            expected = _pytrec_map(kept, rows, topics)
+            assert result.scores[i] == pytest.approx([expected[n] for n in names], abs=1e-9)
+
+
+def test_covid_depth_one_pool_has_westervelds_line_count(shared_data):
+    """Depth 1 by Westerveld's procedure: the judged docs some pooled run ranks first (243 lines, not 1,900)."""
+    folder = shared_data / COVID
+    runs, rows, table, lines = covid(folder)
+    pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
+    judged = {(line.split()[0], line.split()[2]) for line in lines}
+    tops = set()
+    for name in pooled:
+        for topic, items in rows[name].items():
+            best_score = max(score for score, _ in items)
+            top_doc = max(doc for score, doc in items if score == best_score)  # trec_eval: ties by docno descending
+            tops.add((topic, top_doc))
+    expected = len(tops & judged)
+    result = pool_depth(read_qrels(folder / "qrels.txt"), runs, pooled=pooled, depths=[1])
+    assert result.outside == "drop"  # the default
+    assert result.lines[0] == expected == 243
+    kept_relevant = sum(1 for line in lines if (line.split()[0], line.split()[2]) in tops and int(line.split()[3]) > 0)
+    assert result.relevant[0] == kept_relevant
 
 
 @pytest.mark.parametrize("by", ["run", "group", "type"])

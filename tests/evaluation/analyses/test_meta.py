@@ -107,6 +107,88 @@ def test_label_noise_is_seeded_zero_without_noise_and_grows_with_sigma():
     assert exact.rmse.max() > 0  # the length alone is still noisy with one rater
 
 
+def test_perturb_default_is_the_shifted_length_model_drawn_by_hand():
+    """SPEC 6 / the authors' notebook: l' = (e - s) + Exp(1); with sigma 0 and one rater the draws are exactly the
+    generator's exponentials, added to the true length."""
+    segments, _ = _moments()
+    mask = segments.mask
+    noisy = perturb(segments, 0.0, np.random.default_rng(7), raters=1)
+    draws = np.random.default_rng(7).exponential(1.0, size=(1, *segments.start.shape))[0]
+    assert np.allclose(noisy.start[mask], segments.start[mask])
+    assert np.allclose((noisy.end - noisy.start)[mask], (segments.end - segments.start + draws)[mask])
+    # many raters: the median length is the true length + ln 2 (the median of Exp(1)), whatever the length
+    many = perturb(segments, 1.0, np.random.default_rng(1), raters=4001)
+    assert np.allclose((many.end - many.start)[mask], (segments.end - segments.start + np.log(2))[mask], atol=0.05)
+    assert np.allclose(many.start[mask], segments.start[mask], atol=0.1)
+
+
+def test_label_noise_reports_the_mean_absolute_change_of_a_brute_force_loop():
+    """Default model (shifted) and the paper's plotted quantity: per run, mean |noisy mean - clean mean| over trials,
+    each noisy ground truth re-scored by the moment evaluator from its rows."""
+    from app.evaluation.moments import MomentGroundTruth, evaluate_moments
+
+    segments, ranked = _moments()
+    gt = parse_moment_ground_truth((MOMENTS / "gt.tsv").read_bytes())
+    run = parse_moment_run((MOMENTS / "run_tagged.tsv").read_bytes())
+    shifted = type(run)(**{**run.__dict__, "starts": run.starts + 3, "ends": run.ends + 3, "tag": "shifted"})
+    measures = ["AxIoU@5", "R@1,0.5"]
+    result = label_noise(segments, ranked, measures, sigmas=[0.0, 2.0], trials=15, seed=3)
+    assert result.length == "shifted"
+    assert np.array_equal(
+        result.rmse,
+        label_noise(segments, ranked, measures, sigmas=[0.0, 2.0], trials=15, seed=3, length="shifted").rmse,
+    )
+
+    def means(truth: MomentGroundTruth) -> np.ndarray:
+        nested = evaluate_moments(truth, [run, shifted], measures)
+        return np.array([[nested[r][m]["all"] for r in nested] for m in measures])
+
+    clean = means(gt)
+    assert result.clean == pytest.approx(clean)
+    rng = np.random.default_rng(3)
+    mask = segments.mask
+    rows_topic = np.repeat(segments.topics[:, None], mask.shape[1], axis=1)[mask]
+    rows_video = segments.video_names[segments.video[mask]]
+    for i, sigma in enumerate([0.0, 2.0]):
+        changes = []
+        for _ in range(15):
+            noisy = perturb(segments, sigma, rng)
+            truth = MomentGroundTruth(
+                topics=rows_topic,
+                videos=rows_video,
+                starts=noisy.start[mask],
+                ends=noisy.end[mask],
+                lines=np.arange(1, mask.sum() + 1),
+            )
+            changes.append(means(truth) - clean)
+        changes = np.array(changes)
+        assert result.mean_abs_change[i] == pytest.approx(np.abs(changes).mean(axis=0), abs=1e-12)
+        assert result.rmse[i] == pytest.approx(np.sqrt((changes**2).mean(axis=0)), abs=1e-12)
+        level = result.to_dict()["levels"][i]
+        for k, m in enumerate(measures):
+            assert level["mean_abs_change"][m] == pytest.approx(np.abs(changes[:, k]).mean())
+
+
+def test_label_noise_reports_progress_up_to_one():
+    segments, ranked = _moments()
+    seen: list[float] = []
+    label_noise(segments, ranked, ["AxIoU@5"], sigmas=[0.5, 1.0], trials=4, progress=seen.append)
+    assert len(seen) == 8 and seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and seen[0] > 0
+
+
+def test_stability_sizes_defaults_and_progress():
+    values = _constructed(n_topic=250)
+    seen: list[float] = []
+    result = stability(values, ["m1", "m2"], trials=7, seed=1, progress=seen.append)
+    assert len(result.sizes) in (100, 101) and result.sizes[0] == 1 and result.sizes[-1] == 250 and 125 in result.sizes
+    assert result.split_sizes.tolist() == [s for s in result.sizes.tolist() if 2 * s <= 250]
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) >= len(result.sizes)
+    small = stability(_constructed(n_topic=12), ["m1", "m2"], trials=3, sizes=[12, 3, 3])
+    assert small.sizes.tolist() == [3, 12] and small.split_sizes.tolist() == [3]
+    with pytest.raises(ValueError, match="subset sizes must be in 1..12"):
+        stability(_constructed(n_topic=12), ["m1", "m2"], trials=3, sizes=[13])
+
+
 def test_perturb_medians_of_raters():
     segments, _ = _moments()
     rng = np.random.default_rng(0)
