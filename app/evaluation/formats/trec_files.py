@@ -1,29 +1,45 @@
-"""Reading TREC run files, TRECVID AVS XML runs, and TREC / sample_eval qrels into arrays, with line-numbered errors."""
+"""Reading TREC run files, TRECVID AVS XML runs, and TREC / sample_eval qrels into arrays, with line-numbered errors.
+
+Files are read as streams (`streams.file_blocks`): gzip is decompressed a piece at a time and the text is parsed a
+block of whole lines at a time, so neither a whole file's text nor its compressed bytes are held at once. A file the
+block-wise fast path declines (a bad line, an odd width) is read again whole by the line-by-line pass, which names
+every problem.
+"""
 
 from __future__ import annotations
 
-import gzip
-import math
 import re
-import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TypeVar
-from xml.parsers import expat
 
 import numpy as np
 
 from app.evaluation.errors import FormatError
 from app.evaluation.fast.columns import Columns, as_unicode, parse_floats, parse_ints, split_columns
 from app.evaluation.fast.hashing import hash_codes, mix
+from app.evaluation.formats.scanning import Errors as _Errors
+from app.evaluation.formats.scanning import RunScan
+from app.evaluation.formats.scanning import TooManyErrors as _TooManyErrors
+from app.evaluation.formats.scanning import parse_finite as _parse_finite
+from app.evaluation.formats.scanning import parse_int as _parse_int
+from app.evaluation.formats.scanning import read_only as _read_only
+from app.evaluation.formats.scanning import str_array as _str_array
+from app.evaluation.formats.streams import decompressed_pieces, file_blocks, file_pieces
 from app.evaluation.formats.text import decode_utf8
+from app.evaluation.formats.trecvid_xml import parse_trecvid_xml, scan_trecvid_xml, scan_trecvid_xml_blocks
 from app.evaluation.records import Qrels, RunTable
 
 __all__ = [
     "RunTable",
+    "RunScan",
     "Qrels",
     "parse_trec_run",
+    "scan_trec_run",
     "parse_trecvid_xml",
+    "scan_trecvid_xml",
     "parse_trec_qrels",
     "parse_sample_eval_qrels",
     "parse_qrels",
@@ -41,36 +57,16 @@ _MAX_HASHED = 256  # docnos up to this many code points are hashed as fixed-widt
 _PAIR_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
-class _TooManyErrors(Exception):
-    """Raised inside a slow pass once `max_errors` errors are collected."""
-
-
-class _Errors:
-    """An error list that stops the pass at `max_errors`."""
-
-    def __init__(self, max_errors: int) -> None:
-        self.items: list[tuple[int, str]] = []
-        self.max_errors = max(1, max_errors)
-
-    def add(self, line: int, message: str) -> None:
-        """Record one error; raise _TooManyErrors when the limit is reached."""
-        self.items.append((line, message))
-        if len(self.items) >= self.max_errors:
-            raise _TooManyErrors
-
-
 def read_bytes(path: str | Path) -> bytes:
-    """The bytes of a file, gunzipped if it is gzip-compressed, without a leading byte-order mark.
+    """The bytes of a file, gunzipped if it is gzip-compressed (decompressed a piece at a time), without a leading
+    byte-order mark.
 
     A truncated or corrupt gzip file is a FormatError naming the file, not a traceback.
     """
-    raw = Path(path).read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise FormatError([(0, f"not a complete gzip file ({exc})")], source=str(path)) from None
-    return _without_bom(raw)
+    out = bytearray()
+    for piece in decompressed_pieces(file_pieces(path), source=str(path)):
+        out += piece
+    return _without_bom(bytes(out))
 
 
 def _without_bom(data: B) -> B:
@@ -144,35 +140,6 @@ def _has_duplicates(topics: list[str], docs: list[str]) -> bool:
     return len(set(zip(topics, docs, strict=True))) != len(docs)
 
 
-def _str_array(column: list[str]) -> np.ndarray:
-    """A numpy object array of a column of strings (cheaper to build than a unicode array)."""
-    out = np.empty(len(column), dtype=object)
-    out[:] = column
-    return out
-
-
-def _parse_int(token: str) -> int | None:
-    """The integer in `token` if it fits int64, or None (digit separators such as 1_5 are not read)."""
-    if "_" in token:
-        return None
-    try:
-        value = int(token)
-    except ValueError:
-        return None
-    return value if -(2**63) <= value < 2**63 else None
-
-
-def _parse_finite(token: str) -> float | None:
-    """The finite float in `token`, or None (digit separators such as 1_5 are not read)."""
-    if "_" in token:
-        return None
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _nonblank_lines(text: str) -> list[tuple[int, list[str]]]:
     """(1-based line number, tokens) of each non-blank line."""
     return [(number, parts) for number, line in enumerate(text.split("\n"), 1) if (parts := line.split())]
@@ -188,16 +155,76 @@ def parse_trec_run(data: bytes | str, *, max_errors: int = 50, source: str = "ru
     it declines (a bad line, a repeated docno, an odd width) goes through the line-by-line pass that names every
     problem with its line number. Tests compare both with a plain list-based reference.
     """
+    return scan_trec_run(data, max_errors=max_errors, source=source).checked(source).table
+
+
+def scan_trec_run(data: bytes | str, *, max_errors: int = 50, source: str = "run") -> RunScan:
+    """Read a TREC 6-column run as far as it goes: its well-formed rows and every problem, by line (at most
+    `max_errors`; then `complete` is False)."""
     data = _without_bom(data)
-    columns = split_columns(data, 6, source=source)
-    table = _run_from_columns(columns) if columns is not None else None
+    table = _run_from_blocks([(data, 1)], source)
     if table is not None:
-        return table
-    return _parse_trec_run_slowly(decode_utf8(data, source=source), max_errors=max_errors, source=source)
+        return RunScan(table, [])
+    return _scan_trec_run_slowly(data, max_errors=max_errors)
 
 
-def _run_from_columns(columns: Columns) -> RunTable | None:
-    """The run table of a well-formed 6-column file, without a Python object per token; None if something is off."""
+@dataclass
+class _RunBlock:
+    """The columns of one block of a well-formed run file (let go of one by one as they are joined)."""
+
+    tag: str
+    topics: np.ndarray  # unicode
+    docs: np.ndarray  # unicode
+    ranks: np.ndarray
+    scores: np.ndarray
+    lines: np.ndarray
+    doc_hashes: np.ndarray
+    pair_hashes: np.ndarray | None  # of (topic, docno); None when a topic is too long to hash as code points
+
+
+def _run_from_blocks(blocks: Iterable[tuple[bytes | str, int]], source: str) -> RunTable | None:
+    """The run table of well-formed 6-column text given in blocks of whole lines (with their first line numbers),
+    without a Python object per token; None if something is off (the line-by-line pass then says what)."""
+    parts: list[_RunBlock] = []
+    for block, first_line in blocks:
+        if not block.strip():
+            continue
+        try:
+            columns = split_columns(block, 6, source=source)
+        except FormatError:  # bytes that are not UTF-8: the line-by-line pass names every such line
+            return None
+        part = _run_block(columns, first_line - 1) if columns is not None else None
+        if part is None or (parts and part.tag != parts[0].tag):
+            return None
+        parts.append(part)
+    if not parts:
+        return None
+    tag = parts[0].tag
+    hashed = all(p.pair_hashes is not None for p in parts)
+    pairs = _joined(parts, "pair_hashes") if hashed else None
+    topics, docs, ranks, scores, lines, doc_hashes = (
+        _joined(parts, name) for name in ("topics", "docs", "ranks", "scores", "lines", "doc_hashes")
+    )
+    if pairs is not None:
+        pairs.sort()
+        if np.any(pairs[1:] == pairs[:-1]) and _has_duplicates(topics.tolist(), docs.tolist()):
+            return None
+    elif _has_duplicates(topics.tolist(), docs.tolist()):
+        return None
+    table = RunTable(tag, topics, docs, ranks, scores, lines)
+    return _read_only(table).with_doc_hashes(doc_hashes)
+
+
+def _joined(parts: list[_RunBlock], name: str) -> np.ndarray:
+    """One column of all blocks end to end; the blocks let go of theirs, so that the column is never held twice."""
+    pieces = [getattr(part, name) for part in parts]
+    for part in parts:
+        setattr(part, name, None)
+    return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+
+def _run_block(columns: Columns, line_offset: int) -> _RunBlock | None:
+    """The columns of one well-formed block, or None if something is off."""
     topic_codes, doc_codes, tag_codes = columns.matrix(0), columns.matrix(2), columns.matrix(5)
     if topic_codes is None or doc_codes is None or tag_codes is None or len(doc_codes[0]) > _MAX_HASHED:
         return None
@@ -212,27 +239,24 @@ def _run_from_columns(columns: Columns) -> RunTable | None:
     scores = parse_floats(columns.matrix(4))
     if ranks is None or scores is None or not np.all(np.isfinite(scores)):
         return None
-    topics, docs = as_unicode(topic_codes), as_unicode(doc_codes)
-    doc_hash = hash_codes(doc_codes)
+    doc_hashes = hash_codes(doc_codes)
+    pair_hashes = None
     if len(topic_codes[0]) <= _MAX_HASHED:
-        pair_hash = np.sort(mix(doc_hash ^ (hash_codes(topic_codes) * _PAIR_MULTIPLIER)))
-        if np.any(pair_hash[1:] == pair_hash[:-1]) and _has_duplicates(topics.tolist(), docs.tolist()):
-            return None
-    elif _has_duplicates(topics.tolist(), docs.tolist()):
-        return None
+        pair_hashes = mix(doc_hashes ^ (hash_codes(topic_codes) * _PAIR_MULTIPLIER))
+    lines = columns.lines + line_offset if line_offset else columns.lines
     tag = str(as_unicode(tag_codes[:1])[0])
-    return _read_only(RunTable(tag, topics, docs, ranks, scores, columns.lines)).with_doc_hashes(doc_hash)
-
-
-def _read_only(table: RunTable) -> RunTable:
-    """The parser's own table with its arrays made read-only (values derived from them are cached on the table)."""
-    for values in (table.topics, table.docs, table.ranks, table.scores, table.lines):
-        values.flags.writeable = False
-    return table
+    return _RunBlock(tag, as_unicode(topic_codes), as_unicode(doc_codes), ranks, scores, lines, doc_hashes, pair_hashes)
 
 
 def _parse_trec_run_slowly(text: str, *, max_errors: int, source: str) -> RunTable:
     """Line-by-line pass that names every problem (used when the fast path finds one)."""
+    return _scan_trec_run_slowly(text, max_errors=max_errors).checked(source).table
+
+
+def _scan_trec_run_slowly(data: bytes | str, *, max_errors: int) -> RunScan:
+    """Line-by-line pass that keeps the well-formed rows and names every problem; a line with bytes that are not
+    UTF-8 is one of them (the other lines are still read)."""
+    text = data if isinstance(data, str) else data.decode("utf-8", errors="surrogateescape")
     errors = _Errors(max_errors)
     topics: list[str] = []
     docs: list[str] = []
@@ -242,8 +266,16 @@ def _parse_trec_run_slowly(text: str, *, max_errors: int, source: str) -> RunTab
     tag: str | None = None
     tag_line = 0
     seen: dict[tuple[str, str], int] = {}
+    complete = True
     try:
-        for number, parts in _nonblank_lines(text):
+        for number, line in enumerate(text.split("\n"), 1):
+            parts = line.split()
+            if not parts:
+                continue
+            bad_at = None if line.isascii() else _not_utf8_at(line)
+            if bad_at is not None:
+                errors.add(number, f"bytes that are not UTF-8 at byte {bad_at} of the line")
+                continue
             if len(parts) != 6:
                 errors.add(number, f"expected 6 columns ({_RUN_COLUMNS}), found {len(parts)}")
                 continue
@@ -273,170 +305,46 @@ def _parse_trec_run_slowly(text: str, *, max_errors: int, source: str) -> RunTab
                 scores.append(score)  # type: ignore[arg-type]
                 lines.append(number)
     except _TooManyErrors:
-        pass
+        complete = False
     if not errors.items and tag is None:
         errors.items.append((0, "the run file holds no results"))
-    if errors.items:
-        raise FormatError(errors.items, source=source)
-    return _read_only(
-        RunTable(
-            tag=tag or "",
-            topics=_str_array(topics),
-            docs=_str_array(docs),
-            ranks=np.array(ranks, dtype=np.int64),
-            scores=np.array(scores, dtype=np.float64),
-            lines=np.array(lines, dtype=np.int64),
-        )
-    )
-
-
-# ------------------------------------------------------------------------------------------------------ XML runs
-
-_RUN_TAG_ATTRIBUTES = ("runId", "runid", "run_id", "runID", "id", "name", "tag")
-
-
-def parse_trecvid_xml(
-    data: bytes | str, *, max_errors: int = 50, source: str = "run"
-) -> tuple[RunTable, dict[str, str]]:
-    """Parse a TRECVID AVS XML run; returns the table (rank = seqNum, score = -seqNum) and the run attributes."""
-    raw = _as_bytes(data)
-    decode_utf8(raw, source=source)
-    reader = _AvsXmlReader(max_errors)
-    parser = expat.ParserCreate()
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    reader.attach(parser)
-    try:
-        parser.Parse(raw, True)
-    except _TooManyErrors:
-        pass
-    except _ForbiddenMarkup as exc:
-        reader.errors.items.append((parser.CurrentLineNumber, str(exc)))
-    except expat.ExpatError as exc:
-        reader.errors.items.append((exc.lineno, f"not well-formed XML: {expat.errors.messages[exc.code]}"))
-    if not reader.errors.items and not reader.docs:
-        reader.errors.items.append((0, "the XML run holds no <item> results"))
-    if reader.errors.items:
-        raise FormatError(reader.errors.items[: max(1, max_errors)], source=source)
-    attributes = reader.attributes
-    tag = next((attributes[k] for k in _RUN_TAG_ATTRIBUTES if attributes.get(k)), None)
-    if tag is None:
-        tag = "_".join(attributes[k] for k in ("pid", "priority") if attributes.get(k)) or source
-    seq = np.array(reader.ranks, dtype=np.int64)
     table = RunTable(
-        tag=tag,
-        topics=_str_array(reader.topics),
-        docs=_str_array(reader.docs),
-        ranks=seq,
-        scores=-seq.astype(np.float64),
-        lines=np.array(reader.lines, dtype=np.int64),
+        tag=tag or "",
+        topics=_str_array(topics),
+        docs=_str_array(docs),
+        ranks=np.array(ranks, dtype=np.int64),
+        scores=np.array(scores, dtype=np.float64),
+        lines=np.array(lines, dtype=np.int64),
     )
-    return _read_only(table), attributes
+    return RunScan(_read_only(table), errors.items, complete)
 
 
-class _ForbiddenMarkup(Exception):
-    """A DTD or entity declaration in an uploaded XML run."""
-
-
-def _local(name: str) -> str:
-    """An element name without namespace."""
-    return name.rsplit("}", 1)[-1].rsplit(":", 1)[-1]
-
-
-class _AvsXmlReader:
-    """Expat callbacks collecting TRECVID AVS items with their line numbers."""
-
-    def __init__(self, max_errors: int) -> None:
-        self.errors = _Errors(max_errors)
-        self.attributes: dict[str, str] = {}
-        self.topics: list[str] = []
-        self.docs: list[str] = []
-        self.ranks: list[int] = []
-        self.lines: list[int] = []
-        self.topic: str | None = None
-        self.seen: dict[tuple[str, str], int] = {}
-        self.seen_seq: dict[tuple[str, int], int] = {}
-        self.parser: expat.XMLParserType | None = None
-
-    def attach(self, parser: expat.XMLParserType) -> None:
-        """Install the callbacks on an expat parser."""
-        self.parser = parser
-        parser.StartElementHandler = self.start
-        parser.EndElementHandler = self.end
-        parser.StartDoctypeDeclHandler = self.doctype
-        parser.EntityDeclHandler = self.forbid
-        parser.ExternalEntityRefHandler = self.forbid
-
-    def doctype(self, name: str, system_id: str | None, public_id: str | None, internal_subset: bool) -> None:
-        """Accept a DOCTYPE that only names an external DTD, as NIST's runs carry (expat never fetches it); refuse one
-        with an internal subset, where entities could be declared."""
-        if internal_subset:
-            raise _ForbiddenMarkup("DTDs with declarations of their own are not accepted in XML runs")
-
-    def forbid(self, *args: object) -> None:
-        """Refuse entity declarations and references."""
-        raise _ForbiddenMarkup("DTDs and entity declarations are not accepted in XML runs")
-
-    def line(self) -> int:
-        """The current line number."""
-        return self.parser.CurrentLineNumber if self.parser is not None else 0
-
-    def start(self, name: str, attrs: dict[str, str]) -> None:
-        """Handle an opening tag."""
-        tag = _local(name)
-        if tag.endswith("RunResult") or (tag.endswith("Run") and not self.attributes):
-            self.attributes.update({_local(k): v for k, v in attrs.items()})
-        elif tag.endswith("TopicResult") or tag == "topic":
-            number = attrs.get("tNum") or attrs.get("tnum") or attrs.get("num") or attrs.get("topic")
-            if not number:
-                self.errors.add(self.line(), f"<{tag}> has no tNum attribute")
-            self.topic = number.strip() if number else None
-        elif tag == "item":
-            self.item(attrs)
-
-    def item(self, attrs: dict[str, str]) -> None:
-        """Handle one <item seqNum=.. shotId=../>."""
-        line = self.line()
-        if self.topic is None:
-            self.errors.add(line, "<item> outside a topic result with a tNum")
-            return
-        shot = (attrs.get("shotId") or attrs.get("shotid") or attrs.get("docno") or "").strip()
-        seq_text = attrs.get("seqNum") or attrs.get("seqnum") or attrs.get("rank") or ""
-        seq = _parse_int(seq_text.strip())
-        ok = True
-        if not shot:
-            self.errors.add(line, "<item> has no shotId attribute")
-            ok = False
-        if seq is None:
-            self.errors.add(line, f"seqNum {seq_text!r} is not an integer")
-            ok = False
-        if ok:
-            first = self.seen.setdefault((self.topic, shot), line)
-            if first != line:
-                where = f"(lines {first} and {line})"
-                self.errors.add(line, f"shot {shot!r} appears twice for topic {self.topic!r} {where}")
-                return
-            first = self.seen_seq.setdefault((self.topic, seq), line)  # type: ignore[arg-type]
-            if first != line:
-                self.errors.add(line, f"seqNum {seq} appears twice for topic {self.topic!r} (lines {first} and {line})")
-                return
-            self.topics.append(self.topic)
-            self.docs.append(shot)
-            self.ranks.append(seq)  # type: ignore[arg-type]
-            self.lines.append(line)
-
-    def end(self, name: str) -> None:
-        """Handle a closing tag."""
-        tag = _local(name)
-        if tag.endswith("TopicResult") or tag == "topic":
-            self.topic = None
+def _not_utf8_at(line: str) -> int | None:
+    """The 1-based byte offset in `line` (decoded with surrogateescape) of its first byte that is not UTF-8, or None."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return len(line[: exc.start].encode("utf-8", errors="surrogateescape")) + 1
+    return None
 
 
 def read_run(path: str | Path, *, max_errors: int = 50) -> RunTable:
-    """Read a TREC or TRECVID XML run file (optionally gzipped)."""
-    data = read_bytes(path)
-    if data.lstrip()[:1] == b"<":
-        return parse_trecvid_xml(data, max_errors=max_errors, source=str(path))[0]
-    return parse_trec_run(data, max_errors=max_errors, source=str(path))
+    """Read a TREC or TRECVID XML run file (optionally gzipped), a block of lines at a time."""
+    source = str(path)
+    blocks = file_blocks(path)
+    head: list[tuple[bytes, int]] = []
+    for block in blocks:  # the first non-blank text decides the format
+        head.append(block)
+        if block[0].strip():
+            break
+    stream = chain(head, blocks)
+    if head and head[-1][0].lstrip()[:1] == b"<":
+        return scan_trecvid_xml_blocks(stream, max_errors=max_errors, source=source).checked(source).table
+    table = _run_from_blocks(stream, source)
+    blocks.close()
+    if table is not None:
+        return table
+    return parse_trec_run(read_bytes(path), max_errors=max_errors, source=source)
 
 
 # --------------------------------------------------------------------------------------------------------- qrels
@@ -461,29 +369,65 @@ def parse_qrels(data: bytes | str, *, max_errors: int = 50, source: str = "qrels
 
 
 def read_qrels(path: str | Path, *, max_errors: int = 50) -> Qrels:
-    """Read a qrels file (optionally gzipped): 5 columns means sample_eval format, else TREC."""
+    """Read a qrels file (optionally gzipped), a block of lines at a time: 5 columns means sample_eval, else TREC."""
+    qrels = _qrels_from_blocks(file_blocks(path), None)
+    if qrels is not None:
+        return qrels
     return parse_qrels(read_bytes(path), max_errors=max_errors, source=str(path))
 
 
 def _parse_qrels(data: bytes | str, width: int, *, max_errors: int, source: str) -> Qrels:
     """Parse 4-column (TREC) or 5-column (sample_eval) qrels."""
     text = decode_utf8(_without_bom(data), source=source)
-    uncommented = _without_comments(text)
-    if uncommented is not text:
-        text = data = uncommented
-    fast = _fast_columns(text, _as_bytes(_without_bom(data)), width)
+    fast = _qrels_from_blocks([(text, 1)], width)
     if fast is not None:
-        columns, lines = fast
-        topics, docs = columns[0], columns[2]
-        grades = _ints(columns[-1])
-        strata = _ints(columns[3]) if width == 5 else None
-        if (
-            grades is not None
-            and (width == 4 or (strata is not None and grades.min() >= -1))
-            and not _has_duplicates(topics, docs)
-        ):
-            return Qrels(_str_array(topics), _str_array(docs), grades, strata, lines)
-    return _parse_qrels_slowly(text, width, max_errors=max_errors, source=source)
+        return fast
+    return _parse_qrels_slowly(_without_comments(text), width, max_errors=max_errors, source=source)
+
+
+def _qrels_from_blocks(blocks: Iterable[tuple[bytes | str, int]], width: int | None) -> Qrels | None:
+    """The qrels in well-formed text given in blocks of whole lines (with their first line numbers), `#` comment
+    lines skipped; None if something is off (the line-by-line pass then says what). `width` None: 5 columns if the
+    first non-blank line has 5, else 4."""
+    topics: list[str] = []
+    docs: list[str] = []
+    strata: list[str] = []
+    grades: list[str] = []
+    lines: list[np.ndarray] = []
+    for block, first_line in blocks:
+        try:
+            text = decode_utf8(block)
+        except FormatError:
+            return None
+        uncommented = _without_comments(text)
+        raw = block if uncommented is text and isinstance(block, bytes) else _as_bytes(uncommented)
+        if not uncommented.strip():
+            continue
+        if width is None:
+            first = next(line.split() for line in uncommented.split("\n") if line.strip())
+            width = 5 if len(first) == 5 else 4
+        fast = _fast_columns(uncommented, raw, width)
+        if fast is None:
+            return None
+        columns, block_lines = fast
+        topics += columns[0]
+        docs += columns[2]
+        grades += columns[-1]
+        if width == 5:
+            strata += columns[3]
+        lines.append(block_lines + (first_line - 1))
+    if not lines:
+        return None
+    grade_values = _ints(grades)
+    stratum_values = _ints(strata) if width == 5 else None
+    if (
+        grade_values is None
+        or (width == 5 and (stratum_values is None or grade_values.min() < -1))
+        or _has_duplicates(topics, docs)
+    ):
+        return None
+    line_numbers = lines[0] if len(lines) == 1 else np.concatenate(lines)
+    return Qrels(_str_array(topics), _str_array(docs), grade_values, stratum_values, line_numbers)
 
 
 def _parse_qrels_slowly(text: str, width: int, *, max_errors: int, source: str) -> Qrels:
