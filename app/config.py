@@ -19,6 +19,11 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(default=Path(".trecpool"), description="Where the embedded PostgreSQL keeps its data.")
     max_upload_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="Largest accepted upload (413 above).")
+    max_decompressed_bytes: int = Field(
+        default=512 * 1024 * 1024,
+        gt=0,
+        description="Largest accepted gzip-compressed upload once decompressed (413 above; never inflated further).",
+    )
     max_errors: int = Field(default=50, gt=0, description="How many validation errors one response lists at most.")
     judging_lease_seconds: float = Field(
         default=300.0, gt=0, description="How long an item stays leased to one assessor."
