@@ -14,6 +14,7 @@ import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("evaluate", "Evaluate runs against qrels, like trec_eval / sample_eval.pl."),
+    "trec_eval": ("trec_eval", "Drop-in for NIST trec_eval 10.0: its command line, its output byte for byte."),
     "sample_eval": ("sample_eval", "Drop-in for NIST's sample_eval.pl: its command line, its output byte for byte."),
     "measures": ("measures", "List the measures with their parameters, descriptions and references."),
     "analyse": ("analyse", "Reusability and meta-evaluation analyses of a test collection."),

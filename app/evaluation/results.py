@@ -17,7 +17,7 @@ class Results:
     measures: list[str]
     topics: list[str]  # the qrels' topics (every topic with judgements)
     values: np.ndarray  # float64 [run, measure, topic]
-    aggregates: list[str]  # per measure: "mean", "sum" or "sum_all" (see registry.MeasureSpec)
+    aggregates: list[str]  # per measure: "mean", "gm", "sum" or "sum_all" (see registry.MeasureSpec)
     answered: np.ndarray  # bool [run, topic]: the run ranks something for the topic
     run_topics_only: bool = False
 
@@ -29,6 +29,11 @@ class Results:
         n = np.sum(counted, axis=2)
         mean = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
         is_sum = np.array([a in ("sum", "sum_all") for a in self.aggregates], dtype=bool)[None, :]
+        is_gm = np.array([a == "gm" for a in self.aggregates], dtype=bool)
+        if is_gm.any():  # geometric mean, each value floored at 1e-5 (trec_eval's gm_map, gm_bpref)
+            logs = np.log(np.maximum(values[:, is_gm], 1e-5))
+            mean_log = np.sum(logs, axis=2, where=counted[:, is_gm]) / np.maximum(n[:, is_gm], 1)
+            mean[:, is_gm] = np.where(n[:, is_gm] > 0, np.exp(mean_log), 0.0)
         return np.where(is_sum, total, mean)
 
     def value(self, run: str, measure: str, topic: str = ALL) -> float:

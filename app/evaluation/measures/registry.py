@@ -1,9 +1,10 @@
 """The measure registry: every measure with its parameters, a one-line description and its reference.
 
 In the style of ir_measures: a family (`Measure`) says what it computes and where it comes from; a name such as
-`P@10`, `ndcg_cut_10` or `iprec@rec0.50` resolves (`resolve`) to a `MeasureSpec` holding its function and cutoff.
-`trecpool measures` lists `MEASURES`; pages and the API describe measures with `describe`. To add a measure: write
-its function over `RankedLists` (trec.py or inferred.py) and add one `Measure` to `MEASURES`.
+`P@10`, `ndcg_cut_10`, `P.10`, `Rprec_mult_0.20`, `RBP(p=0.5)` or `iprec@rec0.50` resolves (`resolve`) to a
+`MeasureSpec` holding its function and parameter. `trecpool measures` lists `MEASURES`; pages and the API describe
+measures with `describe`. To add a measure: write its function over `RankedLists` (trec.py or inferred.py) and add
+one `Measure` to `MEASURES`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ class MeasureSpec:
 
     name: str  # canonical name, e.g. "P@10"
     function: MeasureFunction | LevelFunction
-    cutoff: int | float | None  # a rank cutoff, or the recall level (0..1) of iprec@rec
-    aggregate: str  # "mean", "sum" (counts: `all` is their total, as trec_eval) or "sum_all" (total over every
-    # qrels topic even with run_topics_only, as sample_eval.pl's inum_rel)
+    cutoff: int | float | None  # the family's parameter: a rank cutoff, a recall level, an R multiple or RBP's p
+    aggregate: str  # "mean", "gm" (geometric mean, each value floored at 1e-5, as trec_eval's gm_map), "sum"
+    # (counts: `all` is their total, as trec_eval) or "sum_all" (total over every qrels topic even with
+    # run_topics_only, as sample_eval.pl's inum_rel)
     stratified: bool  # needs sample_eval (stratified) qrels
     description: str = ""  # the family's one-line description
     family: str = ""  # the family's name in MEASURES
@@ -40,6 +42,8 @@ TREC_EVAL = "trec_eval 10.0 (github.com/usnistgov/trec_eval)"
 SAMPLE_EVAL = "sample_eval.pl (Yilmaz, Kanoulas and Aslam, SIGIR 2008; TREC/TRECVID inferred measures)"
 AXIOU = "AxIoU paper: Hao, Nakano et al., SIGIR 2022 (and its supplementary material)"
 MOMENT_DETR = "Moment-DETR / QVHighlights evaluation (Lei, Berg and Bansal, NeurIPS 2021)"
+RBP_PAPER = "Moffat and Zobel, Rank-Biased Precision, ACM TOIS 27(1), 2008; as ir_measures' RBP(rel=1, p)"
+IR_MEASURES = "ir_measures (ir-measur.es), Judged@k"
 
 
 @dataclass(frozen=True)
@@ -55,39 +59,98 @@ class Measure:
     reference: str
     parameters: str = ""  # how the name takes its parameters, e.g. "@k: rank cutoff (required)"
     function: MeasureFunction | LevelFunction | None = None
-    cutoff: str = "no"  # takes a rank cutoff: "no" | "optional" | "required"
-    aggregate: str = "mean"  # "mean", "sum" or "sum_all" (see MeasureSpec)
+    cutoff: str = "no"  # takes a parameter: "no" | "optional" | "required"
+    aggregate: str = "mean"  # "mean", "gm", "sum" or "sum_all" (see MeasureSpec)
     stratified: bool = False  # needs sample_eval (stratified) qrels
     kind: str = "trec"  # "trec" (TREC qrels), "sample_eval" (5-column qrels) or "moment"
     aliases: tuple[str, ...] = ()
+    parameter: str = "rank"  # what the parameter is: "rank" (an integer cutoff), "fraction" (a recall level or
+    # an R multiple, a number) or "persistence" (RBP's p, written name(p=0.5))
 
 
 _CUT_OPTIONAL = "@k: rank cutoff (optional)"
 _CUT_REQUIRED = "@k: rank cutoff (required)"
+_P_REQUIRED = "(p=x): persistence, 0 < p < 1 (required), e.g. RBP(p=0.5)"
 
 MEASURES: tuple[Measure, ...] = (
     Measure("AP", "Average precision: mean precision at each relevant doc's rank (unretrieved count 0).", TREC_EVAL,
             _CUT_OPTIONAL, trec.average_precision, "optional", aliases=("map", "MAP", "map_cut")),
+    Measure("gm_map", "Geometric mean of AP over topics, each AP floored at 1e-5 (per topic: AP).", TREC_EVAL,
+            function=trec.average_precision, aggregate="gm", aliases=("GMAP", "gm_ap")),
     Measure("P", "Precision: relevant docs in the top k, over k.", TREC_EVAL, _CUT_REQUIRED,
             trec.precision_at, "required"),
     Measure("R", "Recall: relevant docs in the top k, over all relevant docs.", TREC_EVAL, _CUT_REQUIRED,
             trec.recall_at, "required", aliases=("recall",)),
     Measure("Rprec", "R-precision: precision at rank R, R the topic's number of relevant docs.", TREC_EVAL,
             function=trec.r_precision),
+    Measure("Rprec_mult", "Precision at rank (long)(x R + 0.9): R-precision at a multiple x of R.", TREC_EVAL,
+            "@x: multiple of R (required), e.g. Rprec_mult@0.20 or Rprec_mult_0.20", trec.r_precision_multiple,
+            "required", parameter="fraction"),
     Measure("bpref", "Binary preference: relevant docs ranked above judged non-relevant ones.", TREC_EVAL,
             function=trec.bpref),
+    Measure("gm_bpref", "Geometric mean of bpref over topics, each floored at 1e-5 (per topic: bpref).", TREC_EVAL,
+            function=trec.bpref, aggregate="gm"),
     Measure("nDCG", "Normalised discounted cumulative gain (gain = grade, discount log2(rank + 1)).", TREC_EVAL,
             _CUT_OPTIONAL, trec.ndcg, "optional", aliases=("ndcg", "ndcg_cut", "NDCG")),
+    Measure("dcg", "Discounted cumulative gain (gain = grade, discount log2(rank + 1)), not normalised.", TREC_EVAL,
+            function=trec.dcg),
+    Measure("ideal_dcg", "DCG of the ideal ranking of the topic's judged docs.", TREC_EVAL, function=trec.ideal_dcg),
+    Measure("ndcg_rel", "nDCG averaged over the relevant docs' ranks (an unretrieved one counts the list's end).",
+            TREC_EVAL, function=trec.ndcg_rel),
+    Measure("Rndcg", "nDCG averaged over the ranks where the ideal gain changes (R-levels).", TREC_EVAL,
+            function=trec.rndcg),
+    Measure("binG", "Mean over relevant docs of 1 / log2(2 + non-relevant docs at or above it).", TREC_EVAL,
+            function=trec.bin_g),
+    Measure("G", "Gain of each doc over log2(2 + ideal cost so far - gain so far), over the ideal gain.", TREC_EVAL,
+            function=trec.g_measure),
     Measure("RR", "Reciprocal rank of the first relevant doc (within the top k if given).", TREC_EVAL,
             _CUT_OPTIONAL, trec.reciprocal_rank, "optional", aliases=("recip_rank", "MRR")),
+    Measure("iprec_at_recall", "Interpolated precision at a recall level: best precision at any recall >= it.",
+            TREC_EVAL, "@x: recall level 0..1 (required), e.g. iprec_at_recall@0.10 or iprec_at_recall_0.10",
+            trec.interpolated_precision, "required", aliases=("IPrec",), parameter="fraction"),
+    Measure("11pt_avg", "Mean interpolated precision at the 11 recall levels 0, 0.1, ..., 1.", TREC_EVAL,
+            function=trec.eleven_point_average),
+    Measure("relative_P", "Relevant docs in the top k, over min(k, R).", TREC_EVAL, _CUT_REQUIRED,
+            trec.relative_precision_at, "required"),
+    Measure("success", "1 if a relevant doc is in the top k, else 0.", TREC_EVAL, _CUT_REQUIRED, trec.success_at,
+            "required", aliases=("Success",)),
+    Measure("set_P", "Precision of the retrieved set: relevant retrieved over retrieved.", TREC_EVAL,
+            function=trec.set_precision),
+    Measure("set_recall", "Recall of the retrieved set: relevant retrieved over relevant.", TREC_EVAL,
+            function=trec.set_recall),
+    Measure("set_relative_P", "Relevant retrieved over min(retrieved, relevant).", TREC_EVAL,
+            function=trec.set_relative_precision),
+    Measure("set_map", "Set precision times set recall.", TREC_EVAL, function=trec.set_map),
+    Measure("set_F", "F measure of the retrieved set: 2 P R / (P + R).", TREC_EVAL, function=trec.set_f),
+    Measure("utility", "Relevant retrieved minus non-relevant retrieved (trec_eval's utility 1,-1,0,0).", TREC_EVAL,
+            function=trec.utility),
+    Measure("yaap", "Robertson's smoothed AP: log((1 + S) / (1 + R - S)), S the sum of precisions at rel docs.",
+            TREC_EVAL, function=trec.yaap),
+    Measure("rbp", "trec_eval's rank-biased precision: grades as gains, scaled to 0..1 when above 1 (p = 0.9).",
+            TREC_EVAL, "(p=x): persistence (optional, default 0.9), e.g. rbp(p=0.5) or rbp.p=0.5",
+            trec.rank_biased_precision, "optional", parameter="persistence"),
+    Measure("rbp_resid", "trec_eval's rbp residual (p = 0.9): p^n + (1 - p) sum of p^(rank-1) over unjudged docs; "
+            "0 if every doc is judged.", TREC_EVAL, function=trec.rbp_residual),
+    Measure("RBP", "Rank-biased precision: (1 - p) times the sum of p^(rank - 1) over relevant docs.", RBP_PAPER,
+            _P_REQUIRED, trec.binary_rbp, "required", parameter="persistence"),
+    Measure("RBP_resid", "RBP's residual: the most unjudged docs and docs past the list's end could add.",
+            RBP_PAPER, _P_REQUIRED, trec.binary_rbp_residual, "required", parameter="persistence"),
+    Measure("unj", "Unjudged docs (not in the qrels, or grade < 0) in the top k, over k.", TREC_EVAL,
+            _CUT_REQUIRED, trec.unjudged_at, "required"),
+    Measure("Judged", "Docs of the top k that are in the qrels (any grade), over min(k, docs retrieved).",
+            IR_MEASURES, _CUT_REQUIRED, trec.judged_at, "required", aliases=("judged",)),
+    Measure("num_q", "Topics averaged over (with -c, every qrels topic); `all` is the total.", TREC_EVAL,
+            function=trec.num_q, aggregate="sum"),
     Measure("num_ret", "Retrieved docs (after the max_results cut); `all` is the total.", TREC_EVAL,
             function=trec.num_ret, aggregate="sum"),
     Measure("num_rel", "Relevant docs in the qrels; `all` is the total.", TREC_EVAL,
             function=trec.num_rel, aggregate="sum"),
     Measure("num_rel_ret", "Relevant docs retrieved; `all` is the total.", TREC_EVAL,
             function=trec.num_rel_ret, aggregate="sum"),
-    Measure("infAP", "Inferred AP from incomplete judgements (unjudged docs sampled uniformly).",
-            "trec_eval 10.0 infAP (Yilmaz and Aslam, CIKM 2006)", function=inferred.inf_ap),
+    Measure("num_nonrel_judged_ret", "Judged non-relevant docs retrieved; `all` is the total.", TREC_EVAL,
+            function=trec.num_nonrel_judged_ret, aggregate="sum"),
+    Measure("infAP", "Inferred AP from incomplete judgements (grade < 0: pooled, not judged; sampled uniformly).",
+            "trec_eval 10.0 infAP (Yilmaz and Aslam, CIKM 2006)", function=trec.inf_ap),
     Measure("xinfAP", "Extended inferred AP over stratified samples of the pool.", SAMPLE_EVAL,
             function=inferred.xinf_ap, stratified=True, kind="sample_eval"),
     Measure("infNDCG", "Inferred nDCG over stratified samples of the pool.", SAMPLE_EVAL,
@@ -116,15 +179,18 @@ MEASURES: tuple[Measure, ...] = (
 _FAMILIES: dict[str, Measure] = {m.name: m for m in MEASURES if m.kind != "moment" and m.name != "iprec@rec"}
 
 
-# trec_eval / pytrec_eval / sample_eval spellings -> canonical family
+# trec_eval / pytrec_eval / ir_measures / sample_eval spellings -> canonical family
 _ALIASES = {alias: m.name for m in MEASURES for alias in m.aliases}
 
 # sample_eval.pl's interpolated inferred precision at a recall level: iprec@rec0.50 (also iprec@rec0.5, iprec@rec1)
 _IPREC = re.compile(r"^iprec@rec(?P<level>\d*\.?\d*)$")
 IPREC_LEVELS = [f"iprec@rec{i / 10:.2f}" for i in range(11)]
 
-_NAME = re.compile(r"^(?P<family>[A-Za-z_]+?)(?:(?:@|_)(?P<cut>\d+)|(?P<tight>(?<=iP)\d+))?$")
-
+_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_SUFFIXED = re.compile(rf"^(?P<family>.+?)(?:@|_)(?P<param>{_NUMBER})$")  # P@10, P_10, Rprec_mult_0.20
+_TIGHT = re.compile(r"^(?P<family>iP)(?P<param>\d+)$")  # sample_eval.pl's iP100
+_DOTTED = re.compile(r"^(?P<family>[^.]+)\.(?P<param>.*)$")  # trec_eval's -m form: P.10, rbp.p=0.5
+_CALLED = re.compile(r"^(?P<family>[A-Za-z_][A-Za-z0-9_]*)\((?P<param>[^()]*)\)$")  # RBP(p=0.5)
 TREC_DEFAULT = [
     "num_ret", "num_rel", "num_rel_ret", "AP", "Rprec", "bpref", "RR",
     "P@5", "P@10", "P@15", "P@20", "P@30", "P@100", "P@200", "P@500", "P@1000",
@@ -145,33 +211,96 @@ def default_measures(stratified: bool) -> list[str]:
 
 
 def resolve(name: str) -> MeasureSpec:
-    """The measure called `name`.
+    """The measure called `name`, in any spelling of trecpool, trec_eval, pytrec_eval, ir_measures or sample_eval.
 
-    E.g. `AP`, `P@10`, `nDCG@10`, `map`, `P_10`, `ndcg_cut_10`, `iP100`, `iprec@rec0.50` (or `iprec@rec0.5`).
+    E.g. `AP`, `map`, `P@10`, `P_10`, `P.10`, `nDCG@10`, `ndcg_cut_10`, `ndcg_cut.10`, `Rprec_mult_0.20`,
+    `iprec_at_recall.0.1`, `RBP(p=0.5)`, `rbp.p=0.5`, `Judged@10`, `iP100`, `iprec@rec0.50` (or `iprec@rec0.5`).
+    A trec_eval name with several parameters (`P.5,10`) names several measures: see `expand_names`.
     """
-    iprec = _IPREC.match(name.strip())
+    text = name.strip()
+    family = _family(text)
+    if family is not None:
+        return _spec(name, family, None)
+    iprec = _IPREC.match(text)
     if iprec is not None:
         return _resolve_iprec(name, iprec.group("level"))
-    match = _NAME.match(name.strip())
-    if match is None:
-        raise MeasureError(f"unknown measure {name!r}")
-    family = match.group("family")
-    family = family if family in _FAMILIES else _ALIASES.get(family, family)
-    if family not in _FAMILIES:
-        raise MeasureError(f"unknown measure {name!r}; known: {', '.join(_FAMILIES)}")
+    for pattern in (_CALLED, _DOTTED, _TIGHT, _SUFFIXED):
+        match = pattern.match(text)
+        if match is not None and _family(match.group("family")) is not None:
+            return _spec(name, _family(match.group("family")) or "", match.group("param"))
+    raise MeasureError(f"unknown measure {name!r}; known: {', '.join(_FAMILIES)}")
+
+
+def expand_names(name: str) -> list[str]:
+    """The measure names in `name`: trec_eval's `P.5,10` names P.5 and P.10; any other name is itself."""
+    match = _DOTTED.match(name.strip())
+    if match is None or "," not in match.group("param") or _family(match.group("family")) is None:
+        return [name]
+    family = _FAMILIES[_family(match.group("family")) or ""]
+    if family.parameter == "persistence":
+        return [name]
+    return [f"{match.group('family')}.{part}" for part in match.group("param").split(",")]
+
+
+def _family(text: str) -> str | None:
+    """The family a bare name stands for (its own name or an alias), or None."""
+    if text in _FAMILIES:
+        return text
+    return _ALIASES.get(text)
+
+
+def _spec(name: str, family: str, param: str | None) -> MeasureSpec:
+    """The MeasureSpec of `family` with its parameter written `param` (None: none given)."""
     measure = _FAMILIES[family]
-    function, cutoff_rule, aggregate = measure.function, measure.cutoff, measure.aggregate
-    assert function is not None
-    digits = match.group("cut") or match.group("tight")
-    cutoff = int(digits) if digits is not None else None
-    if cutoff_rule == "no" and cutoff is not None:
-        raise MeasureError(f"measure {family} takes no cutoff ({name!r})")
-    if cutoff_rule == "required" and cutoff is None:
-        raise MeasureError(f"measure {family} needs a cutoff, e.g. {family}@10 ({name!r})")
-    if cutoff is not None and cutoff < 1:
-        raise MeasureError(f"cutoff must be at least 1 ({name!r})")
-    canonical = family if cutoff is None else f"{family}@{cutoff}"
-    return MeasureSpec(canonical, function, cutoff, aggregate, measure.stratified, measure.description, family)
+    assert measure.function is not None
+    value = None if param is None else _parameter(name, measure, param)
+    if measure.cutoff == "no" and value is not None:
+        raise MeasureError(f"measure {family} takes no parameter ({name!r})")
+    if measure.cutoff == "required" and value is None:
+        raise MeasureError(f"measure {family} needs a parameter: {measure.parameters} ({name!r})")
+    if value is None:
+        canonical = family
+    elif measure.parameter == "persistence":
+        canonical = f"{family}(p={value:g})"
+    elif measure.parameter == "fraction":
+        canonical = f"{family}@{value:.2f}" if round(value, 2) == value else f"{family}@{value:g}"
+    else:
+        canonical = f"{family}@{value}"
+    aggregate = measure.aggregate
+    return MeasureSpec(canonical, measure.function, value, aggregate, measure.stratified, measure.description, family)
+
+
+def _parameter(name: str, measure: Measure, param: str) -> int | float:
+    """The parameter of `measure` written `param` (a rank cutoff, a number, or RBP's `p=x`)."""
+    if "," in param and measure.parameter != "persistence":
+        raise MeasureError(f"{name!r} names several measures; give one parameter per name, e.g. {measure.name}.10")
+    if measure.parameter == "rank":
+        if not param.isdigit() or int(param) < 1:
+            raise MeasureError(f"cutoff must be a whole number of at least 1 ({name!r})")
+        return int(param)
+    if measure.parameter == "persistence":
+        settings = dict(part.partition("=")[::2] if "=" in part else ("p", part) for part in param.split(","))
+        if set(settings) - {"p", "rel"} or settings.get("rel", "1").strip() != "1" or "p" not in settings:
+            raise MeasureError(f"{measure.name} takes its persistence as {measure.name}(p=0.5) ({name!r})")
+        value = _number(name, settings["p"])
+        if not 0 < value < 1:
+            raise MeasureError(f"persistence p must be between 0 and 1 ({name!r})")
+        return value
+    value = _number(name, param)
+    if value < 0:
+        raise MeasureError(f"parameter must be at least 0 ({name!r})")
+    return value
+
+
+def _number(name: str, text: str) -> float:
+    """A finite number written `text`, or a MeasureError naming `name`."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise MeasureError(f"{text!r} is not a number ({name!r})") from None
+    if not np.isfinite(value):
+        raise MeasureError(f"{text!r} is not a finite number ({name!r})")
+    return value
 
 
 def _resolve_iprec(name: str, digits: str) -> MeasureSpec:
@@ -223,8 +352,12 @@ def describe(name: str) -> str:
             return ""
     if spec.cutoff is None:
         return spec.description
-    unit = "recall level" if spec.name.startswith("iprec@rec") else "cutoff"
+    unit = _UNITS.get(spec.family, "cutoff")
     return f"{spec.description} ({unit} {spec.cutoff})"
+
+
+_UNITS = {"iprec@rec": "recall level", "iprec_at_recall": "recall level", "Rprec_mult": "multiple of R", "rbp": "p",
+          "RBP": "p", "RBP_resid": "p"}  # fmt: skip
 
 
 def measure_help() -> str:
