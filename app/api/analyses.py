@@ -22,10 +22,12 @@ class AnalysisIn(BaseModel):
     kind: Literal["pool-depth", "leave-out", "agreement", "stability", "ties", "power", "label-noise"]
     params: dict[str, Any] = Field(
         default_factory=dict,
-        description="measure; pool-depth: max_depth; leave-out: by (run|team|type), depth; "
-        "agreement: measures; stability: measures, trials, seed; power: alpha, n_resamples, seed; "
-        "label-noise (moments): measures, sigmas, trials, raters, seed, length. "
-        "Others are refused; numbers are bounded (see app/services/analysis_params.py)",
+        description="pool-depth: measure, max_depth, outside (drop|keep), pooled_runs; "
+        "leave-out: measure, by (run|team|type), depth, pooled_runs; agreement: measures; "
+        "stability: measure(s), trials, seed, sizes; ties: measures; power: measure(s), alpha, n_resamples, seed; "
+        "label-noise (moments): measures, sigmas, trials, raters, seed, length (shifted|exponential). "
+        "Others are refused; numbers are bounded; omitted ones take the defaults of SPEC section 6 and the papers "
+        "(see app/services/analysis_params.py, the schema the CLI uses too)",
     )
 
     @field_validator("params")

@@ -1,12 +1,20 @@
 """`trecpool analyse ...`: reusability and meta-evaluation analyses (SPEC section 6) from files, with rich tables
-and optional PNG/SVG plots. The computations live in app.evaluation.analyses."""
+and optional PNG/SVG plots. The computations live in app.evaluation.analyses.
+
+Every command validates its options with the parameter schema the REST API uses (app/services/analysis_params.py,
+imported only when a command runs): options left out take the schema's defaults, so the CLI and the service run
+the same analysis for the same request. The score-based analyses (agreement, stability, ties, power) read TREC runs
+against qrels, or with `--moments GROUND_TRUTH` moment runs against moment ground truth.
+"""
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,6 +28,7 @@ from app.evaluation.errors import FormatError, MeasureError
 from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.records import Qrels, RunTable
+from app.evaluation.results import Results
 
 cli = analyse = typer.Typer(
     help="Reusability and meta-evaluation analyses of a test collection.",
@@ -30,6 +39,15 @@ cli = analyse = typer.Typer(
 
 QrelsArg = Annotated[Path, typer.Argument(help="qrels file (TREC 4 columns or sample_eval 5 columns)")]
 RunsArg = Annotated[list[Path], typer.Argument(help="run files (TREC 6 columns or TRECVID AVS XML, may be .gz)")]
+PathsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="QRELS RUN... (TREC or sample_eval qrels, TREC or AVS XML runs); with --moments: moment RUN..."
+    ),
+]
+MomentsOpt = Annotated[
+    Path | None, typer.Option("--moments", help="moment ground truth: the files are moment runs (AxIoU@K, R@K,theta)")
+]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="write a figure (.png or .svg)")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="write the full result as JSON")]
 MaxResultsOpt = Annotated[int, typer.Option("--max-results", help="cut each ranked list at this many results")]
@@ -55,6 +73,87 @@ def _errors_exit_2(function: Callable[..., None]) -> Callable[..., None]:
             _fail(str(exc))
 
     return wrapper
+
+
+def _params(kind: str, options: dict[str, str], **given: object) -> Any:
+    """The validated parameters of `kind` from the options given (None = not given: the schema's default).
+
+    `options` maps schema fields to the option names an error should quote.
+    """
+    from pydantic import ValidationError
+
+    from app.services.analysis_params import describe_error, parse_params
+
+    try:
+        return parse_params(kind, {k: v for k, v in given.items() if v is not None})
+    except ValidationError as exc:
+        raise ValueError(describe_error(exc, options)) from None
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[Callable[[float], None] | None]:
+    """A progress bar on a terminal's stderr, fed with fractions; nothing when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=1.0)
+        yield lambda fraction: bar.update(task, completed=fraction)
+
+
+def parse_sizes(text: str | None) -> list[int] | None:
+    """Subset sizes from '10,20,50,100-1800:100' (lists, ranges a-b, ranges with a step a-b:s)."""
+    if text is None:
+        return None
+    sizes: set[int] = set()
+    for part in (p.strip() for p in text.split(",")):
+        try:
+            if "-" in part:
+                span, _, step = part.partition(":")
+                first, last = (int(x) for x in span.split("-", 1))
+                sizes.update(range(first, last + 1, int(step) if step else 1))
+            else:
+                sizes.add(int(part))
+        except ValueError:
+            raise ValueError(f"--sizes: {part!r} is not a size, a range a-b or a range with a step a-b:s") from None
+    return sorted(sizes)
+
+
+def _read_bytes(path: Path) -> bytes:
+    """A file's bytes, gunzipped when it is gzip-compressed."""
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _scores(
+    paths: list[Path], moments: Path | None, measures: list[str] | None, max_results: int, *, every: bool = True
+) -> Results:
+    """Per-topic scores of the runs: QRELS RUN... evaluated, or moment RUN... against the --moments ground truth.
+
+    Without measures: every measure `trecpool eval` reports (as a REST evaluation holds them) when `every`, else
+    the one a campaign's leaderboard sorts by (xinfAP for stratified qrels, else AP; AxIoU@10 for moments).
+    """
+    if moments is not None:
+        from app.evaluation.analyses.moment_results import moment_results
+        from app.evaluation.moments import DEFAULT_MOMENT_MEASURES, parse_moment_ground_truth, parse_moment_run
+
+        if not paths:
+            raise ValueError("name the moment run files")
+        truth = parse_moment_ground_truth(_read_bytes(moments), source=str(moments))
+        runs = [parse_moment_run(_read_bytes(p), source=str(p)) for p in paths]
+        names = [r.tag or p.name for r, p in zip(runs, paths, strict=True)]
+        chosen = measures or (list(DEFAULT_MOMENT_MEASURES) if every else ["AxIoU@10"])
+        return moment_results(truth, runs, chosen, names)
+    if len(paths) < 2:
+        raise ValueError("name the qrels file and at least one run file (or use --moments GROUND_TRUTH)")
+    qrels, runs = _load(paths[0], paths[1:])
+    if not measures:
+        from app.evaluation.measures.registry import default_measures
+
+        measures = default_measures(stratified=qrels.stratified) if every else [_default_measure(qrels, None)]
+    return evaluate(qrels, runs, measures, max_results=max_results)
 
 
 def _load(qrels_path: Path, run_paths: list[Path]) -> tuple[Qrels, list[RunTable]]:
@@ -113,37 +212,88 @@ def _show_depths(depths: np.ndarray) -> list[int]:
     return sorted(set(picked) | {0, len(depths) - 1})
 
 
+GroupsOpt = Annotated[
+    Path | None, typer.Option("--groups", help="run_groups.tsv: run, team, contributed (yes/no), runtype")
+]
+MeasureOpt = Annotated[str | None, typer.Option("-m", "--measure", help="AP (default; xinfAP if stratified)")]
+PoolDepthOpt = Annotated[
+    int | None,
+    typer.Option("--pool-depth", help="the depth the pool was built with (default: inferred from the qrels, printed)"),
+]
+MeasuresOpt = Annotated[list[str] | None, typer.Option("-m", "--measure", help="measure (repeat the option)")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="random seed (default 0)")]
+
+
+def _pool_depth_of(
+    console: Console, qrels: Qrels, prepared: object, pooled: list[str] | None, given: int | None
+) -> tuple[int, str]:
+    """The pool depth: given, else inferred from the qrels (printed with the judged shares it was read from)."""
+    from app.evaluation.analyses import index_lines, infer_pool_depth
+    from app.evaluation.analyses.lines import run_mask
+
+    if given is not None:
+        console.print(f"pool depth {given} (given)")
+        return given, "given"
+    estimate = infer_pool_depth(index_lines(prepared, qrels), run_mask(prepared.names, pooled))  # type: ignore[attr-defined]
+    facts = estimate.to_dict()
+    after = "" if facts["share_after"] is None else f", {facts['share_after']:.1%} at rank {estimate.depth + 1}"
+    console.print(
+        f"pool depth {estimate.depth} (inferred from the qrels: {facts['share_at_depth']:.1%} of the pooled runs' "
+        f"results judged at rank {estimate.depth}{after}; give --pool-depth to override)"
+    )
+    return estimate.depth, "inferred"
+
+
 @analyse.command("pool-depth")
 @_errors_exit_2
 def pool_depth_command(
     qrels_path: QrelsArg,
     run_paths: RunsArg,
-    groups: Annotated[Path | None, typer.Option("--groups", help="run_groups.tsv (pooled: yes)")] = None,
-    measure: Annotated[str | None, typer.Option("-m", "--measure", help="AP (default; xinfAP if stratified)")] = None,
-    max_depth: Annotated[int, typer.Option("--max-depth", help="depths 1..D")] = 100,
-    outside: Annotated[str, typer.Option("--outside", help="keep|drop: lines no pooled run retrieved")] = "keep",
+    groups: GroupsOpt = None,
+    measure: MeasureOpt = None,
+    max_depth: Annotated[
+        int | None, typer.Option("--max-depth", help="depths 1..D (default: min(100, pool depth))")
+    ] = None,
+    outside: Annotated[
+        str | None, typer.Option("--outside", help="drop (default) | keep: qrels lines no pooled run retrieved")
+    ] = None,
+    pool_depth_k: PoolDepthOpt = None,
     max_results: MaxResultsOpt = 1000,
     plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
     """Westerveld's pool-depth analysis: every run's score and tau_b / tau_AP vs the full qrels for depths 1..D."""
     from app.evaluation.analyses import pool_depth, read_run_groups  # scipy: only when the analysis runs
+    from app.evaluation.prepared_runs import prepare_runs
 
     check_plot_path(plot)
+    options = {"measure": "--measure", "max_depth": "--max-depth", "outside": "--outside"}
+    params = _params("pool-depth", options, measure=measure, max_depth=max_depth, outside=outside)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
     pooled = read_run_groups(groups).pooled_runs(names) if groups else None
+    prepared = prepare_runs(runs, max_results)
+    console = _console()
+    depth_range = params.max_depth
+    if depth_range is None:
+        try:
+            depth_range = min(100, _pool_depth_of(console, qrels, prepared, pooled, pool_depth_k)[0])
+        except ValueError as exc:
+            console.print(f"{exc}: depths 1..100")
+            depth_range = 100
     result = pool_depth(
         qrels,
-        runs,
-        measure=_default_measure(qrels, measure),
+        prepared,
+        measure=_default_measure(qrels, params.measure),
         pooled=pooled,
-        max_depth=max_depth,
+        max_depth=depth_range,
         max_results=max_results,
-        outside=outside,
+        outside=params.outside,
     )
-    console = _console()
     shown = _show_depths(result.depths)
+    console.print(
+        f"qrels lines no pooled run retrieved: {'dropped' if result.outside == 'drop' else 'kept'} at every depth"
+    )
     table = Table(title=f"Pool depth: {result.measure}, {len(result.pooled)} of {len(names)} runs pooled")
     for column in ("depth", "lines", "relevant", "tau_b", "tau_AP"):
         table.add_column(column, justify="right")
@@ -176,44 +326,52 @@ def leave_out_command(
     qrels_path: QrelsArg,
     run_paths: RunsArg,
     groups: Annotated[Path, typer.Option("--groups", help="run_groups.tsv: run, team, contributed, runtype")],
-    by: Annotated[str, typer.Option("--by", help="run | group | type")] = "group",
-    measure: Annotated[str | None, typer.Option("-m", "--measure", help="AP (default; xinfAP if stratified)")] = None,
-    pool_depth_k: Annotated[
-        int | None, typer.Option("--pool-depth", help="a run contributes the judged docs in its top k (default all)")
-    ] = None,
+    by: Annotated[str | None, typer.Option("--by", help="run | team (= group, default) | type")] = None,
+    measure: MeasureOpt = None,
+    pool_depth_k: PoolDepthOpt = None,
     max_results: MaxResultsOpt = 1000,
     plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
-    """Leave one run / group / run type out: remove the qrels lines only it contributed and re-evaluate."""
+    """Leave one run / team / run type out: remove the qrels lines only it contributed to the pool, re-evaluate.
+
+    A run contributed the judged documents in its top k, k the pool's depth (--pool-depth, else inferred from the
+    qrels); only runs marked as contributing in the groups file count (all when it has no such column).
+    """
     from app.evaluation.analyses import leave_out, read_run_groups  # scipy: only when the analysis runs
+    from app.evaluation.prepared_runs import prepare_runs
 
     check_plot_path(plot)
-    if by not in ("run", "group", "type"):
-        raise ValueError("--by must be run, group or type")
+    options = {"measure": "--measure", "by": "--by", "depth": "--pool-depth"}
+    params = _params("leave-out", options, by=by, measure=measure, depth=pool_depth_k)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
     table_groups = read_run_groups(groups)
+    pooled = table_groups.pooled_runs(names)
+    prepared = prepare_runs(runs, max_results)
+    console = _console()
+    depth, source = _pool_depth_of(console, qrels, prepared, pooled, params.depth)
     result = leave_out(
         qrels,
-        runs,
-        units=table_groups.units(names, by),
-        by=by,
-        measure=_default_measure(qrels, measure),
-        pooled=table_groups.pooled_runs(names),
-        depth=pool_depth_k,
+        prepared,
+        units=table_groups.units(names, "group" if params.by == "team" else params.by),
+        by=params.by,
+        measure=_default_measure(qrels, params.measure),
+        pooled=pooled,
+        depth=depth,
+        depth_source=source,
         max_results=max_results,
     )
-    console = _console()
-    units = Table(title=f"Leave one {by} out: {result.measure}, pool depth {result.depth}")
-    for column in (by, "removed lines", "removed relevant", "tau_b (all runs)"):
-        units.add_column(column, justify="left" if column == by else "right")
+    by_name = result.by
+    units = Table(title=f"Leave one {by_name} out: {result.measure}, pool depth {result.depth} ({source})")
+    for column in (by_name, "removed lines", "removed relevant", "tau_b (all runs)"):
+        units.add_column(column, justify="left" if column == by_name else "right")
     for u, unit in enumerate(result.units):
         units.add_row(unit, str(result.removed_lines[u]), str(result.removed_relevant[u]), _fmt(result.unit_tau_b[u]))
     console.print(units)
     per_run = Table(title="Per run (its own unit left out)")
-    for column in ("run", by, "original", "reduced", "delta", "% delta", "rank change"):
-        per_run.add_column(column, justify="left" if column in ("run", by) else "right")
+    for column in ("run", by_name, "original", "reduced", "delta", "% delta", "rank change"):
+        per_run.add_column(column, justify="left" if column in ("run", by_name) else "right")
     for r in np.argsort(-result.original, kind="stable").tolist():
         per_run.add_row(
             result.runs[r],
@@ -232,29 +390,25 @@ def leave_out_command(
     _write_outputs(console, json_path, result.to_dict(), plot, "leave-out")
 
 
-MeasuresOpt = Annotated[list[str], typer.Option("-m", "--measure", help="measure (repeat the option)")]
-
-
 @analyse.command("agreement")
 @_errors_exit_2
 def agreement_command(
-    qrels_path: QrelsArg,
-    run_paths: RunsArg,
-    measures: MeasuresOpt,
+    paths: PathsArg,
+    measures: MeasuresOpt = None,
+    moments: MomentsOpt = None,
     max_results: MaxResultsOpt = 1000,
     plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
-    """tau_b between the system rankings of every pair of measures (AxIoU paper, Fig. 4)."""
-    from app.evaluation.analyses import measure_agreement  # scipy: only when the analysis runs
+    """tau_b between the system rankings of every pair of measures (AxIoU paper, Fig. 4); default: every measure."""
+    from app.evaluation.analyses import agreement_result, measure_agreement  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    if len(measures) < 2:
-        raise ValueError("name at least two measures with -m")
-    qrels, runs = _load(qrels_path, run_paths)
-    results = evaluate(qrels, runs, measures, max_results=max_results)
+    params = _params("agreement", {"measures": "--measure"}, measures=measures)
+    results = _scores(paths, moments, params.measures, max_results)
     names, matrix = measure_agreement(results)
-    table = Table(title=f"Measure agreement (Kendall tau_b over {len(runs)} runs)")
+    data = agreement_result(names, results.mean())
+    table = Table(title=f"Measure agreement (Kendall tau_b over {len(results.runs)} runs)")
     table.add_column("measure")
     for name in names:
         table.add_column(name, justify="right")
@@ -262,30 +416,44 @@ def agreement_command(
         table.add_row(name, *[_fmt(v) for v in matrix[i]])
     console = _console()
     console.print(table)
-    _write_outputs(console, json_path, {"measures": names, "tau_b": matrix.tolist()}, plot, "agreement")
+    _write_outputs(console, json_path, data, plot, "agreement")
 
 
 @analyse.command("stability")
 @_errors_exit_2
 def stability_command(
-    qrels_path: QrelsArg,
-    run_paths: RunsArg,
-    measures: MeasuresOpt,
-    trials: Annotated[int, typer.Option("--trials", help="random subsets per size")] = 1000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    paths: PathsArg,
+    measures: MeasuresOpt = None,
+    moments: MomentsOpt = None,
+    trials: Annotated[int | None, typer.Option("--trials", help="random subsets per size (default 5000)")] = None,
+    sizes: Annotated[
+        str | None,
+        typer.Option("--sizes", help="subset sizes, e.g. 10,20,50,100-1800:100 (default 1..n; 100 sizes above n=100)"),
+    ] = None,
+    seed: SeedOpt = None,
     max_results: MaxResultsOpt = 1000,
     plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
-    """tau_b on random topic subsets: subset vs full set, and disjoint split halves (mean and variance)."""
-    from app.evaluation.analyses import results_stability  # scipy: only when the analysis runs
+    """tau_b on random topic subsets (AxIoU paper, Fig. 6): subset vs full set, and disjoint split halves."""
+    from app.evaluation.analyses import stability  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    qrels, runs = _load(qrels_path, run_paths)
-    results = evaluate(qrels, runs, measures, max_results=max_results)
-    result = results_stability(results, trials=trials, seed=seed)
+    options = {"measures": "--measure", "trials": "--trials", "sizes": "--sizes", "seed": "--seed"}
+    params = _params("stability", options, measures=measures, trials=trials, sizes=parse_sizes(sizes), seed=seed)
+    results = _scores(paths, moments, params.measures, max_results, every=False)
+    with _progress("stability") as progress:
+        result = stability(
+            results.values,
+            results.measures,
+            trials=params.trials,
+            seed=params.seed,
+            sizes=params.sizes,
+            progress=progress,
+        )
     console = _console()
-    table = Table(title=f"Stability: mean (variance) of tau_b, {trials} trials, seed {seed}")
+    title = f"Stability: mean (variance) of tau_b, {params.trials} trials per size, seed {params.seed}"
+    table = Table(title=f"{title}, {result.n_topics} topics, {len(results.runs)} runs")
     table.add_column("topics", justify="right")
     for m in result.measures:
         table.add_column(f"{m} vs full", justify="right")
@@ -305,22 +473,23 @@ def stability_command(
 @analyse.command("label-noise")
 @_errors_exit_2
 def label_noise_command(
-    run_paths: Annotated[list[Path], typer.Argument(help="moment run files (TSV or JSON lines)")],
+    run_paths: Annotated[list[Path], typer.Argument(help="moment run files (TSV or JSON lines, may be .gz)")],
     moments: Annotated[Path, typer.Option("--moments", help="moment ground truth (topic video start end)")],
-    measures: Annotated[list[str] | None, typer.Option("-m", "--measure", help="moment measure (repeat)")] = None,
-    sigmas: Annotated[list[float] | None, typer.Option("--sigma", help="noise level in seconds (repeat)")] = None,
-    trials: Annotated[int, typer.Option("--trials")] = 100,
-    raters: Annotated[int, typer.Option("--raters")] = 5,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    length: Annotated[str, typer.Option("--length", help="exponential (paper) | shifted (SPEC 6)")] = "exponential",
+    measures: MeasuresOpt = None,
+    sigmas: Annotated[
+        list[float] | None, typer.Option("--sigma", help="noise level in seconds (repeat; default 0.5 1 2 4)")
+    ] = None,
+    trials: Annotated[int | None, typer.Option("--trials", help="noisy ground truths per level (default 100)")] = None,
+    raters: Annotated[int | None, typer.Option("--raters", help="raters whose medians make one (default 5)")] = None,
+    seed: SeedOpt = None,
+    length: Annotated[
+        str | None, typer.Option("--length", help="shifted: (e-s)+Exp(1) (default, SPEC 6) | exponential")
+    ] = None,
     plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
     """Label-noise stability of moment measures (AxIoU paper, Fig. 7): per run, mean |change| and RMSE."""
     from app.evaluation.analyses import label_noise  # scipy: only when the analysis runs
-
-    check_plot_path(plot)
-    from app.evaluation.analyses.label_noise import DEFAULT_SIGMAS
     from app.evaluation.moments import (
         ground_truth_segments,
         parse_moment_ground_truth,
@@ -329,33 +498,43 @@ def label_noise_command(
         rank_moments,
     )
 
-    names = measures or ["AxIoU@1", "AxIoU@5", "AxIoU@10", "R@1,0.5", "R@1,0.7", "R@5,0.5", "R@5,0.7"]
-    specs = [parse_moment_measure(m) for m in names]
-    segments = ground_truth_segments(parse_moment_ground_truth(moments.read_bytes(), source=str(moments)))
-    runs = [parse_moment_run(p.read_bytes(), source=str(p)) for p in run_paths]
+    check_plot_path(plot)
+    options = {"measures": "--measure", "sigmas": "--sigma", "trials": "--trials", "raters": "--raters"}
+    options |= {"seed": "--seed", "length": "--length"}
+    params = _params(
+        "label-noise", options, measures=measures, sigmas=sigmas, trials=trials, raters=raters, seed=seed, length=length
+    )
+    specs = [parse_moment_measure(m) for m in params.measures]
+    segments = ground_truth_segments(parse_moment_ground_truth(_read_bytes(moments), source=str(moments)))
+    runs = [parse_moment_run(_read_bytes(p), source=str(p)) for p in run_paths]
     run_names = [r.tag or p.stem for r, p in zip(runs, run_paths, strict=True)]
     ranked = rank_moments(segments, runs, max(s.k for s in specs))
-    result = label_noise(
-        segments,
-        ranked,
-        names,
-        runs=run_names,
-        sigmas=sigmas or list(DEFAULT_SIGMAS),
-        trials=trials,
-        raters=raters,
-        seed=seed,
-        length=length,
-    )
+    with _progress("label noise") as progress:
+        result = label_noise(
+            segments,
+            ranked,
+            params.measures,
+            runs=run_names,
+            sigmas=params.sigmas,
+            trials=params.trials,
+            raters=params.raters,
+            seed=params.seed,
+            length=params.length,
+            progress=progress,
+        )
     console = _console()
-    summary = Table(title=f"Label noise: mean RMSE over runs ({trials} trials, {raters} raters, length {length})")
+    summary = Table(
+        title=f"Label noise: mean absolute change of a run's score, mean over runs (Fig. 7); "
+        f"{result.trials} trials, {result.raters} raters, length {result.length}"
+    )
     summary.add_column("sigma", justify="right")
     summary.add_column("IoU(orig, noisy)", justify="right")
     for m in result.measures:
         summary.add_column(m, justify="right")
     for i, sigma in enumerate(result.sigmas.tolist()):
-        summary.add_row(f"{sigma:g}", _fmt(result.noisy_iou[i]), *[_fmt(v) for v in result.mean_rmse[i]])
+        summary.add_row(f"{sigma:g}", _fmt(result.noisy_iou[i]), *[_fmt(v) for v in result.mean_change[i]])
     console.print(summary)
-    detail = Table(title="Per run: clean score, mean |change|, RMSE")
+    detail = Table(title="Per run: clean score, mean |change| / RMSE")
     for column in ("run", "measure", "clean", *[f"sigma={s:g}" for s in result.sigmas.tolist()]):
         detail.add_column(column, justify="left" if column in ("run", "measure") else "right")
     for r, run in enumerate(result.runs):
@@ -371,55 +550,70 @@ def label_noise_command(
 @analyse.command("ties")
 @_errors_exit_2
 def ties_command(
-    qrels_path: QrelsArg,
-    run_paths: RunsArg,
-    measures: MeasuresOpt,
+    paths: PathsArg,
+    measures: MeasuresOpt = None,
+    moments: MomentsOpt = None,
     max_results: MaxResultsOpt = 1000,
     plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
-    """All-tied query ratio: the share of topics on which every run scores the same, per measure."""
-    from app.evaluation.analyses import all_tied_ratios  # scipy: only when the analysis runs
+    """All-tied query ratio (AxIoU supplement, Fig. 1): the share of topics on which every run scores the same."""
+    from app.evaluation.analyses import ties_result  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    qrels, runs = _load(qrels_path, run_paths)
-    results = evaluate(qrels, runs, measures, max_results=max_results)
-    ratios = all_tied_ratios(results)
-    table = Table(title=f"All-tied topics ({len(results.topics)} topics, {len(runs)} runs)")
+    params = _params("ties", {"measures": "--measure"}, measures=measures)
+    results = _scores(paths, moments, params.measures, max_results)
+    data = ties_result(results.measures, results.values)
+    table = Table(title=f"All-tied topics ({len(results.topics)} topics, {len(results.runs)} runs)")
     table.add_column("measure")
     table.add_column("all-tied ratio", justify="right")
     table.add_column("topics", justify="right")
-    for m, ratio in ratios.items():
+    for m, ratio in data["ratios"].items():  # type: ignore[attr-defined]
         table.add_row(m, _fmt(ratio), str(round(ratio * len(results.topics))))
     console = _console()
     console.print(table)
-    _write_outputs(console, json_path, ratios, plot, "ties", {"ratios": ratios})
+    _write_outputs(console, json_path, data, plot, "ties")
 
 
 @analyse.command("power")
 @_errors_exit_2
 def power_command(
-    qrels_path: QrelsArg,
-    run_paths: RunsArg,
-    measures: MeasuresOpt,
-    alpha: Annotated[float, typer.Option("--alpha")] = 0.05,
-    resamples: Annotated[int, typer.Option("--resamples", help="randomization test resamples B")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    paths: PathsArg,
+    measures: MeasuresOpt = None,
+    moments: MomentsOpt = None,
+    alpha: Annotated[float | None, typer.Option("--alpha", help="significance level (default 0.05)")] = None,
+    resamples: Annotated[
+        int | None, typer.Option("--resamples", help="randomization test resamples B (default 10000)")
+    ] = None,
+    seed: SeedOpt = None,
     max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
     json_path: JsonOpt = None,
 ) -> None:
     """Discriminative power: share of run pairs significantly different (paired randomization test)."""
-    from app.evaluation.analyses import discriminative_power  # scipy: only when the analysis runs
+    from app.evaluation.analyses import power_result  # scipy: only when the analysis runs
 
-    qrels, runs = _load(qrels_path, run_paths)
-    results = evaluate(qrels, runs, measures, max_results=max_results)
-    table = Table(title=f"Discriminative power at alpha = {alpha:g} ({len(runs)} runs, B = {resamples})")
+    check_plot_path(plot)
+    options = {"measures": "--measure", "alpha": "--alpha", "n_resamples": "--resamples", "seed": "--seed"}
+    params = _params("power", options, measures=measures, alpha=alpha, n_resamples=resamples, seed=seed)
+    results = _scores(paths, moments, params.measures, max_results, every=False)
+    with _progress("power") as progress:
+        data = power_result(
+            results.runs,
+            results.measures,
+            results.values,
+            alpha=params.alpha,
+            n_resamples=params.n_resamples,
+            seed=params.seed,
+            progress=progress,
+        )
+    table = Table(
+        title=f"Discriminative power at alpha = {params.alpha:g} ({len(results.runs)} runs, B = {params.n_resamples})"
+    )
     table.add_column("measure")
     table.add_column("power", justify="right")
-    out = {}
-    for i, m in enumerate(results.measures):
-        power = discriminative_power(results.values[:, i, :], alpha=alpha, n_resamples=resamples, seed=seed)
-        out[m] = power
-        table.add_row(m, _fmt(power))
-    _console().print(table)
-    _write_json(json_path, out)
+    for m, value in data["power"].items():  # type: ignore[attr-defined]
+        table.add_row(m, _fmt(value))
+    console = _console()
+    console.print(table)
+    _write_outputs(console, json_path, data, plot, "power")

@@ -65,7 +65,8 @@ def pool_depth(data: Data) -> Figure:
     right.plot(depths, tau_ap, label="tau_AP", color="tab:orange", linestyle="--")
     right.set_xlabel("pool depth")
     right.set_ylabel("correlation with the full-qrels ranking")
-    right.set_title("Ranking correlation vs pool depth")
+    outside = data.get("outside")
+    right.set_title("Ranking correlation vs pool depth" + (f" (unpooled lines: {outside})" if outside else ""))
     if len(depths) > 1 and depths[-1] / max(depths[0], 1) > 50:
         right.set_xscale("log")
     right.grid(alpha=0.3)
@@ -86,8 +87,9 @@ def leave_out(data: Data) -> Figure:
     ax.scatter(x, reduced[order], s=22, marker="x", color="tab:blue", label=f"one {data['by']} left out")
     ax.set_xticks(x, [rows[i]["run"] for i in order], rotation=70, ha="right", fontsize=7)
     ax.set_ylabel(data["measure"])
+    depth = f"pool depth {data['depth']}" + (f", {data['depth_source']}" if data.get("depth_source") else "")
     ax.set_title(
-        f"Leave one {data['by']} out (pool depth {data['depth']}): tau_b = {_fmt(data['tau_b'], 3)}, "
+        f"Leave one {data['by']} out ({depth}): tau_b = {_fmt(data['tau_b'], 3)}, "
         f"max drop = {_fmt(data['max_drop'], 4)} ({_fmt(data['max_percent_drop'], 1)}%)"
     )
     ax.grid(alpha=0.3)
@@ -138,15 +140,19 @@ def stability(data: Data) -> Figure:
 
 
 def label_noise(data: Data) -> Figure:
-    """AxIoU paper Fig. 7: RMSE (mean over systems) vs noise level, one line per measure."""
+    """AxIoU paper Fig. 7: mean absolute change of a system's score (mean over systems) vs noise level, per measure.
+
+    Results stored before the change to the paper's quantity hold only the RMSE: those are drawn as RMSE, and say so.
+    """
     levels = data["levels"]
     fig = Figure(figsize=(7, 4.8))
     ax = fig.subplots()
     sigmas = [level["sigma"] for level in levels]
+    key = "mean_abs_change" if all("mean_abs_change" in level for level in levels) else "mean_rmse"
     for measure in data["measures"]:
-        ax.plot(sigmas, _floats([level["mean_rmse"][measure] for level in levels]), marker="o", label=measure)
+        ax.plot(sigmas, _floats([level[key][measure] for level in levels]), marker="o", label=measure)
     ax.set_xlabel("noise level sigma (s)")
-    ax.set_ylabel("mean RMSE over systems")
+    ax.set_ylabel("mean absolute change, mean over systems" if key == "mean_abs_change" else "mean RMSE over systems")
     ax.set_title(f"Label noise ({data['trials']} trials, {data['raters']} raters, length: {data['length']})")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -166,10 +172,12 @@ def ties(data: Data) -> Figure:
 
 
 def power(data: Data) -> Figure:
-    """Discriminative power: the share of run pairs told apart at the test's alpha, as one bar."""
-    fig = Figure(figsize=(3.5, 4))
+    """Discriminative power: the share of run pairs told apart at the test's alpha, one bar per measure."""
+    powers = data.get("power") or {data["measure"]: data["discriminative_power"]}
+    fig = Figure(figsize=(2.5 + 0.6 * len(powers), 4))
     ax = fig.subplots()
-    ax.bar([data["measure"]], _floats([data["discriminative_power"]]), color="tab:blue")
+    ax.bar(list(powers), _floats(list(powers.values())), color="tab:blue")
+    ax.tick_params(axis="x", rotation=60)
     ax.set_ylim(0, 1)
     ax.set_ylabel(f"run pairs significantly different (alpha {data['alpha']})")
     ax.set_title(f"{len(data['runs'])} runs")

@@ -1,64 +1,143 @@
-"""Reusability and meta-evaluation analyses of a campaign, run as background jobs on its stored data."""
+"""Reusability and meta-evaluation analyses of a campaign, run as background jobs on its stored data.
+
+Parameters are the typed models of `analysis_params` (the CLI validates with the same ones); a job reports its
+progress as it goes (the core calls back per depth, unit, block of trials or noisy ground truth; reports are
+throttled to one per percent or half second) and stops at a report when its cancellation was asked for.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.analyses.depth_inference import infer_pool_depth
 from app.evaluation.analyses.label_noise import label_noise
 from app.evaluation.analyses.leave_out import leave_out
-from app.evaluation.analyses.measure_agreement import agreement_matrix
+from app.evaluation.analyses.lines import index_lines, run_mask
+from app.evaluation.analyses.measure_agreement import agreement_result
 from app.evaluation.analyses.pool_depth import pool_depth
-from app.evaluation.analyses.power import discriminative_power
+from app.evaluation.analyses.power import power_result
 from app.evaluation.analyses.stability import stability
-from app.evaluation.analyses.ties import all_tied_ratio
+from app.evaluation.analyses.ties import ties_result
+from app.evaluation.errors import MeasureError
+from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.records import Qrels
+from app.services.analysis_params import checked_params, parse_params
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
-from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, score_table
-from app.services.pools import current_pool
+from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.services.qrels import load_qrels
 from app.services.run_arrays import load_moment_runs, load_runs
-from app.storage.models import AnalysisJob, Campaign, Evaluation, PoolRun, QrelsVersion, TaskKind
+from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, TaskKind
 
 Progress = Callable[[float], None]
 KINDS = ("pool-depth", "leave-out", "agreement", "stability", "ties", "power", "label-noise")
-LABEL_NOISE_MEASURES = ("AxIoU@1", "AxIoU@5", "AxIoU@10", "R@1,0.5", "R@1,0.7", "R@5,0.5", "R@5,0.7")
 NEEDS_QRELS = ("pool-depth", "leave-out")
-LEAVE_OUT_BY = ("run", "team", "type")
+LOADED, COMPUTED = 0.05, 0.95  # progress once the data is loaded; the computation reports in between
 
 
 def start_analysis(
     session: Session, principal: Principal, campaign_id: int, kind: str, params: dict[str, object]
 ) -> AnalysisJob:
-    """Queue an analysis of the campaign's newest finished evaluation."""
+    """Queue an analysis of the campaign's newest finished evaluation (parameters checked against its data)."""
     campaign = get_organised(session, principal, campaign_id)
     if kind not in KINDS:
         raise InvalidInput("unknown analysis", [{"field": "kind", "message": f"one of {', '.join(KINDS)}"}])
+    try:
+        checked = checked_params(kind, params)
+    except ValidationError as exc:
+        errors = [{"field": ".".join(["params", *map(str, e["loc"])]), "message": e["msg"]} for e in exc.errors()]
+        raise InvalidInput("invalid analysis parameters", errors) from None
     if kind in NEEDS_QRELS and campaign.task_kind is not TaskKind.shots:
         raise InvalidInput(f"{kind} needs pooled qrels", [{"field": "kind", "message": "for shot campaigns only"}])
     if kind == "label-noise" and campaign.task_kind is not TaskKind.moments:
         raise InvalidInput("label noise perturbs moment ground truth", [{"field": "kind", "message": "moments only"}])
-    if kind == "leave-out" and params.get("by", "run") not in LEAVE_OUT_BY:
-        raise InvalidInput("unknown unit", [{"field": "params.by", "message": f"one of {', '.join(LEAVE_OUT_BY)}"}])
     evaluation = finished_evaluation(session, campaign_id, None)
+    checked = _check_against_data(session, campaign, evaluation, kind, checked)
     job = AnalysisJob(
         campaign_id=campaign_id,
         kind=kind,
-        params={**params, "evaluation_id": evaluation.id},
+        params={**checked, "evaluation_id": evaluation.id},
         status="queued",
         progress=0.0,
     )
     session.add(job)
     session.flush()
     return job
+
+
+def _refuse(field: str, message: str) -> InvalidInput:
+    """A 422 naming one parameter."""
+    return InvalidInput("invalid analysis parameters", [{"field": f"params.{field}", "message": message}])
+
+
+def _check_against_data(
+    session: Session, campaign: Campaign, evaluation: Evaluation, kind: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The parameters with measure names in their stored spelling, refused (422) where the data cannot use them."""
+    stored = list(evaluation.measures["names"])
+    out = dict(params)
+    for field in ("measure", "measures"):
+        if field not in out:
+            continue
+        given = [out[field]] if field == "measure" else list(out[field])
+        names = []
+        for i, name in enumerate(given):
+            where = field if field == "measure" else f"{field}.{i}"
+            if kind == "label-noise":
+                try:
+                    names.append(parse_moment_measure(name).name)
+                except MeasureError as exc:
+                    raise _refuse(where, str(exc)) from None
+            elif kind in NEEDS_QRELS:  # re-evaluated under reduced qrels: any registry measure
+                try:
+                    names.append(resolve(name).name)
+                except MeasureError as exc:
+                    raise _refuse(where, str(exc)) from None
+            else:
+                name = measure_name(name) or name
+                if name not in stored:
+                    raise _refuse(where, f"not a measure of evaluation {evaluation.id}: one of {', '.join(stored)}")
+                names.append(name)
+        out[field] = names[0] if field == "measure" else names
+    if "pooled_runs" in out:
+        version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
+        if version is not None and version.pool_id is not None:
+            raise _refuse("pooled_runs", "the qrels were cut from a pool, which records the runs that built it")
+        known = set(session.scalars(select(Run.name).where(Run.campaign_id == campaign.id)))
+        unknown = [name for name in out["pooled_runs"] if name not in known]
+        if unknown:
+            raise _refuse("pooled_runs", f"not runs of this campaign: {', '.join(unknown[:10])}")
+    return out
+
+
+class Reporter:
+    """Passes a computation's progress (0..1) on as the job's, mapped into [start, end], at most one report per
+    percent or half second (each report is a database write, and the point where a cancel takes effect)."""
+
+    def __init__(self, report: Progress, start: float = LOADED, end: float = COMPUTED) -> None:
+        self.report, self.start, self.end = report, start, end
+        self.last_value, self.last_time = -1.0, 0.0
+
+    def __call__(self, fraction: float) -> None:
+        """Report `fraction` of the computation done."""
+        value = self.start + (self.end - self.start) * min(max(fraction, 0.0), 1.0)
+        now = time.monotonic()
+        if value - self.last_value >= 0.01 or now - self.last_time >= 0.5:
+            self.last_value, self.last_time = value, now
+            self.report(value)
 
 
 def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: None) -> AnalysisJob:
@@ -69,17 +148,17 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     campaign = session.get(Campaign, job.campaign_id)
     evaluation = session.get(Evaluation, job.params["evaluation_id"])
     assert campaign is not None and evaluation is not None
+    params = parse_params(job.kind, {k: v for k, v in job.params.items() if k != "evaluation_id"})
     table = score_table(session, evaluation)
-    params = dict(job.params)
-    measure = str(params.get("measure") or default_measure(campaign, table.measures))
-    progress(0.2)
+    progress(0.01)
+    reporter = Reporter(progress)
     if job.kind in NEEDS_QRELS:
-        result = _qrels_analysis(session, campaign, evaluation, table, job.kind, measure, params)
+        result = _qrels_analysis(session, campaign, evaluation, table, job.kind, params, reporter)
     elif job.kind == "label-noise":
-        result = _label_noise(session, campaign, table, params)
+        result = _label_noise(session, campaign, table, params, reporter)
     else:
-        result = _score_analysis(table, job.kind, measure, params)
-    progress(0.9)
+        result = _score_analysis(campaign, table, job.kind, params, reporter)
+    progress(COMPUTED)
     job.result, job.status, job.progress, job.finished_at = json_safe(result), "done", 1.0, datetime.now(UTC)
     session.flush()
     return job
@@ -103,36 +182,73 @@ def _column(table: ScoreTable, measure: str) -> int:
     return table.measures.index(measure)
 
 
-def _score_analysis(table: ScoreTable, kind: str, measure: str, params: dict[str, object]) -> dict[str, object]:
-    """Analyses computed from the stored per-topic scores alone."""
-    values = np.nan_to_num(table.values)  # a topic a run lacks scores 0, as in the means
+def _measures(campaign: Campaign, table: ScoreTable, params: Any, all_by_default: bool) -> list[str]:
+    """The measures an analysis reads: `measures`, else [`measure`], else all of them or the default one."""
+    if getattr(params, "measures", None):
+        return list(params.measures)
+    if getattr(params, "measure", None):
+        return [params.measure]
+    return list(table.measures) if all_by_default else [default_measure(campaign, table.measures)]
+
+
+def _score_analysis(
+    campaign: Campaign, table: ScoreTable, kind: str, params: Any, reporter: Reporter
+) -> dict[str, object]:
+    """Analyses computed from the stored per-topic scores alone (a topic a run lacks scores 0, as in the means)."""
     names = [r.name for r in table.runs]
-    if kind == "agreement":
-        measures = list(params.get("measures") or table.measures)  # type: ignore[call-overload]
-        columns = [_column(table, m) for m in measures]
-        matrix = agreement_matrix(table.means[:, columns])
-        return {"measures": measures, "tau_b": matrix.tolist()}
-    if kind == "ties":
-        return {"ratios": {m: all_tied_ratio(table.values[:, i, :]) for i, m in enumerate(table.measures)}}
-    if kind == "power":
-        m = _column(table, measure)
-        alpha = float(params.get("alpha", 0.05))  # type: ignore[arg-type]
-        power = discriminative_power(
-            values[:, m, :],
-            alpha=alpha,
-            n_resamples=int(params.get("n_resamples", 10_000)),
-            seed=int(params.get("seed", 0)),
-        )  # type: ignore[arg-type]
-        return {"measure": measure, "alpha": alpha, "runs": names, "discriminative_power": power}
-    measures = list(params.get("measures") or [measure])  # type: ignore[call-overload]
+    measures = _measures(campaign, table, params, all_by_default=kind in ("agreement", "ties"))
     columns = [_column(table, m) for m in measures]
-    result = stability(
-        values[:, columns, :],
-        measures,
-        trials=int(params.get("trials", 200)),  # type: ignore[arg-type]
-        seed=int(params.get("seed", 0)),
-    )  # type: ignore[arg-type]
+    values = np.nan_to_num(table.values[:, columns, :])
+    if kind == "agreement":
+        return agreement_result(measures, table.means[:, columns])
+    if kind == "ties":
+        return ties_result(measures, table.values[:, columns, :])
+    if kind == "power":
+        return power_result(
+            names,
+            measures,
+            values,
+            alpha=params.alpha,
+            n_resamples=params.n_resamples,
+            seed=params.seed,
+            progress=reporter,
+        )
+    result = stability(values, measures, trials=params.trials, seed=params.seed, sizes=params.sizes, progress=reporter)
     return result.to_dict()
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """Which runs built the pool behind a qrels version, and its depth, with where each came from."""
+
+    pooled: list[str]
+    pooled_from: str  # pool | params | priority 1
+    depth: int | None
+    depth_source: str  # pool | given | inferred
+
+
+def pool_facts(
+    session: Session, version: QrelsVersion, runs: Sequence[Run], pooled_runs: list[str] | None, depth: int | None
+) -> PoolFacts:
+    """The pool's runs and depth: stored for qrels cut from a pool; for imported qrels the runs given (else the
+    priority-1 runs) and the depth given (else None: inferred from the qrels)."""
+    pool = session.get(Pool, version.pool_id) if version.pool_id is not None else None
+    if pool is not None:
+        ids = set(session.scalars(select(PoolRun.run_id).where(PoolRun.pool_id == pool.id)))
+        stored = int(pool.params["strata"][-1][1])
+        return PoolFacts(
+            pooled=[r.name for r in runs if r.id in ids],
+            pooled_from="pool",
+            depth=stored if depth is None else depth,
+            depth_source="pool" if depth is None else "given",
+        )
+    if pooled_runs is not None:
+        pooled, source = list(pooled_runs), "params"
+    else:
+        pooled, source = [r.name for r in runs if r.priority == 1] or [r.name for r in runs], "priority 1"
+    return PoolFacts(
+        pooled=pooled, pooled_from=source, depth=depth, depth_source="inferred" if depth is None else "given"
+    )
 
 
 def _qrels_analysis(
@@ -141,50 +257,75 @@ def _qrels_analysis(
     evaluation: Evaluation,
     table: ScoreTable,
     kind: str,
-    measure: str,
-    params: dict[str, object],
+    params: Any,
+    reporter: Reporter,
 ) -> dict[str, object]:
     """Pool-depth and leave-out analyses: re-evaluation under reduced qrels of the evaluation's qrels version."""
     version = session.get(QrelsVersion, evaluation.qrels_version_id)
     assert version is not None
     qrels = load_qrels(session, version)
-    runs = table.runs
+    runs = list(table.runs)
     names = [r.name for r in runs]
-    tables = load_runs(session, [r.id for r in runs])
-    pool = current_pool(session, campaign.id)
-    pooled_ids = set(session.scalars(select(PoolRun.run_id).where(PoolRun.pool_id == pool.id))) if pool else set()
-    pooled = [r.name for r in runs if r.id in pooled_ids] or None
-    pool_depth_k = int(pool.params["strata"][-1][1]) if pool else campaign.max_results
-    prepared = prepare_runs(tables, campaign.max_results, names=names)
+    prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)
+    measure = params.measure or ("xinfAP" if qrels.stratified else "AP")
+    facts = pool_facts(session, version, runs, params.pooled_runs, getattr(params, "depth", None))  # type: ignore[arg-type]
+    reporter(0.0)
+    provenance = {"pooled_from": facts.pooled_from, "pool_depth_source": facts.depth_source}
     if kind == "pool-depth":
-        max_depth = int(params.get("max_depth", min(100, pool_depth_k)))  # type: ignore[arg-type]
-        return pool_depth(
-            qrels, prepared, measure=measure, pooled=pooled, max_depth=max_depth, max_results=campaign.max_results
-        ).to_dict()
-    by = str(params.get("by", "run"))
-    units = {"run": names, "team": [table.teams[r.team_id] for r in runs], "type": [r.system_type for r in runs]}[by]
-    return leave_out(
+        pool_k = facts.depth or _inferred_depth(prepared, qrels, facts.pooled)
+        max_depth = params.max_depth or min(100, pool_k)
+        result = pool_depth(
+            qrels,
+            prepared,
+            measure=measure,
+            pooled=facts.pooled,
+            max_depth=max_depth,
+            max_results=campaign.max_results,
+            outside=params.outside,
+            progress=reporter,
+        )
+        return {**result.to_dict(), **provenance, "pool_depth": pool_k}
+    units = {"run": names, "team": [table.teams[r.team_id] for r in runs], "type": [r.system_type for r in runs]}
+    result = leave_out(
         qrels,
         prepared,
-        units=units,
-        by=by,
+        units=units[params.by],
+        by=params.by,
         measure=measure,
-        pooled=pooled,
-        depth=int(params.get("depth", pool_depth_k)),  # type: ignore[arg-type]
+        pooled=facts.pooled,
+        depth=facts.depth,
+        depth_source=facts.depth_source,
         max_results=campaign.max_results,
-    ).to_dict()
+        progress=reporter,
+    )
+    return {**result.to_dict(), **provenance}
+
+
+def _inferred_depth(prepared: PreparedRuns, qrels: Qrels, pooled: Sequence[str]) -> int:
+    """The pool depth read from the qrels (see depth_inference)."""
+    return infer_pool_depth(index_lines(prepared, qrels), run_mask(prepared.names, pooled)).depth
 
 
 def _label_noise(
-    session: Session, campaign: Campaign, table: ScoreTable, params: dict[str, object]
+    session: Session, campaign: Campaign, table: ScoreTable, params: Any, reporter: Reporter
 ) -> dict[str, object]:
     """The AxIoU paper's label-noise study on the campaign's ground truth and moment runs."""
-    measures = list(params.get("measures") or LABEL_NOISE_MEASURES)  # type: ignore[call-overload]
-    specs = [parse_moment_measure(m) for m in measures]
+    specs = [parse_moment_measure(m) for m in params.measures]
     segments = ground_truth_segments(load_ground_truth(session, campaign.id))
     ranked = rank_moments(segments, load_moment_runs(session, [r.id for r in table.runs]), max(s.k for s in specs))
-    options = {k: params[k] for k in ("sigmas", "trials", "raters", "seed", "length") if k in params}
-    result = label_noise(segments, ranked, measures, runs=[r.name for r in table.runs], **options)  # type: ignore[arg-type]
+    reporter(0.0)
+    result = label_noise(
+        segments,
+        ranked,
+        params.measures,
+        runs=[r.name for r in table.runs],
+        sigmas=params.sigmas,
+        trials=params.trials,
+        raters=params.raters,
+        seed=params.seed,
+        length=params.length,
+        progress=reporter,
+    )
     return result.to_dict()
 
 

@@ -153,7 +153,12 @@ def test_label_noise_on_a_moment_campaign(make_campaign, client, organiser):
             for stats in per_run.values():
                 assert stats["rmse"] >= stats["mean_abs_change"] - 1e-12
     job = start_analysis(client, organiser, campaign.id, "label-noise", measures=["AxIoU@1"], sigmas=[1.0], trials=5)
-    assert "Label noise (5 trials" in assert_svg_figure(client, organiser, job["id"])
+    svg = assert_svg_figure(client, organiser, job["id"])
+    assert "Label noise (5 trials" in svg and "length: shifted" in svg  # SPEC 6's (e - s) + Exp(1), the default
+    assert "mean absolute change" in svg  # the quantity the paper's Fig. 7 plots
+    for level in result["levels"]:
+        mean_change = np.mean([per_run["AxIoU@1"]["mean_abs_change"] for per_run in level["runs"].values()])
+        assert level["mean_abs_change"]["AxIoU@1"] == pytest.approx(mean_change)
     # more noise, more change
     assert result["levels"][1]["mean_rmse"]["AxIoU@1"] > result["levels"][0]["mean_rmse"]["AxIoU@1"]
     again = run_analysis(

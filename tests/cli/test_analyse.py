@@ -54,10 +54,10 @@ def test_pool_depth_prints_brute_force_values_and_writes_a_png(files, tmp_path):
     args = ["analyse", "pool-depth", qrels_path, *run_paths, "--groups", groups, "--max-depth", "5"]
     result = runner.invoke(cli, [*args, "--plot", str(plot)])
     assert result.exit_code == 0, result.output
-    assert "3 of 5 runs pooled" in result.output
+    assert "3 of 5 runs pooled" in result.output and "retrieved: dropped at every depth" in result.output
     best = pooled_ranks(runs, ["run0", "run2", "run3"])
     keys = list(zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True))
-    keep = np.array([best.get(k, 0) <= 1 for k in keys])  # lines no pooled run retrieved are kept
+    keep = np.array([best.get(k, 10**9) <= 1 for k in keys])  # lines no pooled run retrieved are dropped
     assert _row(result.output, "1")[1] == str(keep.sum())
     expected = mean_over_topics(qrels, runs, keep, "AP")
     full = mean_over_topics(qrels, runs, np.ones(len(qrels), dtype=bool), "AP")

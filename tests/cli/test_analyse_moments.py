@@ -1,0 +1,155 @@
+"""`trecpool analyse agreement|stability|ties|power --moments GT`: moment runs read offline, values checked against
+the moment evaluator's per-topic scores and plain scipy / brute-force computations; options share the REST schema."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from app.cli import cli
+from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
+from app.evaluation.significance import discriminative_power, pairwise_randomization
+
+runner = CliRunner()
+MEASURES = ["AxIoU@1", "AxIoU@5", "R@1,0.5", "R@5,0.7"]
+
+
+@pytest.fixture()
+def moment_files(tmp_path):
+    """Ground truth for 12 topics and 5 runs of random windows near it (run k a little worse than run k-1)."""
+    rng = np.random.default_rng(4)
+    truth_lines, segments = [], {}
+    for t in range(1, 13):
+        start = float(rng.uniform(10, 40))
+        end = start + float(rng.uniform(3, 15))
+        segments[t] = (start, end)
+        truth_lines.append(f"{t}\tv{t % 4}\t{start:.2f}\t{end:.2f}")
+    truth = tmp_path / "gt.tsv"
+    truth.write_text("\n".join(truth_lines) + "\n")
+    runs = []
+    for r in range(5):
+        lines = []
+        for t, (start, end) in segments.items():
+            for k in range(6):
+                jitter = rng.normal(0, 1 + 2 * r + k, size=2)
+                s, e = max(0.0, start + jitter[0]), end + jitter[1]
+                if e <= s:
+                    e = s + 1
+                lines.append(f"{t}\tv{t % 4}\t{s:.2f}\t{e:.2f}\t{1 - 0.1 * k:.2f}\tsys{r}")
+        path = tmp_path / f"sys{r}.tsv"
+        path.write_text("\n".join(lines) + "\n")
+        runs.append(path)
+    return truth, runs
+
+
+def _reference(truth, runs, measures):
+    """Per-topic scores [run, measure, topic] from the moment evaluator (independent of the analyses' reader)."""
+    gt = parse_moment_ground_truth(truth.read_bytes())
+    tables = [parse_moment_run(p.read_bytes()) for p in runs]
+    nested = evaluate_moments(gt, tables, measures)
+    names = list(nested)
+    topics = [t for t in nested[names[0]][measures[0]] if t != "all"]
+    values = np.array([[[nested[n][m][t] for t in topics] for m in measures] for n in names])
+    return names, topics, values
+
+
+def _args(*measures: str) -> list[str]:
+    return [x for m in measures for x in ("-m", m)]
+
+
+def test_agreement_and_ties_on_moment_runs(moment_files, tmp_path):
+    truth, runs = moment_files
+    names, topics, values = _reference(truth, runs, MEASURES)
+    out = tmp_path / "agreement.json"
+    args = ["analyse", "agreement", *map(str, runs), "--moments", str(truth), *_args(*MEASURES), "--json", str(out)]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    means = values.mean(axis=2)
+    for i in range(len(MEASURES)):
+        for j in range(len(MEASURES)):
+            expected = stats.kendalltau(means[:, i], means[:, j]).statistic
+            assert data["tau_b"][i][j] == pytest.approx(expected, nan_ok=True)
+    out = tmp_path / "ties.json"
+    result = runner.invoke(cli, ["analyse", "ties", *map(str, runs), "--moments", str(truth), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["n_topics"] == len(topics) == 12 and data["n_runs"] == 5
+    every = ["AxIoU@1", "AxIoU@5", "AxIoU@10"] + [f"R@{k},{t}" for k in (1, 5, 10) for t in ("0.3", "0.5", "0.7")]
+    assert list(data["ratios"]) == [*every, "mAP"]  # without -m: every moment measure `trecpool eval` reports
+    _, _, all_values = _reference(truth, runs, list(data["ratios"]))
+    for i, m in enumerate(data["ratios"]):
+        tied = sum(len(set(all_values[:, i, t].tolist())) == 1 for t in range(12)) / 12
+        assert data["ratios"][m] == pytest.approx(tied), m
+
+
+def test_stability_on_moment_runs_with_sizes_matches_a_brute_force_loop(moment_files, tmp_path):
+    truth, runs = moment_files
+    _, _, values = _reference(truth, runs, ["AxIoU@5"])
+    out = tmp_path / "stability.json"
+    args = ["analyse", "stability", *map(str, runs), "--moments", str(truth), "-m", "AxIoU@5"]
+    result = runner.invoke(cli, [*args, "--sizes", "2,4-6,12", "--trials", "30", "--seed", "9", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["sizes"] == [2, 4, 5, 6, 12] and data["trials"] == 30
+    # brute force: the same seeded keys, the s smallest (and next s) topics per trial, scipy's tau_b per trial
+    rng = np.random.default_rng(9)
+    per_topic = values[:, 0, :]
+    full = per_topic.mean(axis=1)
+    for row, split in zip(data["subset_vs_full"]["AxIoU@5"], [True, True, True, True, False], strict=True):
+        s = row["size"]
+        keys = rng.random((30, 12))
+        taus, halves = [], []
+        for t in range(30):
+            order = np.argsort(keys[t], kind="stable")
+            first = per_topic[:, order[:s]].mean(axis=1)
+            taus.append(stats.kendalltau(first, full).statistic)
+            if split:
+                second = per_topic[:, order[s : 2 * s]].mean(axis=1)
+                halves.append(stats.kendalltau(first, second).statistic)
+        taus = np.array(taus)
+        assert row["mean"] == pytest.approx(np.nanmean(taus)) and row["var"] == pytest.approx(np.nanvar(taus))
+        assert row["undefined"] == int(np.isnan(taus).sum())
+        if split:
+            half = next(h for h in data["split_halves"]["AxIoU@5"] if h["size"] == s)
+            assert half["mean"] == pytest.approx(np.nanmean(halves))
+    assert data["subset_vs_full"]["AxIoU@5"][-1]["mean"] == pytest.approx(1.0)  # all 12 topics: the full ranking
+
+
+def test_power_on_moment_runs(moment_files, tmp_path):
+    truth, runs = moment_files
+    names, _, values = _reference(truth, runs, ["AxIoU@5", "R@1,0.5"])
+    out = tmp_path / "power.json"
+    args = ["analyse", "power", *map(str, runs), "--moments", str(truth), *_args("AxIoU@5", "R@1,0.5")]
+    result = runner.invoke(cli, [*args, "--resamples", "500", "--seed", "2", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["runs"] == names
+    for i, m in enumerate(["AxIoU@5", "R@1,0.5"]):
+        expected = discriminative_power(pairwise_randomization(values[:, i, :], n_resamples=500, seed=2))
+        assert data["power"][m] == pytest.approx(expected)
+
+
+def test_options_are_checked_by_the_rest_schema_and_named_as_options(moment_files):
+    truth, runs = moment_files
+    base = ["analyse", "stability", str(runs[0]), str(runs[1]), "--moments", str(truth)]
+    for extra, message in [
+        (["--trials", "0"], "--trials: Input should be greater than or equal to 1"),
+        (["--trials", "20000"], "--trials: Input should be less than or equal to 10000"),
+        (["--sizes", "3,x"], "--sizes: 'x' is not a size"),
+        (["--sizes", "0"], "--sizes: Input should be greater than or equal to 1"),
+        (["--sizes", "13", "--trials", "5"], "subset sizes must be in 1..12"),
+    ]:
+        result = runner.invoke(cli, [*base, *extra])
+        assert result.exit_code == 2, (extra, result.output)
+        assert message in re.sub(r"\s+", " ", result.stderr), (extra, result.stderr)
+    noise = ["analyse", "label-noise", str(runs[0]), "--moments", str(truth), "--length", "gamma"]
+    result = runner.invoke(cli, noise)
+    assert result.exit_code == 2 and "--length: Input should be 'shifted' or 'exponential'" in result.stderr
+    result = runner.invoke(cli, ["analyse", "agreement", str(runs[0]), "--moments", str(truth), "-m", "AxIoU@1"])
+    assert result.exit_code == 2 and "--measure: List should have at least 2 items" in result.stderr
