@@ -33,7 +33,9 @@ def _heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
-@pytest.mark.parametrize("args", [("--help",), ("eval", "--help"), ("sample_eval", "--help"), ("analyse", "--help")])
+@pytest.mark.parametrize(
+    "args", [("--help",), ("eval", "--help"), ("sample_eval", "--help"), ("trec_eval", "--help"), ("analyse", "--help")]
+)
 def test_help_imports_nothing_heavy(args):
     modules, output = _modules_after(*args)
     assert "Usage:" in output

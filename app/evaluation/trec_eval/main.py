@@ -50,6 +50,7 @@ def main(
     err = stderr or sys.stderr
     try:
         options = parse_arguments(argv)
+        selected = select(options.measures)  # trec_eval refuses a bad -m while reading its options
         if options.help:
             names = ", ".join(entry.name for entry in TABLE if entry.supported)
             out.write(HELP.format(measures=names))
@@ -67,7 +68,6 @@ def main(
             raise UsageError("-l below 0 is not supported by trecpool trec_eval", 1, False)
         if options.max_per_topic is not None and options.max_per_topic < 0:
             raise UsageError("-M below 0 is not supported by trecpool trec_eval", 1, False)
-        selected = select(options.measures)
         qrels_path, run_path = options.operands
         qrels = parse_trec_qrels(read_bytes(qrels_path), source=qrels_path)
         run_data = (stdin or sys.stdin.buffer).read() if run_path == "-" else read_bytes(run_path)

@@ -1,0 +1,135 @@
+"""`trecpool trec_eval` takes trec_eval's command line: glued and separate option arguments, long options and their
+prefixes, options after the files, stdin for '-', and trec_eval's refusals and exit statuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from app.cli import cli
+
+runner = CliRunner()
+
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n2 0 d 1\n3 0 e 0\n"
+RUN = "1 Q0 a 1 3.0 myrun\n1 Q0 x 2 2.0 myrun\n1 Q0 c 3 1.0 myrun\n3 Q0 e 1 1.0 myrun\n"
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> tuple[str, str]:
+    """A small qrels file and run file."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(QRELS)
+    run.write_text(RUN)
+    return str(qrels), str(run)
+
+
+def trec_eval(*args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
+    """Run `trecpool trec_eval args`."""
+    return runner.invoke(cli, ["trec_eval", *args], input=stdin)
+
+
+def test_default_is_official(files) -> None:
+    result = trec_eval(*files)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "runid                 \tall\tmyrun"
+    assert lines[1] == "num_q                 \tall\t2"
+    assert [line.split("\t")[0].strip() for line in lines][-9:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200,
+                                                                                      500, 1000)]  # fmt: skip
+    assert len(lines) == 30
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        (["-m", "all_trec"], ["-mall_trec"], ["--measure=all_trec"], ["--measure", "all_trec"], ["--meas", "all_trec"]),
+        (["-q", "-c", "-m", "map"], ["-qc", "-mmap"], ["-qcmmap"], ["--query_eval_wanted", "-c", "--measure=map"]),
+        (["-M", "1", "-m", "P.1"], ["-M1", "-mP.1"], ["--Max_retrieved_per_topic=1", "-m", "P.1"]),
+        (["-l", "2", "-m", "map"], ["-l2", "-mmap"], ["--level_for_rel", "2", "-m", "map"]),
+        (["-J", "-N", "10", "-m", "utility.1,-1,0,1"], ["-JN10", "-mutility.1,-1,0,1"]),
+    ],
+)
+def test_every_spelling_of_the_options_gives_the_same_output(files, spellings) -> None:
+    outputs = set()
+    for argv in spellings:
+        result = trec_eval(*argv, *files)
+        assert result.exit_code == 0, (argv, result.stderr)
+        outputs.add(result.stdout)
+        moved = trec_eval(files[0], *argv, files[1])  # GNU getopt takes options after the operands too
+        assert moved.exit_code == 0 and moved.stdout == result.stdout, argv
+    assert len(outputs) == 1
+
+
+def test_options_change_what_is_printed(files) -> None:
+    assert "\t2\t" not in trec_eval("-q", "-m", "map", *files).stdout  # topic 2: not in the run
+    complete = trec_eval("-q", "-c", "-m", "map", "-m", "num_q", *files).stdout
+    assert "map                   \t2\t0.0000\n" in complete and "num_q                 \tall\t3\n" in complete
+    assert trec_eval("-n", "-q", "-m", "map", *files).stdout == "map                   \t1\t0.8333\nmap          " \
+        "         \t3\t0.0000\n"  # fmt: skip
+    assert trec_eval("-l2", "-m", "num_rel", *files).stdout == "num_rel               \tall\t1\n"
+    assert trec_eval("-M1", "-m", "num_ret", *files).stdout == "num_ret               \tall\t2\n"
+    assert trec_eval("-J", "-q", "-m", "relstring", *files).stdout == (
+        "relstring             \t1\t'12'\nrelstring             \t3\t'0'\n"
+    )
+    assert trec_eval("-q", "-m", "relstring", *files).stdout.startswith("relstring             \t1\t'1-2'\n")
+
+
+def test_run_from_stdin(files) -> None:
+    result = trec_eval("-m", "map", files[0], "-", stdin=RUN)
+    assert result.exit_code == 0 and result.stdout == trec_eval("-m", "map", *files).stdout
+
+
+def test_zscores(files, tmp_path: Path) -> None:
+    zfile = tmp_path / "z"
+    zfile.write_text("1 map 0.5 0.25\n3 map 0.0 0.0\n")
+    result = trec_eval("-q", "-Z", str(zfile), "-m", "map", *files)
+    assert result.stdout == (
+        "map                   \t1\t1.3333\nmap                   \t3\t0.0000\nmap                   \tall\t0.6667\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "message"),
+    [
+        (["-m", "nonsense"], 1, "trec_eval: illegal measure 'nonsense'\n"),
+        (["-x"], 1, "trec_eval: invalid option -- 'x'\nUsage: trecpool trec_eval"),
+        (["-m"], 1, "trec_eval: option requires an argument -- 'm'"),
+        (["--bogus"], 1, "trec_eval: unrecognized option '--bogus'"),
+        (["--R", "qrels"], 1, "trec_eval: option '--R' is ambiguous"),
+        (["-R", "prefs"], 2, "trec_eval: Illegal rel_format 'prefs'"),
+        (["-T", "trec_results_prefs"], 2, "trec_eval: Illegal retrieval results format"),
+        (["-D", "1"], 1, "trec_eval: -D (debug output) is not supported"),
+        (["-m", "prefs_simp"], 2, "trec_eval: prefs_simp need(s) preference"),
+        (["-M", "-1"], 1, "trec_eval: -M below 0 is not supported"),
+    ],
+)
+def test_refusals_say_why_with_trec_eval_status(files, argv: list[str], status: int, message: str) -> None:
+    result = trec_eval(*files, *argv)
+    assert result.exit_code == status
+    assert result.stderr.startswith(message), result.stderr
+    assert result.stdout == ""
+
+
+def test_files_and_topics(files, tmp_path: Path) -> None:
+    missing = trec_eval(files[0], str(tmp_path / "nope"))
+    assert missing.exit_code == 2 and "nope" in missing.stderr
+    assert trec_eval(files[0]).exit_code == 1
+    other = tmp_path / "other"
+    other.write_text("9 Q0 a 1 1.0 r\n")
+    none = trec_eval(files[0], str(other))
+    assert none.exit_code == 7 and none.stderr == "trec_eval: No queries with both results and relevance info\n"
+    bad = tmp_path / "bad"
+    bad.write_text("1 Q0 a 1\n")
+    malformed = trec_eval(files[0], str(bad))
+    assert malformed.exit_code == 2 and "line 1" in malformed.stderr
+
+
+def test_help_and_version() -> None:
+    result = trec_eval("--help")
+    assert result.exit_code == 0 and result.stdout.startswith("Usage: trecpool trec_eval")
+    assert "all_trec" in result.stdout and "rbp_resid" in result.stdout
+    assert trec_eval("-h").stdout == result.stdout
+    version = trec_eval("-v")
+    assert version.exit_code == 0 and "trec_eval version 10.0" in version.stderr
