@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -19,7 +20,10 @@ qrels, and the default measures then also include xinfAP, infNDCG, iP@k, inum_re
 
 Output (--format trec): trec_eval's `measure<TAB>topic<TAB>value` lines, `all` for the mean (for counts such as
 num_ret, the total); per-topic lines only with -q. With several runs every line starts with `run<TAB>` (the run
-tag). Values are printed at full precision unless --digits is given (--digits 4 looks like trec_eval).
+tag). Values are printed at full precision unless --digits is given (--digits 4 looks like trec_eval). Measures
+take the spellings of trecpool, trec_eval, pytrec_eval and ir_measures (AP, map, P@10, P_10, P.10, P.5,10,
+ndcg_cut.10, RBP(p=0.5); `trecpool measures` lists them) and print under the name given. For trec_eval's own
+command line and output, byte for byte, use `trecpool trec_eval`.
 
 Means run over every topic in the qrels, a topic a run lacks scoring 0 (trec_eval -c); --run-topics-only averages
 over the topics each run answers (as sample_eval.pl and trec_eval without -c). Ranking: score descending, ties by
@@ -44,7 +48,9 @@ def _fail(message: str) -> NoReturn:
 @click.command("eval", help=HELP)
 @click.argument("qrels", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("-m", "--measure", "measure", multiple=True, help="measure, e.g. AP, P@10, nDCG@10 (repeatable)")
+@click.option(
+    "-m", "--measure", "measure", multiple=True, help="measure, e.g. AP, P@10, nDCG@10, map, P.10 (repeatable)"
+)
 @click.option("-q", "--per-topic", is_flag=True, help="also print one line per topic")
 @click.option("--digits", type=int, default=None, help="decimals to print (default: full precision)")
 @click.option("--format", "fmt", type=click.Choice(["trec", "json", "csv"]), default="trec", help="output format")
@@ -104,8 +110,9 @@ def _evaluate_runs(
     """
     from app.evaluation.errors import MeasureError
     from app.evaluation.formats.trec_files import read_qrels
-    from app.evaluation.measures.registry import default_measures, resolve
+    from app.evaluation.measures.registry import default_measures, expand_names, resolve
 
+    measures = [one for name in measures for one in expand_names(name)]  # trec_eval's P.5,10 is P.5 and P.10
     for name in measures:
         resolve(name)
     qrels = read_qrels(qrels_path)
@@ -142,7 +149,7 @@ def _blocks(
                 qrels, tables, measures, max_results=max_results, run_topics_only=run_topics_only, names=names
             )
             tables, names, rows = [], [], 0
-            yield results.to_dict()
+            yield replace(results, measures=list(measures)).to_dict()  # printed as asked: map stays map
 
 
 def _unique_name(name: str, seen: dict[str, int]) -> str:

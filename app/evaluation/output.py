@@ -11,7 +11,7 @@ from typing import TextIO
 
 Nested = Mapping[str, Mapping[str, Mapping[str, float]]]
 ALL = "all"
-_COUNTS = ("num_ret", "num_rel", "num_rel_ret", "num_q")
+_COUNTS = ("num_ret", "num_rel", "num_rel_ret", "num_q", "num_nonrel_judged_ret")
 
 
 def format_value(measure: str, value: float, digits: int | None) -> str:

@@ -133,3 +133,13 @@ def test_help_and_version() -> None:
     assert trec_eval("-h").stdout == result.stdout
     version = trec_eval("-v")
     assert version.exit_code == 0 and "trec_eval version 10.0" in version.stderr
+
+
+def test_eval_takes_trec_eval_spellings_and_prints_the_names_given(files) -> None:
+    result = runner.invoke(cli, ["eval", "-m", "map", "-m", "P.1,2", "-m", "AP", "-m", "num_q", *files])
+    assert result.exit_code == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [(name, topic) for name, topic, _ in rows] == [(n, "all") for n in ("map", "P.1", "P.2", "AP", "num_q")]
+    # topic 1: AP (1/1 + 2/3) / 2, P@1 1, P@2 1/2; topic 2 is not in the run and topic 3 has no relevant doc
+    expected = [(1 + 2 / 3) / 2 / 3, 1 / 3, 1 / 2 / 3, (1 + 2 / 3) / 2 / 3, 3]
+    assert [float(value) for _, _, value in rows] == pytest.approx(expected, abs=1e-12)
