@@ -255,6 +255,8 @@ class Run(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     n_entries: Mapped[int] = mapped_column(Integer, default=0)
     n_topics: Mapped[int] = mapped_column(Integer, default=0)
+    # an XML run's elapsedTime per topic ({topic number: seconds}); NULL for runs that state none (migration 0006)
+    elapsed_seconds: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     sha256: Mapped[str] = mapped_column(String(64))
     content: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)  # the validated upload, zlib-compressed
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
@@ -266,6 +268,9 @@ class Run(Base):
         CheckConstraint("system_type IN ('F', 'M', 'R')", name="system_type"),
         CheckConstraint("training_type IN ('A', 'D', 'E', 'F')", name="training_type"),
         CheckConstraint("priority >= 1", name="priority_positive"),
+        CheckConstraint(
+            "elapsed_seconds IS NULL OR jsonb_typeof(elapsed_seconds) = 'object'", name="elapsed_seconds_object"
+        ),
     )
 
 

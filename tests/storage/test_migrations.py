@@ -185,3 +185,77 @@ def _entries(conn) -> tuple[list[tuple], list[tuple]]:  # type: ignore[no-untype
     shots = conn.execute(text("SELECT * FROM run_entries ORDER BY run_id, seq")).all()
     moments = conn.execute(text("SELECT * FROM moment_entries ORDER BY run_id, seq")).all()
     return [tuple(r) for r in shots], [tuple(r) for r in moments]
+
+
+XML_RUN = """<?xml version="1.0"?>
+<!DOCTYPE videoAdhocSearchResults SYSTEM "https://www-nlpir.nist.gov/projects/tv2021/dtds/videoAdhocSearchResults.dtd">
+<videoAdhocSearchResults>
+<videoAdhocSearchRunResult trType="D" class="F" novelty="C" pid="p" priority="1" desc="d">
+<videoAdhocSearchTopicResult tNum="1" elapsedTime="30.5">
+<item seqNum="1" shotId="a"/>
+</videoAdhocSearchTopicResult>
+<videoAdhocSearchTopicResult tNum="2" elapsedTime="7">
+<item seqNum="1" shotId="c"/>
+</videoAdhocSearchTopicResult>
+</videoAdhocSearchRunResult>
+</videoAdhocSearchResults>
+"""
+AT_0005 = """
+INSERT INTO campaigns (id, name, description, task_kind, status, max_results, max_runs_per_team) VALUES
+  (1, 'shots', '', 'shots', 'open', 100, 5);
+INSERT INTO topics (id, campaign_id, number, title, description) VALUES
+  (11, 1, '1', 'one', ''), (12, 1, '2', 'two', '');
+INSERT INTO teams (id, campaign_id, name) VALUES (1, 1, 'team a');
+INSERT INTO runs (id, campaign_id, team_id, name, tag, format, system_type, novelty, training_type, priority,
+                  description, n_entries, n_topics, sha256, content) VALUES
+  (1, 1, 1, 'trec', 'alpha', 'trec', 'F', false, 'D', 1, '', 3, 2, '', :trec),
+  (2, 1, 1, 'timed', 'p_1', 'xml', 'F', false, 'D', 1, 'd', 2, 2, '', :timed),
+  (3, 1, 1, 'untimed', 'p_1', 'xml', 'F', false, 'D', 1, 'd', 2, 2, '', :untimed);
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'topics', 'teams', 'runs']) AS t;
+"""
+
+
+def test_a_database_made_at_0005_with_runs_upgrades_to_0006_with_the_xml_runs_elapsed_times(create_database):
+    """0006 adds runs.elapsed_seconds and fills it from the stored XML uploads; the app reads and writes runs on it,
+    and the downgrade gives back 0005's table."""
+    from app.services import runs
+    from app.services.auth import Principal
+    from app.storage.database import make_session_factory
+    from app.storage.models import Role, Run
+
+    url = create_database()
+    engine = make_engine(url)
+    organiser = Principal(Role.organiser, token_id=0)
+    untimed = XML_RUN.replace(' elapsedTime="30.5"', "").replace(' elapsedTime="7"', "")
+    contents = {k: zlib.compress(v.encode()) for k, v in (("trec", OLD_RUN), ("timed", XML_RUN), ("untimed", untimed))}
+    try:
+        migrations.upgrade(url, "0005")
+        with engine.begin() as conn:
+            for statement in AT_0005.split(";\n"):
+                if statement.strip():
+                    conn.execute(text(statement), {k: v for k, v in contents.items() if f":{k}" in statement})
+            columns_0005 = {c["name"] for c in inspect(conn).get_columns("runs")}
+        migrations.upgrade(url, "0006")
+        with make_session_factory(engine)() as session:
+            assert [(r.name, r.elapsed_seconds) for r in session.scalars(select(Run).order_by(Run.id))] == [
+                ("trec", None),
+                ("timed", {"1": 30.5, "2": 7.0}),
+                ("untimed", None),
+            ]
+            assert b"".join(runs.download_run(session, organiser, 2)[1]).decode().split("\n")[0] == "1 Q0 a 1 -1 p_1"
+            submission = runs.Submission(data=XML_RUN.encode(), metadata=runs.RunMetadata(name="new"), team_id=1)
+            new = runs.submit_run(session, organiser, 1, submission, max_errors=5)
+            assert (new.elapsed_seconds, new.novelty, new.description) == ({"1": 30.5, "2": 7.0}, False, "d")
+            session.commit()
+        migrations.downgrade(url, "0005")
+        assert {c["name"] for c in inspect(engine).get_columns("runs")} == columns_0005
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM runs")).scalar_one() == 4
+        migrations.upgrade(url)
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT elapsed_seconds FROM runs WHERE name = 'new'")).scalar_one() == {
+                "1": 30.5,
+                "2": 7.0,
+            }
+    finally:
+        engine.dispose()
