@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Request, Response, UploadFile
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.media import TEXT_FILE
 from app.api.security import SessionDep, Submitter
@@ -36,6 +36,9 @@ class RunOut(BaseModel):
     description: str
     n_entries: int
     n_topics: int
+    elapsed_seconds: dict[str, float] | None = Field(
+        description="An XML run's elapsedTime per topic, in seconds (null when the run states none)"
+    )
     sha256: str
     created_at: datetime
 
@@ -49,18 +52,37 @@ def upload_run(
     principal: Submitter,
     name: Annotated[Text, Form(max_length=200, description="Run name, unique within the team")],
     system_type: Annotated[
-        Text, Form(max_length=1, description="F (fully automatic), M (manually assisted), R (relevance feedback)")
-    ] = "F",
-    novelty: Annotated[bool, Form(description="Novelty run (N)")] = False,
-    training_type: Annotated[Text, Form(max_length=1, description="A, D, E or F (TRECVID training types)")] = "D",
+        Text | None,
+        Form(
+            max_length=1,
+            description="F (fully automatic), M (manually assisted), R (relevance feedback); default: the XML run's "
+            "class, else F",
+        ),
+    ] = None,
+    novelty: Annotated[
+        bool | None, Form(description="Novelty run (N); default: the XML run's novelty (N or C), else false")
+    ] = None,
+    training_type: Annotated[
+        Text | None,
+        Form(max_length=1, description="A, D, E or F (TRECVID training types); default: the XML run's trType, else D"),
+    ] = None,
     priority: Annotated[
-        int, Form(ge=1, le=INT32_MAX, description="1 = highest; pools may take priority runs only")
-    ] = 1,
-    description: Annotated[Text, Form(max_length=100_000)] = "",
+        int | None,
+        Form(
+            ge=1,
+            le=INT32_MAX,
+            description="1 = highest; pools may take priority runs only; default: the XML run's priority, else 1",
+        ),
+    ] = None,
+    description: Annotated[
+        Text | None, Form(max_length=100_000, description="Default: the XML run's desc, else empty")
+    ] = None,
     format: Annotated[Literal["trec", "xml", "moments"] | None, Form(description="Detected when omitted")] = None,
     team_id: Annotated[Id | None, Form(description="Organisers only: the team the run is for")] = None,
 ) -> RunOut:
-    """Upload a run (TREC 6 columns, TRECVID AVS XML or moment TSV/JSONL); it is validated whole first."""
+    """Upload a run (TREC 6 columns, TRECVID AVS XML or moment TSV/JSONL; gzip-compressed or not); it is validated
+    whole first, in one pass reporting every error by line. The metadata the form leaves out is taken from an XML
+    run's attributes (class, trType, novelty, priority, desc); the form's values override them."""
     data = read_limited(request, file)
     metadata = service.RunMetadata(
         name=name,

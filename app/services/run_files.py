@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from app.evaluation.errors import FormatError
 from app.storage.models import TaskKind
+
+SOURCE = "run file"
+_EMPTY_TEXT = np.zeros(0, dtype=object)
+_EMPTY_LINES = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class ParsedRun:
-    """A parsed run of any format: shared columns plus the format's own table."""
+    """A parsed run of any format: shared columns plus the format's own table, and what reading the file found.
+
+    `errors` are the file's own problems (syntax, repeated docnos, mixed tags), by line; the rows are the lines that
+    are well-formed, so the campaign's checks can run on them in the same pass. `complete` is False when reading
+    stopped early (at the error cap, or at XML that is not well-formed).
+    """
 
     tag: str | None
     topics: np.ndarray
     lines: np.ndarray
     trec: Any = None  # app.evaluation RunTable for shot/document runs
     moments: Any = None  # app.evaluation.moments MomentRunTable for moment runs
-    attributes: dict[str, str] | None = None  # run attributes found in an XML run
+    attributes: dict[str, str] = field(default_factory=dict)  # run attributes found in an XML run
+    elapsed: dict[str, float] = field(default_factory=dict)  # seconds per topic, from an XML run's elapsedTime
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    complete: bool = True
 
     @property
     def n_rows(self) -> int:
@@ -36,30 +49,83 @@ def detect_format(data: bytes, task_kind: TaskKind) -> str:
 
 def parse(data: bytes, fmt: str, *, max_errors: int) -> ParsedRun:
     """Parse an upload in the given format; raises FormatError with line numbers."""
-    if fmt == "moments":
-        from app.evaluation.moments import parse_moment_run
+    parsed = scan(data, fmt, max_errors=max_errors)
+    if parsed.errors:
+        raise FormatError(parsed.errors, source=SOURCE)
+    return parsed
 
-        table = parse_moment_run(data, max_errors=max_errors, source="run file")
-        return ParsedRun(tag=table.tag, topics=table.topics, lines=table.lines, moments=table)
+
+def scan(data: bytes, fmt: str, *, max_errors: int) -> ParsedRun:
+    """Read an upload in the given format as far as it goes: its well-formed rows and every problem, by line."""
+    if fmt == "moments":
+        return _scan_moments(data, max_errors)
     from app.evaluation.formats import trec_files
 
     if fmt == "xml":
-        table, attributes = trec_files.parse_trecvid_xml(data, max_errors=max_errors, source="run file")
+        found = trec_files.scan_trecvid_xml(data, max_errors=max_errors, source=SOURCE)
     else:
-        table, attributes = trec_files.parse_trec_run(data, max_errors=max_errors, source="run file"), {}
-    return ParsedRun(tag=table.tag, topics=table.topics, lines=table.lines, trec=table, attributes=attributes)
+        found = trec_files.scan_trec_run(data, max_errors=max_errors, source=SOURCE)
+    table = found.table
+    return ParsedRun(
+        tag=table.tag,
+        topics=table.topics,
+        lines=table.lines,
+        trec=table,
+        attributes=found.attributes,
+        elapsed=found.elapsed,
+        errors=found.errors,
+        complete=found.complete,
+    )
+
+
+def _scan_moments(data: bytes, max_errors: int) -> ParsedRun:
+    """A moment run's rows and errors. The moment parser raises on any error; its well-formed rows are then those of
+    the file with the lines it named emptied (line numbers kept), and up to its last error when it stopped early."""
+    from app.evaluation.moments import parse_moment_run
+
+    try:
+        return _moment_rows(parse_moment_run(data, max_errors=max_errors, source=SOURCE))
+    except FormatError as exc:
+        errors = exc.errors
+    complete = len(errors) < max(1, max_errors)
+    bad = {line for line, _ in errors}
+    if 0 in bad:  # a whole-file error (an empty file): no rows
+        return ParsedRun(tag=None, topics=_EMPTY_TEXT, lines=_EMPTY_LINES, errors=errors, complete=complete)
+    rows = data.split(b"\n")
+    if not complete:
+        rows = rows[: max(bad)]
+    kept = b"\n".join(b"" if number in bad else row for number, row in enumerate(rows, 1))
+    try:
+        table = parse_moment_run(kept, max_errors=1, source=SOURCE)
+    except FormatError:  # nothing well-formed is left, or it reads differently without those lines
+        return ParsedRun(tag=None, topics=_EMPTY_TEXT, lines=_EMPTY_LINES, errors=errors, complete=False)
+    return _moment_rows(table, errors, complete)
+
+
+def _moment_rows(table: Any, errors: list[tuple[int, str]] | None = None, complete: bool = True) -> ParsedRun:
+    """A ParsedRun of a moment run table."""
+    return ParsedRun(
+        tag=table.tag, topics=table.topics, lines=table.lines, moments=table, errors=errors or [], complete=complete
+    )
 
 
 def check_against_campaign(parsed: ParsedRun, topic_ids: dict[str, int], max_results: int) -> list[tuple[int, str]]:
-    """Line errors for unknown topics and topics with more than `max_results` results."""
+    """Line errors, by line, for unknown topics (at a topic's first line) and for topics with more than
+    `max_results` results (at the first line beyond the limit)."""
     errors: list[tuple[int, str]] = []
-    names, first, counts = np.unique(parsed.topics.astype(str), return_index=True, return_counts=True)
-    for name, index, count in zip(names.tolist(), first.tolist(), counts.tolist(), strict=True):
-        line = int(parsed.lines[index])
+    topics = parsed.topics.astype(str)
+    names, inverse, counts = np.unique(topics, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    order = np.lexsort((parsed.lines, inverse))  # each topic's rows together, in file order
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    for index, (name, count) in enumerate(zip(names.tolist(), counts.tolist(), strict=True)):
         if name not in topic_ids:
+            line = int(parsed.lines[order[starts[index]]])
             errors.append((line, f"unknown topic {name!r} ({count} line(s), the first here)"))
         elif count > max_results:
-            errors.append((line, f"topic {name!r} has {count} results, more than the {max_results} allowed"))
+            line = int(parsed.lines[order[starts[index] + max_results]])
+            beyond = f"result {max_results + 1} here"
+            errors.append((line, f"topic {name!r} has {count} results, more than the {max_results} allowed: {beyond}"))
     return sorted(errors)
 
 

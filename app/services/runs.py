@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -13,44 +13,115 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from app.evaluation.errors import FormatError
 from app.services import run_files
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, submissions_open
 from app.services.collection import has_collection
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from app.services.inputs import INT32_MAX, echo
 from app.services.topics import topic_ids_by_number
-from app.services.validation import from_format_error, invalid_file
+from app.services.validation import in_line_order, invalid_upload
 from app.storage.models import Campaign, CampaignStatus, Role, Run, TaskKind, Team
 
 RunFormat = Literal["trec", "xml", "moments"]
 SYSTEM_TYPES = ("F", "M", "R")
 TRAINING_TYPES = ("A", "D", "E", "F")
+NOVELTY = {
+    "N": True,
+    "Y": True,
+    "YES": True,
+    "TRUE": True,
+    "1": True,
+    "C": False,
+    "NO": False,
+    "FALSE": False,
+    "0": False,
+}
+MAX_DESCRIPTION = 100_000
+# Where a TRECVID XML run states each field: attributes of <videoAdhocSearchRunResult> (older DTDs say pType).
+XML_ATTRIBUTES = {
+    "system_type": ("class", "pType"),
+    "training_type": ("trType",),
+    "novelty": ("novelty",),
+    "priority": ("priority",),
+    "description": ("desc",),
+}
 
 
 @dataclass(frozen=True)
 class RunMetadata:
-    """What a team says about a run (TRECVID run metadata)."""
+    """What a team says about a run (TRECVID run metadata). A field left None is taken from the XML run's attributes
+    when the run is XML and states it, else it gets its default (F, not novelty, D, priority 1, no description)."""
 
     name: str
-    system_type: str = "F"
-    novelty: bool = False
-    training_type: str = "D"
-    priority: int = 1
-    description: str = ""
+    system_type: str | None = None
+    novelty: bool | None = None
+    training_type: str | None = None
+    priority: int | None = None
+    description: str | None = None
 
     def problems(self) -> list[dict[str, object]]:
-        """Field errors of this metadata, empty when valid."""
+        """Field errors of the fields given, empty when valid."""
         found: list[dict[str, object]] = []
         if not self.name or len(self.name) > 200 or any(c.isspace() for c in self.name):
             found.append({"field": "name", "message": "1-200 characters, no white space"})
-        if self.system_type not in SYSTEM_TYPES:
+        if self.system_type is not None and self.system_type not in SYSTEM_TYPES:
             found.append({"field": "system_type", "message": f"one of {', '.join(SYSTEM_TYPES)}"})
-        if self.training_type not in TRAINING_TYPES:
+        if self.training_type is not None and self.training_type not in TRAINING_TYPES:
             found.append({"field": "training_type", "message": f"one of {', '.join(TRAINING_TYPES)}"})
-        if self.priority < 1:
+        if self.priority is not None and self.priority < 1:
             found.append({"field": "priority", "message": "must be >= 1"})
         return found
+
+    def completed(self, attributes: dict[str, str]) -> tuple[RunMetadata, list[dict[str, object]]]:
+        """Every field filled: those given kept, the others from an XML run's `attributes`, else their defaults; and
+        the field errors of the attributes used."""
+        by_name = {key.lower(): value for key, value in attributes.items()}
+        values: dict[str, object] = {}
+        problems: list[dict[str, object]] = []
+        for name, keys in XML_ATTRIBUTES.items():
+            if getattr(self, name) is not None:
+                continue
+            key = next((k for k in keys if k.lower() in by_name), None)
+            if key is None:
+                continue
+            value, problem = _from_attribute(name, key, by_name[key.lower()])
+            if problem:
+                problems.append({"field": name, "message": f"{problem} (the form's {name} would override it)"})
+            else:
+                values[name] = value
+        filled = replace(self, **values)
+        return (
+            RunMetadata(
+                name=filled.name,
+                system_type="F" if filled.system_type is None else filled.system_type,
+                novelty=False if filled.novelty is None else filled.novelty,
+                training_type="D" if filled.training_type is None else filled.training_type,
+                priority=1 if filled.priority is None else filled.priority,
+                description="" if filled.description is None else filled.description,
+            ),
+            problems,
+        )
+
+
+def _from_attribute(name: str, key: str, text: str) -> tuple[object, str | None]:
+    """A metadata field's value from an XML run attribute, or a message saying why it cannot be one."""
+    value = text.strip()
+    said = f"the XML run's {key}={echo(value, 40)!r}"
+    if name == "system_type":
+        return value, None if value in SYSTEM_TYPES else f"{said} is not one of {', '.join(SYSTEM_TYPES)}"
+    if name == "training_type":
+        return value, None if value in TRAINING_TYPES else f"{said} is not one of {', '.join(TRAINING_TYPES)}"
+    if name == "novelty":
+        if value.upper() not in NOVELTY:
+            return None, f"{said} is not N (a novelty run) or C (a common run)"
+        return NOVELTY[value.upper()], None
+    if name == "priority":
+        number = int(value) if value.isascii() and value.isdigit() else 0
+        return number, None if 1 <= number <= INT32_MAX else f"{said} is not an integer from 1 to {INT32_MAX}"
+    if len(text) > MAX_DESCRIPTION:
+        return None, f"the XML run's {key} is longer than {MAX_DESCRIPTION} characters"
+    return text, None
 
 
 @dataclass(frozen=True)
@@ -100,33 +171,34 @@ def _check_quota(session: Session, campaign: Campaign, team: Team, name: str, *,
 def submit_run(
     session: Session, principal: Principal, campaign_id: int, submission: Submission, *, max_errors: int
 ) -> Run:
-    """Validate an uploaded run completely and store it; raises before anything is written."""
+    """Validate an uploaded run completely, in one pass, and store it; raises before anything is written.
+
+    One pass: the file's syntax, its topics against the campaign's, the length of each ranked list and its shots (or
+    videos) against the collection are all checked on the rows that are well-formed, and every error found is
+    reported at once, by line (at most `max_errors`), with the metadata's field errors.
+    """
     campaign = get_campaign(session, principal, campaign_id)
     team = _resolve_team(session, principal, campaign, submission.team_id)
     if not submissions_open(campaign, _now()):
         raise Forbidden("the submission window of this campaign is closed")
-    meta = submission.metadata
-    if meta.problems():
-        raise InvalidInput("invalid run metadata", meta.problems())
-    _check_quota(session, campaign, team, meta.name)
+    given = submission.metadata
+    if given.problems():
+        raise InvalidInput("invalid run metadata", given.problems())
+    _check_quota(session, campaign, team, given.name)
     fmt = submission.format or run_files.detect_format(submission.data, campaign.task_kind)
     if (fmt == "moments") != (campaign.task_kind is TaskKind.moments):
         raise InvalidInput(
             f"a {campaign.task_kind.value} campaign does not take {fmt} runs",
             [{"field": "format", "message": f"not allowed for task kind {campaign.task_kind.value}"}],
         )
-    try:
-        parsed = run_files.parse(submission.data, fmt, max_errors=max_errors)
-    except FormatError as exc:
-        raise from_format_error("run file", exc, max_errors) from None
+    parsed = run_files.scan(submission.data, fmt, max_errors=max_errors)
+    meta, field_errors = given.completed(parsed.attributes)
     topic_ids = topic_ids_by_number(session, campaign.id)
-    errors = run_files.check_against_campaign(parsed, topic_ids, campaign.max_results)
-    if errors:
-        raise invalid_file("run file", errors, max_errors)
-    if has_collection(session, campaign.id):
-        errors = _unknown_in_collection(session, campaign.id, parsed)
-        if errors:
-            raise invalid_file("run file", errors, max_errors)
+    against_campaign = run_files.check_against_campaign(parsed, topic_ids, campaign.max_results)
+    unknown = _unknown_in_collection(session, campaign.id, parsed, max_errors)
+    errors = in_line_order(parsed.errors, against_campaign, unknown)
+    if field_errors or errors:
+        raise invalid_upload("run file", field_errors, errors, max_errors, at_least=not parsed.complete)
     _check_quota(session, campaign, team, meta.name, lock=True)  # again, under the team's lock, just before writing
     run = Run(
         campaign_id=campaign.id,
@@ -141,6 +213,7 @@ def submit_run(
         description=meta.description,
         n_entries=parsed.n_rows,
         n_topics=len(np.unique(parsed.topics)),
+        elapsed_seconds=parsed.elapsed or None,
         sha256=hashlib.sha256(submission.data).hexdigest(),
         content=zlib.compress(submission.data, 1),
     )
@@ -149,8 +222,13 @@ def submit_run(
     return run
 
 
-def _unknown_in_collection(session: Session, campaign_id: int, parsed: run_files.ParsedRun) -> list[tuple[int, str]]:
-    """Line errors (the first 1000, in file order) for shots (or videos) of a parsed run the collection lacks."""
+def _unknown_in_collection(
+    session: Session, campaign_id: int, parsed: run_files.ParsedRun, limit: int
+) -> list[tuple[int, str]]:
+    """Line errors (the first `limit`, in file order) for shots (or videos) of a parsed run that the campaign's
+    collection lacks; none when the campaign has no collection."""
+    if parsed.n_rows == 0 or not has_collection(session, campaign_id):
+        return []
     if parsed.moments is not None:
         values, column, what = parsed.moments.videos, "video_id", "video"
     else:
@@ -163,7 +241,8 @@ def _unknown_in_collection(session: Session, campaign_id: int, parsed: run_files
     missing = list(session.scalars(query, {"values": distinct, "campaign": campaign_id}))
     if not missing:
         return []
-    rows = np.flatnonzero(np.isin(values.astype(str), missing))[:1000]
+    rows = np.flatnonzero(np.isin(values.astype(str), missing))
+    rows = rows[np.argsort(parsed.lines[rows], kind="stable")][:limit]
     return [(int(parsed.lines[i]), f"{what} {str(values[i])!r} is not in the collection") for i in rows.tolist()]
 
 
