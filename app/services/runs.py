@@ -38,6 +38,13 @@ NOVELTY = {
     "0": False,
 }
 MAX_DESCRIPTION = 100_000
+DEFAULTS: dict[str, object] = {
+    "system_type": "F",
+    "novelty": False,
+    "training_type": "D",
+    "priority": 1,
+    "description": "",
+}
 # Where a TRECVID XML run states each field: attributes of <videoAdhocSearchRunResult> (older DTDs say pType).
 XML_ATTRIBUTES = {
     "system_type": ("class", "pType"),
@@ -74,34 +81,22 @@ class RunMetadata:
         return found
 
     def completed(self, attributes: dict[str, str]) -> tuple[RunMetadata, list[dict[str, object]]]:
-        """Every field filled: those given kept, the others from an XML run's `attributes`, else their defaults; and
-        the field errors of the attributes used."""
+        """Every field filled: those given kept, the others from an XML run's `attributes` (names matched in any
+        case), else their defaults; and the field errors of the attributes used."""
         by_name = {key.lower(): value for key, value in attributes.items()}
         values: dict[str, object] = {}
         problems: list[dict[str, object]] = []
-        for name, keys in XML_ATTRIBUTES.items():
-            if getattr(self, name) is not None:
-                continue
-            key = next((k for k in keys if k.lower() in by_name), None)
-            if key is None:
+        for name, default in DEFAULTS.items():
+            given = getattr(self, name)
+            key = next((k for k in XML_ATTRIBUTES[name] if k.lower() in by_name), None)
+            if given is not None or key is None:
+                values[name] = default if given is None else given
                 continue
             value, problem = _from_attribute(name, key, by_name[key.lower()])
             if problem:
                 problems.append({"field": name, "message": f"{problem} (the form's {name} would override it)"})
-            else:
-                values[name] = value
-        filled = replace(self, **values)
-        return (
-            RunMetadata(
-                name=filled.name,
-                system_type="F" if filled.system_type is None else filled.system_type,
-                novelty=False if filled.novelty is None else filled.novelty,
-                training_type="D" if filled.training_type is None else filled.training_type,
-                priority=1 if filled.priority is None else filled.priority,
-                description="" if filled.description is None else filled.description,
-            ),
-            problems,
-        )
+            values[name] = default if problem else value
+        return replace(self, **values), problems
 
 
 def _from_attribute(name: str, key: str, text: str) -> tuple[object, str | None]:
@@ -213,7 +208,7 @@ def submit_run(
         description=meta.description,
         n_entries=parsed.n_rows,
         n_topics=len(np.unique(parsed.topics)),
-        elapsed_seconds=parsed.elapsed or None,
+        elapsed_seconds={t: s for t, s in parsed.elapsed.items() if t in topic_ids} or None,  # campaign topics only
         sha256=hashlib.sha256(submission.data).hexdigest(),
         content=zlib.compress(submission.data, 1),
     )
