@@ -331,6 +331,16 @@ class GainTable:
         return np.where(k > 0, taken, 0.0)
 
     @cached_property
+    def ideal_by_rank(self) -> np.ndarray:
+        """float [1, topic, position]: the ideal DCG down to each rank of the lists, frozen once the ideal ends."""
+        depth, count = self.lists.depth, self.ideal_count
+        if self.ideal.shape[1] == 0 or depth == 0:
+            return np.zeros((1, len(count), depth))
+        index = np.minimum(np.arange(depth)[None, :], np.maximum(count[:, None], 1) - 1)
+        reached = np.take_along_axis(self.ideal_cumulative, index, axis=1)
+        return np.where(count[:, None] > 0, reached, 0.0)[None]
+
+    @cached_property
     def ideal_total(self) -> np.ndarray:
         """float [1, topic]: the ideal DCG of the whole ideal ranking."""
         return self.ideal_at(self.ideal_count[None, :])
@@ -640,30 +650,13 @@ def ndcg_rel(lists: RankedLists, k: int | None = None, gains: Gains | None = Non
     count = table.ideal_count[None, :]
     positive = lists.inside & (table.at_rank > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = table.dcg_cumulative / _ideal_by_rank(table, lists)
+        ratio = table.dcg_cumulative / table.ideal_by_rank
         total = sequential_sum(np.where(positive, ratio, 0.0), axis=2)
         found = np.count_nonzero(positive, axis=2)
         end_ideal = np.broadcast_to(table.ideal_total, lists.shape)
         total = total + ((count - found).astype(np.float64) * table.dcg_at(lists.lengths)) / end_ideal
     value = np.where(total > 0.0, total / np.maximum(count, 1), 0.0)
     return np.where(count > 0, value, 0.0)
-
-
-def _ideal_by_rank(table: GainTable, lists: RankedLists) -> np.ndarray:
-    """float [1, topic, position]: the ideal DCG down to each rank, frozen once the ideal ranking ends."""
-    key = ("ideal_by_rank", id(table))
-    cached = lists.cache.get(key)
-    if isinstance(cached, np.ndarray):
-        return cached
-    depth = lists.depth
-    count = table.ideal_count
-    if table.ideal.shape[1] == 0 or depth == 0:
-        out = np.zeros((1, lists.shape[1], depth))
-    else:
-        index = np.minimum(np.arange(depth)[None, :], np.maximum(count[:, None], 1) - 1)
-        out = np.where(count[:, None] > 0, np.take_along_axis(table.ideal_cumulative, index, axis=1), 0.0)[None]
-    lists.cache[key] = out
-    return out
 
 
 def rndcg(lists: RankedLists, k: int | None = None, gains: Gains | None = None) -> np.ndarray:
