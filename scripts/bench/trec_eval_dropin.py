@@ -1,0 +1,164 @@
+"""Benchmark: `trecpool trec_eval -q -m all_trec` on the 30 TREC-COVID round 1 runs vs pytrec_eval doing the same.
+
+Usage: .venv/bin/python scripts/bench/trec_eval_dropin.py [--data ../shared/data/trec-covid-round1] [--repeat 3]
+                                                          [--trec-eval PATH]
+
+Two comparisons, each the best of --repeat rounds (the box is shared and noisy):
+- per file, one process per run, as trec_eval is used: `trecpool trec_eval -q -m all_trec qrels run` for each of
+  the 30 runs, against a small pytrec_eval script run the same way (it reads the qrels and the run into dicts,
+  evaluates all_trec and prints trec_eval's per-topic lines), and trec_eval itself when it is installed or given;
+- in one process: our engine (parse the qrels and 30 runs, evaluate every all_trec measure of every run x topic in
+  one pass, format the 30 reports) against pytrec_eval (parse into dicts, evaluate each run, format its lines).
+The wall time and, for the per-file rounds, the children's CPU time are printed, with our time over pytrec_eval's.
+The child processes keep compiled bytecode in a temporary cache (PYTHONPYCACHEPREFIX), warmed by one untimed run, as
+an installed package has its .pyc files; without it every process would compile trecpool's modules again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "trec-covid-round1"
+
+PYTREC_SCRIPT = """
+import gzip, sys
+import pytrec_eval
+
+def lines(path):
+    raw = open(path, "rb").read()
+    if raw[:2] == b"\\x1f\\x8b":
+        raw = gzip.decompress(raw)
+    return raw.decode().splitlines()
+
+qrels, run = {}, {}
+for line in lines(sys.argv[1]):
+    if line.strip():
+        topic, _, doc, grade = line.split()
+        qrels.setdefault(topic, {})[doc] = int(grade)
+for line in lines(sys.argv[2]):
+    if line.strip():
+        topic, _, doc, _, score, _ = line.split()
+        run.setdefault(topic, {})[doc] = float(score)
+results = pytrec_eval.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run)
+out = []
+for topic in sorted(results):
+    for name, value in results[topic].items():
+        out.append(f"{name:<22}\\t{topic}\\t{value:6.4f}\\n")
+sys.stdout.write("".join(out))
+"""
+
+
+def per_file(commands: list[list[str]], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (children's user + system) to run the commands one after another."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    for command in commands:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def ours_in_process(qrels_path: Path, run_paths: list[Path]) -> float:
+    """Seconds for our engine: parse, evaluate all_trec for every run at once, format the reports."""
+    from app.evaluation.formats.trec_files import parse_trec_qrels, parse_trec_run, read_bytes
+    from app.evaluation.trec_eval.engine import evaluate
+    from app.evaluation.trec_eval.options import parse_arguments
+    from app.evaluation.trec_eval.report import format_report
+    from app.evaluation.trec_eval.table import select
+
+    started = time.perf_counter()
+    options = parse_arguments(["-q", "-m", "all_trec", "q", "r"])
+    qrels = parse_trec_qrels(read_bytes(qrels_path))
+    runs = [parse_trec_run(read_bytes(path)) for path in run_paths]
+    reports = evaluate(runs, qrels, select(options.measures), options)
+    text = "".join(format_report(report, per_topic=True, summary=True) for report in reports)
+    assert text
+    return time.perf_counter() - started
+
+
+def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> float:
+    """Seconds for pytrec_eval: parse into dicts, evaluate all_trec run by run, format trec_eval's lines."""
+    import pytrec_eval
+
+    started = time.perf_counter()
+    qrels: dict[str, dict[str, int]] = {}
+    for line in qrels_path.read_text().splitlines():
+        if line.strip():
+            topic, _, doc, grade = line.split()
+            qrels.setdefault(topic, {})[doc] = int(grade)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"all_trec"})
+    out = []
+    for path in run_paths:
+        run: dict[str, dict[str, float]] = {}
+        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+            if line.strip():
+                topic, _, doc, _, score, _ = line.split()
+                run.setdefault(topic, {})[doc] = float(score)
+        results = evaluator.evaluate(run)
+        for topic in sorted(results):
+            out.extend(f"{name:<22}\t{topic}\t{value:6.4f}\n" for name, value in results[topic].items())
+    assert out
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    """Time both ways and print a table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--trec-eval", default=shutil.which("trec_eval"))
+    args = parser.parse_args()
+    qrels = args.data / "qrels.txt"
+    runs = sorted((args.data / "runs").glob("*.gz"))
+    print(f"{len(runs)} runs of {args.data.name}, trec_eval -q -m all_trec, best of {args.repeat}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "pytrec_all_trec.py"
+        script.write_text(PYTREC_SCRIPT)
+        trecpool = [sys.executable, "-m", "app.cli", "trec_eval", "-q", "-m", "all_trec", str(qrels)]
+        pytrec = [sys.executable, str(script), str(qrels)]
+        plain = []  # trec_eval reads plain files
+        for path in runs:
+            target = Path(tmp) / path.stem
+            target.write_bytes(gzip.decompress(path.read_bytes()))
+            plain.append(target)
+        candidates = {
+            "trecpool trec_eval": [[*trecpool, str(path)] for path in runs],
+            "pytrec_eval script": [[*pytrec, str(path)] for path in runs],
+        }
+        if args.trec_eval:
+            candidates["trec_eval"] = [[args.trec_eval, "-q", "-m", "all_trec", str(qrels), str(p)] for p in plain]
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        for commands in candidates.values():  # warm the bytecode cache
+            per_file(commands[:1], env)
+        print(f"\nper file, one process per run ({len(runs)} processes)       wall s    CPU s")
+        best = {}
+        for label, commands in candidates.items():
+            rounds = [per_file(commands, env) for _ in range(args.repeat)]
+            best[label] = min(rounds)
+            print(f"  {label:<52} {best[label][0]:8.2f} {best[label][1]:8.2f}")
+        ours, theirs = best["trecpool trec_eval"], best["pytrec_eval script"]
+        print(f"  ratio trecpool / pytrec_eval{'':<26} {ours[0] / theirs[0]:8.2f} {ours[1] / theirs[1]:8.2f}")
+
+    print("\nin one process (parse + evaluate all_trec + format)            wall s")
+    ours_s = min(ours_in_process(qrels, runs) for _ in range(args.repeat))
+    pytrec_s = min(pytrec_in_process(qrels, runs) for _ in range(args.repeat))
+    print(f"  {'trecpool engine (30 runs in one pass)':<52} {ours_s:8.2f}")
+    print(f"  {'pytrec_eval (run by run)':<52} {pytrec_s:8.2f}")
+    print(f"  ratio trecpool / pytrec_eval{'':<26} {ours_s / pytrec_s:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
