@@ -1,0 +1,136 @@
+"""Judged fraction per depth (Westerveld, TRECVID reusability, 4.1): how much of each run's top d the qrels judge.
+
+For each depth d and run, over the qrels' topics: the entries of the run's top d (its trec_eval order, after the
+max_results cut) whose (topic, doc) the qrels judge, over the entries in its top d (a list shorter than d counts
+what it has). "Judged" is a qrels line with grade >= 0; a stratified qrels' `-1` line (pooled, not sampled) is not
+judged. Also per depth: the share over all runs' entries together, and the smallest, largest and mean share over the
+(run, topic) lists, which is how the TRECVID overview states it ("at minimum 24.3 % of any run and query results
+were sampled and judged"). A run judged at every rank of its top d has share 1 at that depth: on TREC-COVID round 1,
+a depth-7 pool, every pooled run's top 6 is judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.analyses.lines import index_lines
+from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.records import Qrels, RunTable
+
+DEFAULT_DEPTHS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000)
+
+
+@dataclass(frozen=True)
+class JudgedFractionResult:
+    """Judged entries of each run's top d, per depth."""
+
+    runs: list[str]
+    depths: np.ndarray  # int64 [n_depth]
+    judged: np.ndarray  # int64 [n_depth, n_run]: judged entries in the top d, over the qrels' topics
+    retrieved: np.ndarray  # int64 [n_depth, n_run]: entries in the top d
+    share: np.ndarray  # float64 [n_depth, n_run]: judged / retrieved (NaN for a run with no entries)
+    overall: np.ndarray  # float64 [n_depth]: all runs' judged entries over all their entries
+    list_min: np.ndarray  # float64 [n_depth]: smallest share of any (run, topic) list with entries
+    list_max: np.ndarray  # float64 [n_depth]
+    list_mean: np.ndarray  # float64 [n_depth]: mean share over those lists
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON (NaN as None)."""
+        return {
+            "runs": self.runs,
+            "depths": [
+                {
+                    "depth": int(d),
+                    "overall": _num(self.overall[i]),
+                    "list_min": _num(self.list_min[i]),
+                    "list_max": _num(self.list_max[i]),
+                    "list_mean": _num(self.list_mean[i]),
+                    "share": dict(zip(self.runs, [_num(v) for v in self.share[i]], strict=True)),
+                    "judged": dict(zip(self.runs, self.judged[i].tolist(), strict=True)),
+                    "retrieved": dict(zip(self.runs, self.retrieved[i].tolist(), strict=True)),
+                }
+                for i, d in enumerate(self.depths.tolist())
+            ],
+        }
+
+
+def _num(value: float) -> float | None:
+    """A JSON number (None for NaN)."""
+    return None if not np.isfinite(value) else float(value)
+
+
+def judged_flags(prepared: PreparedRuns, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+    """(judged, valid), each bool [n_run, n_qrels_topic, depth]: the entry's (topic, doc) is judged (grade >= 0),
+    and the position holds an entry; topics are the qrels' (a topic no run answers has no entries)."""
+    index = index_lines(prepared, qrels)
+    n_pair = len(prepared.pair_topic)
+    grades = np.asarray(qrels.grades, dtype=np.int64)
+    line = index.pair_line[:n_pair]
+    pair_judged = np.zeros(n_pair + 1, dtype=bool)  # last slot: padding
+    pair_judged[:n_pair] = (line >= 0) & (grades[np.maximum(line, 0)] >= 0) if len(grades) else False
+    column = {name: i for i, name in enumerate(prepared.topics)}
+    columns = np.array([column.get(t, -1) for t in index.topics], dtype=np.int64)
+    shape = (len(prepared.names), len(index.topics), prepared.depth)
+    block = np.full(shape, -1, dtype=np.int64)
+    present = columns >= 0
+    if present.any() and prepared.depth:
+        block[:, present, :] = prepared.pairs[:, columns[present], :]
+    valid = block >= 0
+    return pair_judged[np.where(valid, block, n_pair)], valid
+
+
+def judged_fraction(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    *,
+    depths: Sequence[int] | None = None,
+    max_results: int = 1000,
+) -> JudgedFractionResult:
+    """The judged share of every run's top d for each depth d (default: 1, 2, 3, 5, 10, ... up to max_results)."""
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    limit = prepared.max_results
+    if depths is None:
+        depths = [d for d in DEFAULT_DEPTHS if d < limit] + [limit]
+    depth_list = np.array(sorted({int(d) for d in depths}), dtype=np.int64)
+    if len(depth_list) == 0 or depth_list[0] < 1:
+        raise ValueError("depths must be positive")
+    judged, valid = judged_flags(prepared, qrels)
+    n_run, n_topic, width = valid.shape
+    n_depth = len(depth_list)
+    if width == 0:  # no run retrieves anything for a qrels topic
+        zeros = np.zeros((n_depth, n_run), dtype=np.int64)
+        nan = np.full(n_depth, np.nan)
+        return JudgedFractionResult(
+            list(prepared.names), depth_list, zeros, zeros, np.full((n_depth, n_run), np.nan), nan, nan, nan, nan
+        )
+    column = np.minimum(depth_list, width) - 1
+    judged_top = np.cumsum(judged, axis=2, dtype=np.int64)[:, :, column]  # [run, topic, depth]
+    retrieved_top = np.cumsum(valid, axis=2, dtype=np.int64)[:, :, column]
+    judged_run = judged_top.sum(axis=1).T  # [depth, run]
+    retrieved_run = retrieved_top.sum(axis=1).T
+    share = np.divide(judged_run, retrieved_run, out=np.full(judged_run.shape, np.nan), where=retrieved_run > 0)
+    total_retrieved = retrieved_run.sum(axis=1)
+    overall = np.divide(
+        judged_run.sum(axis=1), total_retrieved, out=np.full(n_depth, np.nan), where=total_retrieved > 0
+    )
+    lists = retrieved_top > 0  # [run, topic, depth]
+    per_list = np.divide(judged_top, retrieved_top, out=np.zeros(judged_top.shape), where=lists)
+    count = lists.sum(axis=(0, 1))
+    some = count > 0
+    list_min = np.where(some, np.min(np.where(lists, per_list, np.inf), axis=(0, 1)), np.nan)
+    list_max = np.where(some, np.max(np.where(lists, per_list, -np.inf), axis=(0, 1)), np.nan)
+    list_mean = np.divide(per_list.sum(axis=(0, 1)), count, out=np.full(n_depth, np.nan), where=some)
+    return JudgedFractionResult(
+        runs=list(prepared.names),
+        depths=depth_list,
+        judged=judged_run,
+        retrieved=retrieved_run,
+        share=share,
+        overall=overall,
+        list_min=list_min,
+        list_max=list_max,
+        list_mean=list_mean,
+    )

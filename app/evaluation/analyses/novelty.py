@@ -1,0 +1,150 @@
+"""Novelty: the relevant shots a run found that no other team found (the TRECVID overview's novelty scores and
+"sorted unique hits by team").
+
+A run *finds* a relevant (grade >= 1) qrels line when the (topic, doc) is in its top `max_results` (trec_eval order).
+A found shot is *unique to a team* when no run of any other team found it; a run's unique hits are the shots it
+found that are unique to its team (a team's runs may share them), a team's the union over its runs. The per-topic
+counts and each team's hits sorted by unique hits (descending, then by name) are what the charts draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.prepared_runs import PreparedRuns, lookup, prepare_runs
+from app.evaluation.records import Qrels, RunTable
+
+
+@dataclass(frozen=True)
+class NoveltyResult:
+    """Relevant shots found and found by no other team, per run, team and topic."""
+
+    runs: list[str]
+    run_teams: list[str]
+    teams: list[str]  # sorted
+    topics: list[str]  # the qrels' topics
+    run_hits: np.ndarray  # int64 [n_run, n_topic] relevant shots found
+    run_unique: np.ndarray  # int64 [n_run, n_topic] found, and no other team's run found them
+    team_hits: np.ndarray  # int64 [n_team, n_topic]
+    team_unique: np.ndarray  # int64 [n_team, n_topic]
+    found: np.ndarray  # int64 [n_topic] distinct relevant shots found by some run
+    unique: np.ndarray  # int64 [n_topic] of those, found by one team only
+    relevant: np.ndarray  # int64 [n_topic] relevant qrels lines
+
+    def sorted_teams(self) -> list[tuple[str, int, int]]:
+        """(team, unique hits, hits), most unique hits first (then most hits, then name): the sorted chart."""
+        unique, hits = self.team_unique.sum(axis=1).tolist(), self.team_hits.sum(axis=1).tolist()
+        rows = list(zip(self.teams, unique, hits, strict=True))
+        return sorted(rows, key=lambda row: (-row[1], -row[2], row[0]))
+
+    def sorted_runs(self) -> list[tuple[str, str, int, int]]:
+        """(run, team, unique hits, hits), most unique hits first (then most hits, then name)."""
+        unique, hits = self.run_unique.sum(axis=1).tolist(), self.run_hits.sum(axis=1).tolist()
+        rows = list(zip(self.runs, self.run_teams, unique, hits, strict=True))
+        return sorted(rows, key=lambda row: (-row[2], -row[3], row[0]))
+
+    def to_dict(self) -> dict:
+        """Plain data for JSON: runs and teams sorted by unique hits, and the per-topic totals."""
+        found, unique = int(self.found.sum()), int(self.unique.sum())
+        return {
+            "found": found,
+            "unique": unique,
+            "unique_share": unique / found if found else None,
+            "relevant": int(self.relevant.sum()),
+            "runs": [{"run": r, "team": t, "unique": u, "hits": h} for r, t, u, h in self.sorted_runs()],
+            "teams": [{"team": t, "unique": u, "hits": h} for t, u, h in self.sorted_teams()],
+            "topics": [
+                {"topic": topic, "relevant": int(r), "found": int(f), "unique": int(u)}
+                for topic, r, f, u in zip(
+                    self.topics, self.relevant.tolist(), self.found.tolist(), self.unique.tolist(), strict=True
+                )
+            ],
+        }
+
+
+def _relevant_pairs(prepared: PreparedRuns, qrels: Qrels) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The qrels' topics, each prepared pair's qrels-topic index if it is a relevant line (-1 otherwise), and the
+    relevant lines per qrels topic."""
+    grades = np.asarray(qrels.grades, dtype=np.int64)
+    relevant = grades >= 1
+    topics = np.unique(np.asarray(qrels.topics).astype(str)).tolist()
+    topic_array = np.array(topics, dtype=str)
+    per_topic = np.bincount(
+        np.searchsorted(topic_array, np.asarray(qrels.topics).astype(str)[relevant]), minlength=len(topics)
+    )
+    n_pair = len(prepared.pair_topic)
+    pair_topic = np.full(n_pair + 1, -1, dtype=np.int64)  # last slot: padding
+    if n_pair and relevant.any():
+        topic_code = {t: i for i, t in enumerate(prepared.topics)}
+        doc_code = prepared.doc_index
+        rel_topics = np.asarray(qrels.topics).astype(str)[relevant]
+        rel_docs = np.asarray(qrels.docs).astype(str)[relevant]
+        t, d = lookup(rel_topics, topic_code), lookup(rel_docs, doc_code)
+        usable = (t >= 0) & (d >= 0)
+        n_doc = max(len(prepared.docs), 1)
+        pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
+        key = t[usable] * n_doc + d[usable]
+        where = np.minimum(np.searchsorted(pair_key, key), n_pair - 1)
+        hit = pair_key[where] == key
+        pair_topic[where[hit]] = np.searchsorted(topic_array, rel_topics[usable][hit])
+    return topics, pair_topic, per_topic
+
+
+def unique_relevant(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    teams: Sequence[str],
+    *,
+    max_results: int = 1000,
+) -> NoveltyResult:
+    """Relevant shots each run and team found, and those no other team found (teams: one per run)."""
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    n_run = len(prepared.names)
+    if len(teams) != n_run:
+        raise ValueError("give one team per run")
+    topics, pair_topic, relevant = _relevant_pairs(prepared, qrels)
+    n_topic, n_pair = len(topics), len(prepared.pair_topic)
+    team_names = sorted(set(teams))
+    team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
+    n_team = len(team_names)
+    flat = prepared.pairs.reshape(n_run, -1)
+    run_of_entry = np.repeat(np.arange(n_run), flat.shape[1])
+    entries = flat.reshape(-1)
+    is_hit = pair_topic[np.where(entries >= 0, entries, n_pair)] >= 0
+    hit_run, hit_pair = run_of_entry[is_hit], entries[is_hit]  # a run ranks a pair once
+    # teams finding each relevant pair: distinct (pair, team) couples
+    couple = np.unique(hit_pair * n_team + team_of_run[hit_run])
+    teams_per_pair = np.bincount(couple // n_team, minlength=n_pair)
+    found_pair = np.flatnonzero(teams_per_pair > 0)
+    unique_pair = teams_per_pair == 1
+    hit_topic = pair_topic[hit_pair]
+    hit_unique = unique_pair[hit_pair]
+    run_hits = np.bincount(hit_run * n_topic + hit_topic, minlength=n_run * n_topic).reshape(n_run, n_topic)
+    run_unique = np.bincount(hit_run[hit_unique] * n_topic + hit_topic[hit_unique], minlength=n_run * n_topic).reshape(
+        n_run, n_topic
+    )
+    couple_pair, couple_team = couple // n_team, couple % n_team
+    couple_topic = pair_topic[couple_pair]
+    team_hits = np.bincount(couple_team * n_topic + couple_topic, minlength=n_team * n_topic).reshape(n_team, n_topic)
+    only = unique_pair[couple_pair]
+    team_unique = np.bincount(couple_team[only] * n_topic + couple_topic[only], minlength=n_team * n_topic).reshape(
+        n_team, n_topic
+    )
+    found = np.bincount(pair_topic[found_pair], minlength=n_topic)
+    unique = np.bincount(pair_topic[found_pair[unique_pair[found_pair]]], minlength=n_topic)
+    return NoveltyResult(
+        runs=list(prepared.names),
+        run_teams=[str(t) for t in teams],
+        teams=team_names,
+        topics=topics,
+        run_hits=run_hits.astype(np.int64),
+        run_unique=run_unique.astype(np.int64),
+        team_hits=team_hits.astype(np.int64),
+        team_unique=team_unique.astype(np.int64),
+        found=found.astype(np.int64),
+        unique=unique.astype(np.int64),
+        relevant=relevant.astype(np.int64),
+    )

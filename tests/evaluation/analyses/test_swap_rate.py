@@ -1,0 +1,112 @@
+"""Swap rates and the minimum detectable difference: hand-worked cases and a plain-Python count over the same draws."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app.evaluation.analyses.swap_rate import minimum_detectable_difference, split_means, swap_rates
+
+
+def test_minimum_detectable_difference_hand_worked():
+    comparisons = np.array([10, 10, 10, 10, 10])
+    # rates 0.5, 0.2, 0.0, 0.1, 0.0: the last bin at or above 5 % is bin 3, so the MDD is bin 4's lower edge
+    assert minimum_detectable_difference(comparisons, np.array([5, 2, 0, 1, 0]), 0.01) == pytest.approx(0.04)
+    # a bin under 5 % between failing ones does not count: the first bin after the *last* failing one
+    assert minimum_detectable_difference(comparisons, np.array([5, 0, 2, 0, 0]), 0.01) == pytest.approx(0.03)
+    assert minimum_detectable_difference(comparisons, np.zeros(5, int), 0.01) == 0.0  # never swapped
+    assert math.isnan(minimum_detectable_difference(comparisons, np.array([0, 0, 0, 0, 1]), 0.01))  # last bin fails
+    # bins with too few comparisons are not trusted either way
+    thin = np.array([10, 10, 2, 10, 0])
+    assert minimum_detectable_difference(thin, np.array([5, 0, 1, 0, 0]), 0.01, min_comparisons=5) == 0.01
+    assert minimum_detectable_difference(thin, np.array([5, 0, 1, 0, 0]), 0.01) == pytest.approx(0.03)
+
+
+def test_always_swapped_and_never_swapped_pairs():
+    # x beats y on topic 0 by 1 and loses on topic 1 by 1: the two singleton sets always disagree
+    always = swap_rates(np.array([[1.0, 0.0], [0.0, 1.0]]), ["x", "y"], trials=20, seed=0)
+    assert always.sizes.tolist() == [1]
+    assert always.comparisons.sum() == 20 and always.swaps.sum() == 20
+    assert always.comparisons[0, 100] == 20  # |d_A| = 1.0: bin 100 of width 0.01
+    assert math.isnan(always.mdd[0])
+    never = swap_rates(np.array([[0.5, 0.7, 0.6, 0.9], [0.1, 0.3, 0.2, 0.0]]), ["x", "y"], trials=50, seed=0)
+    assert never.swaps.sum() == 0 and never.mdd.tolist() == [0.0, 0.0]
+    data = never.to_dict()
+    assert [s["size"] for s in data["sizes"]] == [1, 2] and data["sizes"][0]["swaps"] == 0
+
+
+def test_split_halves_are_disjoint_random_sets_of_the_size():
+    rng = np.random.default_rng(0)
+    n, size, trials = 9, 4, 200
+    a, b = split_means(np.eye(n), rng, trials, size)  # column j: indicator of topic j / size
+    chosen_a, chosen_b = a * size > 0.5, b * size > 0.5
+    assert (chosen_a.sum(axis=0) == size).all() and (chosen_b.sum(axis=0) == size).all()
+    assert not (chosen_a & chosen_b).any()
+    counts = chosen_a.sum(axis=1)  # every topic lands in the first set about size / n of the time
+    assert counts.min() > 0.25 * trials * size / n
+
+
+def _reference(scores, sizes, trials, seed, width, relative):
+    """The same seeded draws, counted with plain Python loops."""
+    rng = np.random.default_rng(seed)
+    n_run, n = scores.shape
+    out = {}
+    for size in sizes:
+        keys = rng.random((trials, n))
+        kth = [size - 1, 2 * size - 1] if 2 * size < n else [size - 1]
+        part = np.argpartition(keys, kth, axis=1)
+        bins: dict[int, list[int]] = {}
+        for trial in range(trials):
+            first = part[trial, :size].tolist()
+            second = part[trial, size : 2 * size].tolist()
+            mean_a = [round(sum(scores[r, t] for t in first) / size, 12) for r in range(n_run)]
+            mean_b = [round(sum(scores[r, t] for t in second) / size, 12) for r in range(n_run)]
+            for i in range(n_run):
+                for j in range(i + 1, n_run):
+                    d_a, d_b = mean_a[i] - mean_a[j], mean_b[i] - mean_b[j]
+                    if d_a == 0:
+                        continue
+                    diff = abs(d_a) / max(mean_a[i], mean_a[j]) if relative else abs(d_a)
+                    entry = bins.setdefault(math.floor(diff / width + 1e-9), [0, 0])
+                    entry[0] += 1
+                    entry[1] += d_a * d_b < 0
+        out[size] = bins
+    return out
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_equals_a_plain_python_count(relative):
+    rng = np.random.default_rng(11)
+    scores = np.clip(np.linspace(0.2, 0.5, 5)[:, None] + 0.2 * rng.standard_normal((5, 12)), 0, 1)
+    scores = np.round(scores, 2)  # ties between runs on some sets
+    result = swap_rates(scores, list("abcde"), sizes=[1, 3, 6], trials=40, seed=4, bin_width=0.05, relative=relative)
+    expected = _reference(scores, [1, 3, 6], 40, 4, 0.05, relative)
+    for k, size in enumerate([1, 3, 6]):
+        got = {
+            b: [int(result.comparisons[k, b]), int(result.swaps[k, b])] for b in np.flatnonzero(result.comparisons[k])
+        }
+        assert got == expected[size]
+
+
+def test_seeded_and_more_topics_need_smaller_differences():
+    rng = np.random.default_rng(2)
+    scores = np.linspace(0.1, 0.4, 8)[:, None] + 0.25 * rng.standard_normal((8, 40))
+    runs = [f"r{i}" for i in range(8)]
+    a = swap_rates(scores, runs, trials=300, seed=9, sizes=[2, 20])
+    b = swap_rates(scores, runs, trials=300, seed=9, sizes=[2, 20])
+    assert np.array_equal(a.swaps, b.swaps) and np.array_equal(a.comparisons, b.comparisons)
+    assert (a.comparisons.sum(axis=1) <= 300 * 28).all() and a.comparisons[1].sum() == 300 * 28  # no ties at 20
+    rate = a.swaps.sum(axis=1) / a.comparisons.sum(axis=1)
+    assert rate[1] < rate[0]  # 20 topics swap less often than 2
+    assert a.mdd[1] < a.mdd[0] or math.isnan(a.mdd[0])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="sizes"):
+        swap_rates(np.zeros((2, 4)), ["a", "b"], sizes=[3])
+    with pytest.raises(ValueError, match="relative"):
+        swap_rates(-np.ones((2, 4)), ["a", "b"], relative=True)
+    with pytest.raises(ValueError, match="two runs"):
+        swap_rates(np.zeros((1, 4)), ["a"])
