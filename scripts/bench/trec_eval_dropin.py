@@ -7,8 +7,9 @@ Two comparisons, each the best of --repeat rounds (the box is shared and noisy):
 - per file, one process per run, as trec_eval is used: `trecpool trec_eval -q -m all_trec qrels run` for each of
   the 30 runs, against a small pytrec_eval script run the same way (it reads the qrels and the run into dicts,
   evaluates all_trec and prints trec_eval's per-topic lines), and trec_eval itself when it is installed or given;
-- in one process: our engine (parse the qrels and 30 runs, evaluate every all_trec measure of every run x topic in
-  one pass, format the 30 reports) against pytrec_eval (parse into dicts, evaluate each run, format its lines).
+- in one process, step by step: our engine (parse the qrels and 30 runs, evaluate every all_trec measure of every
+  run x topic in one pass, format the 30 reports) against pytrec_eval (parse into dicts, evaluate each run, format
+  its lines; it computes neither relstring nor gm_map's summary, which we print).
 The wall time and, for the per-file rounds, the children's CPU time are printed, with our time over pytrec_eval's.
 The child processes keep compiled bytecode in a temporary cache (PYTHONPYCACHEPREFIX), warmed by one untimed run, as
 an installed package has its .pyc files; without it every process would compile trecpool's modules again.
@@ -69,8 +70,8 @@ def per_file(commands: list[list[str]], env: dict[str, str]) -> tuple[float, flo
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def ours_in_process(qrels_path: Path, run_paths: list[Path]) -> float:
-    """Seconds for our engine: parse, evaluate all_trec for every run at once, format the reports."""
+def ours_in_process(qrels_path: Path, run_paths: list[Path]) -> tuple[float, float, float]:
+    """Seconds for our engine to parse, evaluate all_trec for every run at once, and format the reports."""
     from app.evaluation.formats.trec_files import parse_trec_qrels, parse_trec_run, read_bytes
     from app.evaluation.trec_eval.engine import evaluate
     from app.evaluation.trec_eval.options import parse_arguments
@@ -81,16 +82,19 @@ def ours_in_process(qrels_path: Path, run_paths: list[Path]) -> float:
     options = parse_arguments(["-q", "-m", "all_trec", "q", "r"])
     qrels = parse_trec_qrels(read_bytes(qrels_path))
     runs = [parse_trec_run(read_bytes(path)) for path in run_paths]
+    parsed = time.perf_counter()
     reports = evaluate(runs, qrels, select(options.measures), options)
+    evaluated = time.perf_counter()
     text = "".join(format_report(report, per_topic=True, summary=True) for report in reports)
     assert text
-    return time.perf_counter() - started
+    return parsed - started, evaluated - parsed, time.perf_counter() - evaluated
 
 
-def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> float:
-    """Seconds for pytrec_eval: parse into dicts, evaluate all_trec run by run, format trec_eval's lines."""
+def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> tuple[float, float, float]:
+    """Seconds for pytrec_eval to parse into dicts, evaluate all_trec run by run, and format trec_eval's lines."""
     import pytrec_eval
 
+    parse = evaluate = output = 0.0
     started = time.perf_counter()
     qrels: dict[str, dict[str, int]] = {}
     for line in qrels_path.read_text().splitlines():
@@ -98,18 +102,27 @@ def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> float:
             topic, _, doc, grade = line.split()
             qrels.setdefault(topic, {})[doc] = int(grade)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"all_trec"})
+    parse += time.perf_counter() - started
     out = []
     for path in run_paths:
+        started = time.perf_counter()
         run: dict[str, dict[str, float]] = {}
         for line in gzip.decompress(path.read_bytes()).decode().splitlines():
             if line.strip():
                 topic, _, doc, _, score, _ = line.split()
                 run.setdefault(topic, {})[doc] = float(score)
+        parsed = time.perf_counter()
         results = evaluator.evaluate(run)
+        evaluated = time.perf_counter()
         for topic in sorted(results):
             out.extend(f"{name:<22}\t{topic}\t{value:6.4f}\n" for name, value in results[topic].items())
+        parse, evaluate, output = (
+            parse + parsed - started,
+            evaluate + evaluated - parsed,
+            output + time.perf_counter() - evaluated,
+        )
     assert out
-    return time.perf_counter() - started
+    return parse, evaluate, output
 
 
 def main() -> None:
@@ -152,12 +165,13 @@ def main() -> None:
         ours, theirs = best["trecpool trec_eval"], best["pytrec_eval script"]
         print(f"  ratio trecpool / pytrec_eval{'':<26} {ours[0] / theirs[0]:8.2f} {ours[1] / theirs[1]:8.2f}")
 
-    print("\nin one process (parse + evaluate all_trec + format)            wall s")
-    ours_s = min(ours_in_process(qrels, runs) for _ in range(args.repeat))
-    pytrec_s = min(pytrec_in_process(qrels, runs) for _ in range(args.repeat))
-    print(f"  {'trecpool engine (30 runs in one pass)':<52} {ours_s:8.2f}")
-    print(f"  {'pytrec_eval (run by run)':<52} {pytrec_s:8.2f}")
-    print(f"  ratio trecpool / pytrec_eval{'':<26} {ours_s / pytrec_s:8.2f}")
+    print("\nin one process, best of each step                      parse  evaluate   format    total")
+    ours = [min(step) for step in zip(*(ours_in_process(qrels, runs) for _ in range(args.repeat)), strict=True)]
+    theirs = [min(step) for step in zip(*(pytrec_in_process(qrels, runs) for _ in range(args.repeat)), strict=True)]
+    for label, steps in (("trecpool engine (30 runs in one pass)", ours), ("pytrec_eval (run by run)", theirs)):
+        print(f"  {label:<50} " + " ".join(f"{s:8.2f}" for s in (*steps, sum(steps))))
+    ratios = [a / b for a, b in zip([*ours, sum(ours)], [*theirs, sum(theirs)], strict=True)]
+    print(f"  {'ratio trecpool / pytrec_eval':<50} " + " ".join(f"{r:8.2f}" for r in ratios))
 
 
 if __name__ == "__main__":
