@@ -64,6 +64,7 @@ RELEASED = {
     "0003_durable_jobs.py": ("986bc2478ff8012d564475bb006d71fe18f84bfcaee66a351369af5da8fc8e7e"),
     "0004_tokens_and_audit.py": ("73997cf283b5ab50e5fc9e0d5ff994019ea5cb82bf4d747ad1377dc0776778f3"),
     "0005_team_results_setting.py": ("0272d402372fdc8998ee955f5bfa29c06757d941c7b727f29521e399a760e2c0"),
+    "0006_run_elapsed_seconds.py": ("885d5129251536ea30b5a17e455b626e9f70ec2e3f00cd39ca58e51c3913ece3"),
 }
 
 
