@@ -143,3 +143,11 @@ def test_eval_takes_trec_eval_spellings_and_prints_the_names_given(files) -> Non
     # topic 1: AP (1/1 + 2/3) / 2, P@1 1, P@2 1/2; topic 2 is not in the run and topic 3 has no relevant doc
     expected = [(1 + 2 / 3) / 2 / 3, 1 / 3, 1 / 2 / 3, (1 + 2 / 3) / 2 / 3, 3]
     assert [float(value) for _, _, value in rows] == pytest.approx(expected, abs=1e-12)
+
+
+def test_trec_eval_on_a_tiny_input_imports_nothing_heavy(files) -> None:
+    from tests.cli.test_startup import _heavy, _modules_after
+
+    modules, output = _modules_after("trec_eval", "-m", "map", *files)
+    assert output.split() == ["map", "all", "0.4167"]
+    assert _heavy(modules) == []
