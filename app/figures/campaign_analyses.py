@@ -47,7 +47,7 @@ def judged_fraction(data: Data) -> Figure:
     """Westerveld: the judged share of each run's top d against d, with the range over runs' lists."""
     levels = data["depths"]
     depths = [level["depth"] for level in levels]
-    figure = Figure(figsize=(7, 4))
+    figure = Figure(figsize=(9, 3.6))
     axes = figure.subplots()
     for run in data["runs"]:
         axes.plot(depths, _floats([level["share"][run] for level in levels]), color="#999", lw=0.6, alpha=0.6)
@@ -71,7 +71,7 @@ def run_vs_median_best(data: Data) -> Figure:
     rows = data["topics"]
     topics = [row["topic"] for row in rows]
     x = np.arange(len(rows))
-    figure = Figure(figsize=(max(6.0, 0.28 * len(rows) + 2), 3.6))
+    figure = Figure(figsize=(max(9.0, 0.28 * len(rows) + 2), 3.6))
     axes = figure.subplots()
     axes.bar(x, np.nan_to_num(_floats([r["score"] for r in rows])), color=RUN_COLOUR, label=str(data["run"]))
     axes.plot(
@@ -99,7 +99,7 @@ def run_vs_median_best(data: Data) -> Figure:
 def unique_hits(data: Data) -> Figure:
     """Sorted unique hits by team (the overview's chart): relevant shots only that team found, most first."""
     teams = data["teams"]
-    figure = Figure(figsize=(max(5.0, 0.45 * len(teams) + 2), 3.4))
+    figure = Figure(figsize=(max(9.0, 0.45 * len(teams) + 2), 3.2))
     axes = figure.subplots()
     axes.bar(range(len(teams)), [t["unique"] for t in teams], color=BEST_COLOUR)
     _labels(axes, [t["team"] for t in teams])
@@ -117,7 +117,7 @@ def score_vs_time(data: Data) -> Figure:
     """Efficiency: each timed run's mean score against its processing time; the good-and-fast runs marked."""
     rows = [r for r in data["runs"] if r["seconds"] is not None and r["score"] is not None]
     front = set(data.get("front", []))
-    figure = Figure(figsize=(6.5, 4))
+    figure = Figure(figsize=(9, 3.8))
     axes = figure.subplots()
     if rows:
         seconds, scores = _floats([r["seconds"] for r in rows]), _floats([r["score"] for r in rows])
@@ -145,7 +145,7 @@ def inferred_relevant(data: Data) -> Figure:
     rows = data["topics"]
     strata = [s["stratum"] for s in data["strata"]]
     x = np.arange(len(rows))
-    figure = Figure(figsize=(max(6.0, 0.3 * len(rows) + 2), 3.6))
+    figure = Figure(figsize=(max(9.0, 0.3 * len(rows) + 2), 3.6))
     axes = figure.subplots()
     bottom = np.zeros(len(rows))
     colours = ["#1f5fbf", "#6f9bd8", "#b7cdea", "#dde7f4"]
@@ -177,7 +177,7 @@ def judged_share_per_stratum(data: Data) -> Figure:
     """Per stratum: the share of its pooled shots that were judged, and the share of those that are relevant."""
     strata = data["strata"]
     x = np.arange(len(strata))
-    figure = Figure(figsize=(max(4.0, 1.2 * len(strata) + 2), 3.4))
+    figure = Figure(figsize=(9, 3.2))
     axes = figure.subplots()
     axes.bar(x - 0.2, _floats([s["judged_share"] for s in strata]), width=0.4, color=RUN_COLOUR, label="judged")
     axes.bar(

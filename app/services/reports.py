@@ -1,9 +1,21 @@
-"""The campaign report: the TRECVID overview's tables and figures as data (plots are drawn by the web pages)."""
+"""The campaign report: the TRECVID overview's tables and figures as data (plots are drawn by the web pages).
+
+Sections in the overview's order: overall scores by run type, significance within each run type, scores per topic,
+judgements (per stratum, inferred relevant per topic, judged fraction of the runs' top d), hits and unique hits
+(sorted, per team and per run: novelty), easy and hard topics, efficiency (score vs processing time, when runs state
+elapsed times), top runs per topic.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 from sqlalchemy.orm import Session
 
+from app.evaluation.analyses.efficiency import mean_seconds, score_vs_time
+from app.evaluation.analyses.judged_depth import judged_fraction
+from app.evaluation.analyses.novelty import unique_relevant
+from app.evaluation.analyses.strata import stratum_summary
+from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.campaign_summary import (
     easy_and_hard,
     frequent_false_positives,
@@ -13,6 +25,7 @@ from app.evaluation.campaign_summary import (
     top_runs_per_topic,
     topic_box_stats,
 )
+from app.evaluation.prepared_runs import prepare_runs
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.leaderboards import Filters, build_leaderboard, default_measure, finished_evaluation, score_table
@@ -20,6 +33,14 @@ from app.services.pools import current_pool, pool_statistics
 from app.services.qrels import load_qrels
 from app.services.run_arrays import load_runs
 from app.storage.models import Campaign, Evaluation, QrelsVersion, TaskKind
+
+SIGNIFICANCE_TOP = 10  # the overview tests the top 10 runs of each run type
+
+
+def run_labels(names: list[str], teams: list[str]) -> list[str]:
+    """Each run's name, or `team/name` where two teams gave a run the same name (names are unique per team)."""
+    shared = {n for n in names if names.count(n) > 1}
+    return [f"{t}/{n}" if n in shared else n for n, t in zip(names, teams, strict=True)]
 
 
 def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
@@ -44,6 +65,14 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         "easy_hard": easy_and_hard(scores, table.topics),
         "top_runs_per_topic": top_runs_per_topic(scores, table.topics, names),
     }
+    labels = run_labels(names, [table.teams[r.team_id] for r in table.runs])
+    if len(table.topics):
+        report["significance_by_type"] = significance_by_type(
+            labels, [r.system_type for r in table.runs], scores, method="pairwise", top=SIGNIFICANCE_TOP
+        ).to_dict()
+    seconds = np.array([mean_seconds(r.elapsed_seconds) for r in table.runs])
+    if np.isfinite(seconds).any():
+        report["efficiency"] = score_vs_time(labels, table.means[:, m], seconds, measure=measure).to_dict()
     if campaign.task_kind is TaskKind.shots and evaluation.qrels_version_id is not None:
         qrels_version = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert qrels_version is not None
@@ -55,6 +84,13 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         report["hits_by_team"] = hits_by_team(qrels, runs, teams, campaign.max_results)
         report["frequent_false_positives"] = frequent_false_positives(qrels, runs, campaign.max_results)
         report["hard_true_positives"] = hard_true_positives(qrels, runs, campaign.max_results)
+        prepared = prepare_runs(runs, campaign.max_results, names=labels)
+        report["strata"] = stratum_summary(qrels).to_dict()
+        report["judged_fraction"] = judged_fraction(qrels, prepared).to_dict()
+        novelty = unique_relevant(qrels, prepared, teams).to_dict()
+        flagged = dict(zip(labels, [r.novelty for r in table.runs], strict=True))
+        novelty["runs"] = [{**row, "novelty_run": flagged[row["run"]]} for row in novelty["runs"]]
+        report["novelty"] = novelty
         pool = current_pool(session, campaign.id)
         if pool is not None:
             stats = pool_statistics(session, pool)

@@ -41,12 +41,31 @@ def report_figures(snapshot_id: int, report: dict[str, Any]) -> dict[str, str]:
         if "judgements" in report:
             rows = report["judgements"]
             figures["hits"] = plots.bars([r["topic"] for r in rows], [r["hits"] for r in rows], "relevant shots (hits)")
-            teams = report["hits_by_team"]["teams"]
-            figures["unique"] = plots.bars(
-                list(teams), [t["unique_hits"] for t in teams.values()], "unique relevant shots", colour="#1e7a3c"
-            )
+            if "novelty" not in report:  # a report published before the sorted chart
+                teams = report["hits_by_team"]["teams"]
+                figures["unique"] = plots.bars(
+                    list(teams), [t["unique_hits"] for t in teams.values()], "unique relevant shots", colour="#1e7a3c"
+                )
+        figures.update(analysis_figures(report))
         _FIGURES[snapshot_id] = figures
     return _FIGURES[snapshot_id]
+
+
+def analysis_figures(report: dict[str, Any]) -> dict[str, str]:
+    """The figures of the report's analysis sections it has (reports published before them have none)."""
+    from app.figures import campaign_analyses as drawn  # matplotlib: only when a report is drawn
+
+    figures = {}
+    if "novelty" in report:  # unique hits by team, sorted (replaces the unsorted chart)
+        figures["unique"] = drawn.svg(drawn.unique_hits(report["novelty"]))
+    if report.get("strata", {}).get("stratified"):
+        figures["inferred"] = drawn.svg(drawn.inferred_relevant(report["strata"]))
+        figures["strata"] = drawn.svg(drawn.judged_share_per_stratum(report["strata"]))
+    if "judged_fraction" in report:
+        figures["judged_fraction"] = drawn.svg(drawn.judged_fraction(report["judged_fraction"]))
+    if "efficiency" in report:
+        figures["efficiency"] = drawn.svg(drawn.score_vs_time(report["efficiency"]))
+    return figures
 
 
 def make_router(page_role: Any, session_dependency: Any) -> APIRouter:

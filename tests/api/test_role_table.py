@@ -74,6 +74,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("DELETE", "/api/runs/{run_id}"): SUBMITTER,
     ("GET", "/api/runs/{run_id}"): SUBMITTER,
     ("GET", "/api/runs/{run_id}/download"): SUBMITTER,
+    ("GET", "/api/runs/{run_id}/versus"): SUBMITTER,
     ("POST", "/api/teams/{team_id}/tokens"): ORG,
 }
 

@@ -48,7 +48,7 @@ def test_published_leaderboard_and_report_in_a_browser(
         assert "sorted by P@10" in page.inner_text("p.muted")
         page.click("text=report")
         page.wait_for_selector("figure svg")
-        assert len(page.query_selector_all("figure svg")) == 4
+        assert len(page.query_selector_all("figure svg")) == 7  # + strata, inferred relevant, judged fraction
         headings = page.eval_on_selector_all("h2", "els => els.map(e => e.textContent)")
         assert {"Overall scores by run type", "Judgements", "Easy and hard topics", "Top runs per topic"} <= set(
             headings

@@ -186,7 +186,7 @@ def swap_rates(
         [
             minimum_detectable_difference(comparisons[k], swaps[k], bin_width, threshold, min_comparisons)
             for k in range(len(wanted))
-        ]  # fmt: skip
+        ]
     )
     return SwapRateResult(
         measure=measure,

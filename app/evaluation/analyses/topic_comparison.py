@@ -48,7 +48,7 @@ class TopicComparison:
             ],
             "above_median": int(np.sum(row > self.median)),
             "at_best": int(np.sum(np.isfinite(row) & (row >= self.best))),
-            "n_runs": len(self.runs),
+            "n_runs": int(np.isfinite(self.scores).any(axis=1).sum()),  # runs with a score
         }
 
     def to_dict(self) -> dict:
