@@ -110,3 +110,24 @@ def test_bad_arguments():
         swap_rates(-np.ones((2, 4)), ["a", "b"], relative=True)
     with pytest.raises(ValueError, match="two runs"):
         swap_rates(np.zeros((1, 4)), ["a"])
+
+
+def test_trec_covid_counts_and_the_sparse_bin_rule(shared_data):
+    from app.evaluation.evaluator import evaluate
+    from app.evaluation.formats.trec_files import read_qrels, read_run
+
+    base = shared_data / "trec-covid-round1"
+    runs = [read_run(p) for p in sorted((base / "runs").glob("*.gz"))]
+    scores = evaluate(read_qrels(base / "qrels.txt"), runs, ["AP"]).values[:, 0, :]
+    names = [r.tag for r in runs]
+    small = swap_rates(scores, names, sizes=[3, 15], trials=20, seed=2)
+    expected = _reference(scores, [3, 15], 20, 2, 0.01, False)
+    for k, size in enumerate([3, 15]):
+        got = {b: [int(small.comparisons[k, b]), int(small.swaps[k, b])] for b in np.flatnonzero(small.comparisons[k])}
+        assert got == expected[size]
+    # the docstring's numbers: 3-topic sets need a difference of 0.21, or 0.58 if a bin of two comparisons counted
+    result = swap_rates(scores, names, trials=1000, seed=0)
+    assert result.mdd[2] == pytest.approx(0.21)
+    k = 2
+    assert minimum_detectable_difference(result.comparisons[k], result.swaps[k], 0.01) == pytest.approx(0.58)
+    assert result.mdd[-1] == pytest.approx(0.07)  # 15 topics a side
