@@ -46,6 +46,13 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(
         default=1, ge=1, description="Jobs one worker process runs at once (each holds a campaign's data in memory)."
     )
+    parse_processes: int = Field(
+        default=1,
+        ge=0,
+        le=64,
+        description="Processes (at worker_niceness) that read uploaded run files, so parsing never holds the server's "
+        "GIL; 0 reads them in the request's thread.",
+    )
     worker_niceness: int = Field(
         default=10, ge=0, le=19, description="How much lower a worker process's CPU priority is than the server's."
     )

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.security import bearer_token, client_address, throttle_of
+from app.api.security import bearer_token, client_address, remember_principal, throttle_of
 from app.services.auth import authenticate
 from app.services.errors import TooManyAttempts, Unauthenticated
 
@@ -36,14 +36,17 @@ def _needs_token(scope: Scope, headers: Headers) -> bool:
 
 
 def _check_token(scope: Scope, token: str | None) -> None:
-    """Unauthenticated unless the token is known, live and not revoked (the endpoint checks the role); throttled."""
+    """Unauthenticated unless the token is known, live and not revoked (the endpoint checks the role); throttled.
+
+    The principal found is kept in the request's state for the endpoint's role check (`checked_principal`).
+    """
     request = Request(scope)
     throttle, address = throttle_of(request), client_address(request)
     if token:
         throttle.check(address)
     session = scope["app"].state.session_factory()
     try:
-        authenticate(session, token)
+        remember_principal(request, token, authenticate(session, token))
     except Unauthenticated:
         if token:
             throttle.failed(address)

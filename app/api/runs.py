@@ -93,9 +93,9 @@ def upload_run(
         description=description,
     )
     submission = service.Submission(data=data, metadata=metadata, format=format, team_id=team_id)
-    run = service.submit_run(
-        session, principal, campaign_id, submission, max_errors=request.app.state.settings.max_errors
-    )
+    settings = request.app.state.settings
+    cpu = service.CpuPolicy(processes=settings.parse_processes, niceness=settings.worker_niceness)
+    run = service.submit_run(session, principal, campaign_id, submission, max_errors=settings.max_errors, cpu=cpu)
     session.commit()
     return RunOut.model_validate(run)
 

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.api.throttle import FailureThrottle
 from app.services.auth import Principal, authenticate_actor
 from app.services.errors import Forbidden, Unauthenticated
+from app.storage.audit import set_actor
 from app.storage.models import Role
 
 _throttle_lock = threading.Lock()
@@ -68,6 +69,20 @@ def checked_credential(request: Request, credential: str | None, use: Callable[[
         raise
 
 
+PRINCIPAL_KEY = "trecpool_principal"
+
+
+def remember_principal(request: Request, token: str | None, principal: Principal) -> None:
+    """Keep the principal a token was just authenticated as, for this request's role check."""
+    setattr(request.state, PRINCIPAL_KEY, (token, principal))
+
+
+def remembered_principal(request: Request, token: str | None) -> Principal | None:
+    """The principal this request's token was authenticated as before its body was read, if it was."""
+    found = getattr(request.state, PRINCIPAL_KEY, None)
+    return found[1] if found is not None and found[0] == token else None
+
+
 def role(*roles: Role) -> Any:
     """A dependency admitting callers whose token has one of `roles`; yields their Principal.
 
@@ -77,9 +92,12 @@ def role(*roles: Role) -> Any:
     def check(
         request: Request, session: SessionDep, authorization: Annotated[str | None, Header()] = None
     ) -> Principal:
-        principal: Principal = checked_credential(
-            request, bearer_token(authorization), lambda token: authenticate_actor(session, token)
-        )
+        token = bearer_token(authorization)
+        principal = remembered_principal(request, token)
+        if principal is None:
+            principal = checked_credential(request, token, lambda token: authenticate_actor(session, token))
+        else:
+            set_actor(session, principal.actor())
         if principal.role not in roles:
             raise Forbidden(f"this endpoint is for {' or '.join(r.value for r in roles)} tokens")
         return principal

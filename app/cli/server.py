@@ -88,6 +88,9 @@ def serve_app(
     except KeyboardInterrupt:
         pass
     finally:
+        from app.services import offload
+
+        offload.shutdown()  # the upload parse processes
         if worker:
             workers.stop()
         database.engine.dispose()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import zlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from app.evaluation.errors import FormatError
+from app.services.validation import in_line_order
 from app.storage.models import TaskKind
 
 SOURCE = "run file"
@@ -38,6 +42,56 @@ class ParsedRun:
     def n_rows(self) -> int:
         """Number of ranked results."""
         return len(self.topics)
+
+
+@dataclass(frozen=True)
+class UploadReport:
+    """What storing a run upload needs of its file, read and checked in one pass (in a parse process): small and
+    cheap to send back, with no per-row Python objects."""
+
+    tag: str | None
+    attributes: dict[str, str]  # run attributes found in an XML run
+    elapsed: dict[str, float]  # seconds per topic, from an XML run's elapsedTime
+    errors: list[tuple[int, str]]  # the file's own problems and those against the campaign's topics, by line
+    complete: bool  # False when reading stopped early
+    n_rows: int
+    n_topics: int
+    ids: np.ndarray  # distinct shot (or video) ids, fixed-width text
+    id_of_row: np.ndarray  # per row, its index in `ids`
+    lines: np.ndarray  # per row, its line in the file
+    id_kind: str  # "shot" or "video"
+    sha256: str  # of the (decompressed) file
+    content: bytes  # the file, zlib-compressed, as runs.content stores it
+
+
+def inspect_upload(
+    data: bytes, fmt: str, *, max_errors: int, topic_numbers: frozenset[str], max_results: int
+) -> UploadReport:
+    """Read an upload and check it against the campaign's topics and result limit, and compress it for storage."""
+    parsed = scan(data, fmt, max_errors=max_errors)
+    against_campaign = check_against_campaign(parsed, topic_numbers, max_results)
+    values, kind = (parsed.moments.videos, "video") if parsed.moments is not None else (_docs(parsed), "shot")
+    ids, id_of_row = np.unique(np.asarray(values).astype(str), return_inverse=True)
+    return UploadReport(
+        tag=parsed.tag,
+        attributes=parsed.attributes,
+        elapsed=parsed.elapsed,
+        errors=in_line_order(parsed.errors, against_campaign),
+        complete=parsed.complete,
+        n_rows=parsed.n_rows,
+        n_topics=len(np.unique(parsed.topics.astype(str))),
+        ids=ids,
+        id_of_row=id_of_row.reshape(-1).astype(np.int64),
+        lines=np.asarray(parsed.lines, dtype=np.int64),
+        id_kind=kind,
+        sha256=hashlib.sha256(data).hexdigest(),
+        content=zlib.compress(data, 1),
+    )
+
+
+def _docs(parsed: ParsedRun) -> np.ndarray:
+    """The docno column of a parsed shot run (empty when it has no rows)."""
+    return parsed.trec.docs if parsed.trec is not None else _EMPTY_TEXT
 
 
 def detect_format(data: bytes, task_kind: TaskKind) -> str:
@@ -109,7 +163,7 @@ def _moment_rows(table: Any, errors: list[tuple[int, str]] | None = None, comple
     )
 
 
-def check_against_campaign(parsed: ParsedRun, topic_ids: dict[str, int], max_results: int) -> list[tuple[int, str]]:
+def check_against_campaign(parsed: ParsedRun, topic_ids: Collection[str], max_results: int) -> list[tuple[int, str]]:
     """Line errors, by line, for unknown topics (at a topic's first line) and for topics with more than
     `max_results` results (at the first line beyond the limit)."""
     errors: list[tuple[int, str]] = []

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Literal
 
 import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from app.services import run_files
+from app.services import offload, run_files
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, submissions_open
 from app.services.collection import has_collection
@@ -163,8 +163,22 @@ def _check_quota(session: Session, campaign: Campaign, team: Team, name: str, *,
         raise Conflict(f"team {team.name!r} has used all {campaign.max_runs_per_team} runs this campaign allows")
 
 
+@dataclass(frozen=True)
+class CpuPolicy:
+    """Where an upload's file is read: in `processes` parse processes at `niceness` (0 processes: in this thread)."""
+
+    processes: int = 0
+    niceness: int = 0
+
+
 def submit_run(
-    session: Session, principal: Principal, campaign_id: int, submission: Submission, *, max_errors: int
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    submission: Submission,
+    *,
+    max_errors: int,
+    cpu: CpuPolicy = CpuPolicy(),
 ) -> Run:
     """Validate an uploaded run completely, in one pass, and store it; raises before anything is written.
 
@@ -186,31 +200,40 @@ def submit_run(
             f"a {campaign.task_kind.value} campaign does not take {fmt} runs",
             [{"field": "format", "message": f"not allowed for task kind {campaign.task_kind.value}"}],
         )
-    parsed = run_files.scan(submission.data, fmt, max_errors=max_errors)
-    meta, field_errors = given.completed(parsed.attributes)
     topic_ids = topic_ids_by_number(session, campaign.id)
-    against_campaign = run_files.check_against_campaign(parsed, topic_ids, campaign.max_results)
-    unknown = _unknown_in_collection(session, campaign.id, parsed, max_errors)
-    errors = in_line_order(parsed.errors, against_campaign, unknown)
+    report = offload.call(
+        cpu.processes,
+        cpu.niceness,
+        partial(
+            run_files.inspect_upload,
+            max_errors=max_errors,
+            topic_numbers=frozenset(topic_ids),
+            max_results=campaign.max_results,
+        ),
+        submission.data,
+        fmt,
+    )
+    meta, field_errors = given.completed(report.attributes)
+    errors = in_line_order(report.errors, _unknown_in_collection(session, campaign.id, report, max_errors))
     if field_errors or errors:
-        raise invalid_upload("run file", field_errors, errors, max_errors, at_least=not parsed.complete)
+        raise invalid_upload("run file", field_errors, errors, max_errors, at_least=not report.complete)
     _check_quota(session, campaign, team, meta.name, lock=True)  # again, under the team's lock, just before writing
     run = Run(
         campaign_id=campaign.id,
         team_id=team.id,
         name=meta.name,
-        tag=parsed.tag,
+        tag=report.tag,
         format=fmt,
         system_type=meta.system_type,
         novelty=meta.novelty,
         training_type=meta.training_type,
         priority=meta.priority,
         description=meta.description,
-        n_entries=parsed.n_rows,
-        n_topics=len(np.unique(parsed.topics)),
-        elapsed_seconds={t: s for t, s in parsed.elapsed.items() if t in topic_ids} or None,  # campaign topics only
-        sha256=hashlib.sha256(submission.data).hexdigest(),
-        content=zlib.compress(submission.data, 1),
+        n_entries=report.n_rows,
+        n_topics=report.n_topics,
+        elapsed_seconds={t: s for t, s in report.elapsed.items() if t in topic_ids} or None,  # campaign topics only
+        sha256=report.sha256,
+        content=report.content,
     )
     session.add(run)
     session.flush()
@@ -218,27 +241,26 @@ def submit_run(
 
 
 def _unknown_in_collection(
-    session: Session, campaign_id: int, parsed: run_files.ParsedRun, limit: int
+    session: Session, campaign_id: int, report: run_files.UploadReport, limit: int
 ) -> list[tuple[int, str]]:
-    """Line errors (the first `limit`, in file order) for shots (or videos) of a parsed run that the campaign's
+    """Line errors (the first `limit`, in file order) for shots (or videos) of a run upload that the campaign's
     collection lacks; none when the campaign has no collection."""
-    if parsed.n_rows == 0 or not has_collection(session, campaign_id):
+    if report.n_rows == 0 or not has_collection(session, campaign_id):
         return []
-    if parsed.moments is not None:
-        values, column, what = parsed.moments.videos, "video_id", "video"
-    else:
-        values, column, what = parsed.trec.docs, "shot_id", "shot"
+    column = "video_id" if report.id_kind == "video" else "shot_id"
     query = text(
         f"SELECT v FROM unnest(CAST(:values AS text[])) AS v WHERE NOT EXISTS ("
         f"SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.{column} = v)"
     )
-    distinct = np.unique(values.astype(str)).tolist()
-    missing = list(session.scalars(query, {"values": distinct, "campaign": campaign_id}))
+    missing = list(session.scalars(query, {"values": report.ids.tolist(), "campaign": campaign_id}))
     if not missing:
         return []
-    rows = np.flatnonzero(np.isin(values.astype(str), missing))
-    rows = rows[np.argsort(parsed.lines[rows], kind="stable")][:limit]
-    return [(int(parsed.lines[i]), f"{what} {str(values[i])!r} is not in the collection") for i in rows.tolist()]
+    rows = np.flatnonzero(np.isin(report.ids, missing)[report.id_of_row])
+    rows = rows[np.argsort(report.lines[rows], kind="stable")][:limit]
+    return [
+        (int(report.lines[i]), f"{report.id_kind} {str(report.ids[report.id_of_row[i]])!r} is not in the collection")
+        for i in rows.tolist()
+    ]
 
 
 def visible_run(session: Session, principal: Principal, run_id: int) -> Run:

@@ -358,7 +358,7 @@ def main() -> None:
     token = organiser_token(url)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = multiprocessing.get_context("spawn").Process(target=serve, args=(url, port), daemon=True)
+    server = multiprocessing.get_context("spawn").Process(target=serve, args=(url, port))  # not daemonic: it has a parse pool
     server.start()
     try:
         wait_until_up(base, server)

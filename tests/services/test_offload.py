@@ -1,0 +1,80 @@
+"""CPU-heavy request work in low-priority pool processes: where it runs, at what priority, and that it never leaks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from app.services import offload
+
+
+def _where() -> tuple[int, int]:
+    """The process id and niceness of the caller."""
+    return os.getpid(), os.nice(0)
+
+
+def _crash() -> None:
+    """Kill the pool process this runs in."""
+    os._exit(3)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_pool():
+    """Each test starts and ends without a pool."""
+    offload.shutdown()
+    yield
+    offload.shutdown()
+
+
+def test_work_runs_in_another_process_at_lower_priority():
+    pid, niceness = offload.call(1, 7, _where)
+    assert pid != os.getpid()
+    assert niceness == os.nice(0) + 7
+
+
+def test_no_processes_means_this_thread():
+    assert offload.call(0, 7, _where) == (os.getpid(), os.nice(0))
+
+
+def test_a_crashed_pool_is_replaced():
+    with pytest.raises(Exception):  # noqa: B017 - the call that kills its process fails (BrokenProcessPool twice)
+        offload.call(1, 0, _crash)
+    pid, _ = offload.call(1, 0, _where)
+    assert pid != os.getpid()
+
+
+def test_pool_processes_exit_when_the_server_is_killed(tmp_path):
+    script = textwrap.dedent(
+        """
+        import os, sys, time
+        from app.services import offload
+        print(offload.call(1, 0, os.getpid), flush=True)
+        time.sleep(60)
+        """
+    )
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(server.stdout.readline())
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(child):
+            time.sleep(0.2)
+        assert not _alive(child), "the pool process outlived the killed server"
+    finally:
+        server.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
