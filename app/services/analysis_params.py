@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.evaluation.analyses.label_noise import DEFAULT_MEASURES as NOISE_MEASURES
 from app.evaluation.analyses.label_noise import DEFAULT_RATERS, DEFAULT_SIGMAS
@@ -77,7 +77,18 @@ class AgreementParams(AnalysisParams):
     )
 
 
-class StabilityParams(AnalysisParams):
+class OneOrManyMeasures(AnalysisParams):
+    """`measure` or `measures`, not both (one would be ignored)."""
+
+    @model_validator(mode="after")
+    def _not_both(self) -> OneOrManyMeasures:
+        """Refuse `measure` together with `measures`."""
+        if getattr(self, "measure", None) is not None and getattr(self, "measures", None) is not None:
+            raise ValueError("give measure or measures, not both")
+        return self
+
+
+class StabilityParams(OneOrManyMeasures):
     """Stability (AxIoU paper, Fig. 6): run orders on random topic subsets against the full order and each other."""
 
     measure: Measure | None = None
@@ -95,7 +106,7 @@ class TiesParams(AnalysisParams):
     measures: Measures | None = Field(default=None, description="every measure of the evaluation when omitted")
 
 
-class PowerParams(AnalysisParams):
+class PowerParams(OneOrManyMeasures):
     """Discriminative power: the share of run pairs a paired randomisation test separates at `alpha`."""
 
     measure: Measure | None = None

@@ -1,4 +1,5 @@
-"""Benchmark: pool-depth (100 depths) and leave-one-group-out (20 groups) against a naive loop.
+"""Benchmark: pool-depth (100 depths) and leave-one-group-out (20 groups) against a naive loop; topic-subset
+stability in the AxIoU paper's setting (Fig. 6) against a per-trial loop.
 
 Seeded synthetic campaign: 100 runs x 50 topics x 1000 docs, 20 groups of 5 runs (2 pooled per group),
 qrels = union of the pooled runs' top 100 per topic plus some judged docs nobody retrieved.
@@ -10,7 +11,13 @@ naive: per depth / group, what a script around a plain evaluator would do: write
        and the total is extrapolated (said so in the output). The naive scores of those iterations are checked
        against ours.
 
-    .venv/bin/python scripts/bench/analyses.py [--naive-iterations 3]
+stability: synthetic per-topic scores of Charades-STA's size (3,720 topics, the paper's 6 systems, 4 measures:
+two continuous like AxIoU, two 0/1 like R@K,theta), 5,000 trials per size, sizes 10, 20, 50, 100, 200, ..., 1800
+(the x axis of the paper's Fig. 6 as we read it: up to half the topics, so that split halves exist). Timed whole.
+naive: per trial and size, a permutation, two slices, their means and scipy's kendalltau, as a script would; a few
+trials per size timed and extrapolated; on single trials its taus are checked equal to ours on the same subsets.
+
+    .venv/bin/python scripts/bench/analyses.py [--naive-iterations 3] [--only pool|stability]
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ import argparse
 import time
 
 import numpy as np
+from scipy import stats
 
-from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_depth
+from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_depth, stability
 from app.evaluation.analyses.leave_out import unique_owner
+from app.evaluation.analyses.stability import trial_orders
 from app.evaluation.evaluator import evaluate, evaluate_prepared
 from app.evaluation.formats.trec_files import parse_qrels
 from app.evaluation.prepared_runs import prepare_runs
@@ -84,10 +93,80 @@ def naive_scores(runs: list[RunTable], qrels: Qrels, keep: np.ndarray, n_topic: 
     return results.values[:, 0, :].sum(axis=1) / n_topic
 
 
+STAB_TOPICS, STAB_SYSTEMS, STAB_TRIALS = 3720, 6, 5000
+STAB_SIZES = [10, 20, 50, *range(100, 1900, 100)]
+STAB_MEASURES = ["AxIoU@1", "AxIoU@5", "R@1,0.5", "R@5,0.7"]
+
+
+def stability_scores(seed: int = 0) -> np.ndarray:
+    """[system, measure, topic] synthetic scores: close systems, per-topic difficulty, two 0/1 measures."""
+    rng = np.random.default_rng(seed)
+    skill = np.linspace(0.30, 0.50, STAB_SYSTEMS)[:, None]
+    difficulty = rng.normal(0, 0.15, STAB_TOPICS)[None, :]
+    axiou1 = np.clip(skill + difficulty + rng.normal(0, 0.2, (STAB_SYSTEMS, STAB_TOPICS)), 0, 1)
+    axiou5 = np.clip(axiou1 + rng.uniform(0, 0.2, axiou1.shape), 0, 1)
+    r1 = (axiou1 > 0.5).astype(float)
+    r5 = (axiou5 > 0.7).astype(float)
+    return np.stack([axiou1, axiou5, r1, r5], axis=1)
+
+
+def naive_stability_trial(values: np.ndarray, first: np.ndarray, second: np.ndarray | None) -> list[float]:
+    """One trial the plain way: means over the chosen topics and scipy's kendalltau, per measure."""
+    out = []
+    for m in range(values.shape[1]):
+        full = values[:, m, :].mean(axis=1)
+        a = values[:, m, first].mean(axis=1)
+        out.append(stats.kendalltau(a, full).statistic)
+        if second is not None:
+            out.append(stats.kendalltau(a, values[:, m, second].mean(axis=1)).statistic)
+    return out
+
+
+def bench_stability(naive_iterations: int) -> None:
+    values = stability_scores()
+    print(
+        f"stability: {STAB_SYSTEMS} systems x {len(STAB_MEASURES)} measures x {STAB_TOPICS} topics, "
+        f"{STAB_TRIALS} trials per size, {len(STAB_SIZES)} sizes ({STAB_SIZES[0]}..{STAB_SIZES[-1]})"
+    )
+    t0 = time.perf_counter()
+    result = stability(values, STAB_MEASURES, trials=STAB_TRIALS, seed=0, sizes=STAB_SIZES)
+    ours = time.perf_counter() - t0
+    # naive: a few trials per size timed, extrapolated to every trial
+    k = max(1, naive_iterations)
+    t0 = time.perf_counter()
+    for s in STAB_SIZES:
+        rng = np.random.default_rng(s)
+        split = 2 * s <= STAB_TOPICS
+        for _ in range(k):
+            order = rng.permutation(STAB_TOPICS)
+            naive_stability_trial(values, order[:s], order[s : 2 * s] if split else None)
+    naive_time = (time.perf_counter() - t0) / (k * len(STAB_SIZES)) * STAB_TRIALS * len(STAB_SIZES)
+    # equality of the two ways on one trial (same seed, same order of the topics), at the smallest and largest size
+    one = stability(values, STAB_MEASURES, trials=1, seed=7, sizes=[STAB_SIZES[0], STAB_SIZES[-1]])
+    order = trial_orders(np.random.default_rng(7), 1, STAB_TOPICS)[0]
+    for j, s in enumerate((STAB_SIZES[0], STAB_SIZES[-1])):
+        naive = naive_stability_trial(values, order[:s], order[s : 2 * s])
+        ours_taus = [v for m in range(len(STAB_MEASURES)) for v in (one.full_mean[m, j], one.split_mean[m, j])]
+        assert np.allclose(ours_taus, naive, atol=1e-12), (s, ours_taus, naive)
+    print(
+        f"  ours {ours:.1f} s; naive per-trial loop {naive_time / 60:.0f} min (extrapolated from {k} trials per "
+        f"size, {naive_time / ours:.0f}x); taus checked equal on single trials"
+    )
+    for m, name in enumerate(STAB_MEASURES):
+        means = " ".join(f"{s}:{result.split_mean[m, j]:.3f}" for j, s in enumerate(result.split_sizes.tolist()[::4]))
+        print(f"  {name:<9} split-halves mean tau_b by size  {means}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--naive-iterations", type=int, default=3)
+    parser.add_argument("--only", choices=["pool", "stability"])
     args = parser.parse_args()
+    if args.only != "pool":
+        bench_stability(args.naive_iterations)
+        if args.only == "stability":
+            return
+        print()
     started = time.perf_counter()
     runs, qrels, groups, pooled = campaign()
     print(

@@ -44,6 +44,7 @@ def test_defaults_are_stored_with_the_job_and_follow_the_spec(evaluated, client,
     [
         ("stability", {"measures": ["nonsense"]}, "params.measures.0"),
         ("stability", {"sizes": [0]}, "params.sizes.0"),
+        ("stability", {"measure": "AP", "measures": ["AP"]}, "params"),  # one of them would be ignored
         ("power", {"measure": "ndcg_cut_7x"}, "params.measure"),
         ("pool-depth", {"outside": "maybe"}, "params.outside"),
         ("pool-depth", {"pooled_runs": ["secretrun0"]}, "params.pooled_runs"),  # the pool records its runs
@@ -166,10 +167,10 @@ def test_a_running_analysis_reports_moving_progress_and_stops_when_cancelled(
     assert len({round(v, 6) for v in reported}) >= 20  # a report per depth: the fraction moves during the job
 
     reported.clear()
-    cancel_at["count"] = 3
-    job_id = queued("stability", measures=["AP"], trials=10_000)
+    cancel_at["count"] = 5
+    job_id = queued("pool-depth", max_depth=20)
     runner.run_job(runtime, AnalysisJob, job_id)
     body = client.get(f"/api/analyses/{job_id}", headers=organiser).json()
     assert body["status"] == "cancelled" and body["result"] is None and body["finished_at"] is not None
-    assert len(reported) == 3 and 0 < reported[1] < reported[2] < 1
+    assert len(reported) == 5 and reported == sorted(reported) and 0 < reported[2] < reported[4] < 0.95
     assert body["progress"] == pytest.approx(reported[-1])  # stopped at the report that saw the cancel

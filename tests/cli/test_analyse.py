@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -121,3 +122,28 @@ def test_errors_go_to_stderr_with_exit_code_2(files, tmp_path):
     assert result.exit_code == 2 and ".png or .svg" in result.stderr
     result = runner.invoke(cli, ["analyse", "leave-out", qrels_path, *run_paths, "--groups", groups, "--by", "x"])
     assert result.exit_code == 2
+
+
+def test_leave_out_uses_the_pools_depth_inferred_and_printed(shared_data, tmp_path):
+    """TREC-COVID round 1 was pooled at depth 7: without --pool-depth the command reads it from the qrels and says so;
+    the result equals the one at --pool-depth 7 and shows the bias a depth of 1000 hides."""
+    folder = shared_data / "trec-covid-round1"
+    base = ["analyse", "leave-out", str(folder / "qrels.txt"), *map(str, sorted((folder / "runs").glob("*.gz")))]
+    base += ["--groups", str(folder / "run_groups.tsv")]
+    inferred, given, deep = tmp_path / "inferred.json", tmp_path / "given.json", tmp_path / "deep.json"
+    result = runner.invoke(cli, [*base, "--json", str(inferred)])
+    assert result.exit_code == 0, result.output
+    assert "pool depth 7 (inferred from the qrels: 99.7% of the pooled runs' results judged at rank 7" in result.output
+    assert runner.invoke(cli, [*base, "--pool-depth", "7", "--json", str(given)]).exit_code == 0
+    assert runner.invoke(cli, [*base, "--pool-depth", "1000", "--json", str(deep)]).exit_code == 0
+    at_7, at_given, at_1000 = (json.loads(p.read_text()) for p in (inferred, given, deep))
+    assert at_7["depth"] == 7 and at_7["depth_source"] == "inferred" and at_given["depth_source"] == "given"
+    assert at_7["runs"] == at_given["runs"] and at_7["by"] == "team"
+    assert at_7["tau_b"] < 0.95 and at_7["max_drop"] > 0.04  # the pool bias shows at the pool's depth ...
+    assert at_1000["tau_b"] > 0.99 and at_1000["max_drop"] < 0.001  # ... and hides at max_results
+
+
+def test_leave_out_says_when_the_depth_cannot_be_inferred(files):
+    _, _, qrels_path, run_paths, groups = files  # random qrels: no depth covers the pooled runs' results
+    result = runner.invoke(cli, ["analyse", "leave-out", qrels_path, *run_paths, "--groups", groups])
+    assert result.exit_code == 2 and "cannot infer the pool depth" in result.stderr

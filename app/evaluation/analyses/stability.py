@@ -6,11 +6,17 @@ For each subset size s, `trials` seeded random topic subsets:
 - *split halves*: two disjoint random sets of s topics each, tau_b between their rankings (only sizes with 2s <= n).
 Trials whose ranking is constant (tau undefined) are left out of the mean and variance and counted.
 
-Cost: one trial's subsets are the s (and next s) smallest of n uniform keys (`np.argpartition`, a uniformly random
-subset and a disjoint one), its means one row of a 0/1 selection matrix times the per-topic score matrix (a BLAS
-product for a block of trials at once), and tau_b is computed for the whole block (`tau_b_batch`). The work per
-size is O(trials x n) whatever s is: Charades-STA's 3,720 topics with the paper's 5,000 trials take seconds a
-size (scripts/bench/analyses.py). Means are rounded to 12 decimals so that equal sums added in another order tie.
+Sampling: trial t draws one uniformly random order of the n topics (`trial_orders`); its subset of size s is the
+first s topics of that order and its other half the next s. Each size's subsets are therefore uniformly random and
+the two halves disjoint, exactly as with fresh draws per size; what the sizes share is the trial's order (common
+random numbers), so neighbouring sizes' curves move together instead of each carrying its own sampling noise.
+
+Cost: per block of trials, the per-topic score matrix is gathered in each trial's order and summed cumulatively
+once ([trials, n, measures x runs]); the sums over the first s (and the next s) topics of every size are then
+read off those prefix sums, and tau_b is computed for all sizes and trials at once (`tau_b_batch`). The work is
+O(trials x n x measures x runs) for all sizes together: Charades-STA's 3,720 topics with 6 systems, 4 measures
+and the paper's 5,000 trials take seconds (scripts/bench/analyses.py). Means are rounded to 12 decimals so that
+equal sums added in another order tie (0/1 measures sum exactly).
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from app.evaluation.analyses.kendall import tau_b_batch
 from app.evaluation.results import Results
 
 Progress = Callable[[float], None]
-_BATCH_CELLS = 2_000_000  # trials x topics (and trials x measures x run pairs) handled per block
+_BLOCK_CELLS = 4_000_000  # trials x topics x (measures x runs) gathered per block (32 MB of float64)
+_TAU_CELLS = 2_000_000  # measures x sizes x trials x run pairs compared at once
 DEFAULT_TRIALS = 5000  # the AxIoU paper's trials per subset size
 MAX_DEFAULT_SIZES = 100  # more topics than this: 100 evenly spaced sizes by default, not all of 1..n
 
@@ -81,34 +88,53 @@ def default_sizes(n: int) -> list[int]:
 
 
 def _summary(taus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of taus [n_measure, trials]: mean and variance of the defined values, count of NaN."""
+    """Over the last axis of taus [..., trials]: mean and variance of the defined values, count of NaN."""
     defined = ~np.isnan(taus)
-    count = defined.sum(axis=1)
-    undefined = taus.shape[1] - count
-    total = np.where(defined, taus, 0.0).sum(axis=1)
-    mean = np.divide(total, count, out=np.full(len(count), np.nan), where=count > 0)
-    squares = np.where(defined, (taus - mean[:, None]) ** 2, 0.0).sum(axis=1)
-    var = np.divide(squares, count, out=np.full(len(count), np.nan), where=count > 0)
+    count = defined.sum(axis=-1)
+    undefined = taus.shape[-1] - count
+    total = np.where(defined, taus, 0.0).sum(axis=-1)
+    mean = np.divide(total, count, out=np.full(count.shape, np.nan), where=count > 0)
+    squares = np.where(defined, (taus - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+    var = np.divide(squares, count, out=np.full(count.shape, np.nan), where=count > 0)
     return mean, var, undefined.astype(np.int64)
 
 
-def subset_keys(rng: np.random.Generator, trials: int, n: int, size: int, split: bool) -> tuple[np.ndarray, ...]:
-    """Random topic subsets of `size` for `trials` trials: the indices of the `size` smallest of n uniform keys
-    (and, when `split`, of the next `size`): [trials, size] each, in no particular order."""
-    keys = rng.random((trials, n))
-    kth = [size - 1, 2 * size - 1] if split and 2 * size - 1 < n else [size - 1]
-    part = np.argpartition(keys, kth, axis=1)
-    if split:
-        return part[:, :size], part[:, size : 2 * size]
-    return (part[:, :size],)
+def trial_orders(rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
+    """[trials, n] one uniformly random order of the n topics per trial (argsort of uniform keys)."""
+    return np.argsort(rng.random((trials, n)), axis=1)
 
 
-def _subset_means(matrix: np.ndarray, chosen: np.ndarray, n: int) -> np.ndarray:
-    """Means [rows, trials] of matrix [rows, n] over each trial's chosen topics (chosen [trials, s])."""
-    trials, size = chosen.shape
-    selection = np.zeros((trials, n))
-    selection[np.repeat(np.arange(trials), size), chosen.reshape(-1)] = 1.0
-    return np.round(matrix @ selection.T / size, 12)
+def _size_means(columns: np.ndarray, orders: np.ndarray, sizes: np.ndarray, split: np.ndarray) -> tuple:
+    """Means over each trial's first s topics and over its next s, for every size s.
+
+    columns [n, k] per-topic scores (k = measures x runs), orders [trials, n]; returns first [trials, n_size, k] and
+    second [trials, n_split, k] (the sizes where `split`), rounded to 12 decimals.
+    """
+    halves = sizes[split]
+    ends = np.unique(np.concatenate([sizes, 2 * halves]))  # the prefix lengths needed, ascending
+    gathered = columns[orders[:, : ends[-1]]]  # [trials, longest prefix, k]
+    starts = np.concatenate([[0], ends[:-1]])
+    prefix = np.cumsum(np.add.reduceat(gathered, starts, axis=1), axis=1)  # [trials, len(ends), k]: sums to each end
+    first_sums = prefix[:, np.searchsorted(ends, sizes), :]
+    second_sums = prefix[:, np.searchsorted(ends, 2 * halves), :] - prefix[:, np.searchsorted(ends, halves), :]
+    first = np.round(first_sums / sizes[None, :, None], 12)
+    second = np.round(second_sums / halves[None, :, None], 12)
+    return first, second
+
+
+def _taus(x: np.ndarray, y: np.ndarray, n_measure: int) -> np.ndarray:
+    """tau_b [n_measure, n_size, trials]: x [trials, n_size, n_measure * n_run] against y, alike or [1, 1, ...]."""
+    trials, n_size, k = x.shape
+    n_run = k // n_measure
+    x = x.reshape(trials, n_size, n_measure, n_run).transpose(2, 1, 0, 3)  # [measure, size, trial, run]
+    y = y.reshape(y.shape[0], y.shape[1], n_measure, n_run).transpose(2, 1, 0, 3)
+    pairs = max(1, n_run * (n_run - 1) // 2)
+    step = max(1, _TAU_CELLS // max(1, n_measure * trials * pairs))
+    out = np.empty((n_measure, n_size, trials))
+    for start in range(0, n_size, step):
+        part = slice(start, start + step)
+        out[:, part] = tau_b_batch(x[:, part], y[:, part] if y.shape[1] == n_size else y)  # else broadcast
+    return out
 
 
 def stability(
@@ -139,38 +165,24 @@ def stability(
     full_sizes = np.array(wanted, dtype=np.int64)
     split_sizes = np.array([s for s in wanted if 2 * s <= n], dtype=np.int64)
     rng = np.random.default_rng(seed)
-    matrix = np.transpose(values, (1, 0, 2)).reshape(n_measure * n_run, n)  # rows: measure-major, then run
-    full_means = np.round(matrix.mean(axis=1), 12).reshape(n_measure, 1, n_run)
-    pairs = n_run * (n_run - 1) // 2
-    batch = max(1, _BATCH_CELLS // max(n, n_measure * pairs, 1))
-    shape_full = (n_measure, len(full_sizes))
-    full_mean, full_var = np.full(shape_full, np.nan), np.full(shape_full, np.nan)
-    full_undefined = np.zeros(shape_full, dtype=np.int64)
-    shape_split = (n_measure, len(split_sizes))
-    split_mean, split_var = np.full(shape_split, np.nan), np.full(shape_split, np.nan)
-    split_undefined = np.zeros(shape_split, dtype=np.int64)
-    split_index = {int(s): k for k, s in enumerate(split_sizes.tolist())}
-    total_work, done_work = len(full_sizes) * trials, 0
-    for j, s in enumerate(full_sizes.tolist()):
-        split = s in split_index
-        full_taus, split_taus = [], []
-        done = 0
-        while done < trials:
-            m = min(batch, trials - done)
-            subsets = subset_keys(rng, m, n, s, split)
-            first = _subset_means(matrix, subsets[0], n).reshape(n_measure, n_run, m).transpose(0, 2, 1)
-            full_taus.append(tau_b_batch(first, full_means))  # [n_measure, m]
-            if split:
-                second = _subset_means(matrix, subsets[1], n).reshape(n_measure, n_run, m).transpose(0, 2, 1)
-                split_taus.append(tau_b_batch(first, second))
-            done += m
-            done_work += m
-            if progress is not None:
-                progress(done_work / total_work)
-        full_mean[:, j], full_var[:, j], full_undefined[:, j] = _summary(np.concatenate(full_taus, axis=1))
-        if split:
-            k = split_index[s]
-            split_mean[:, k], split_var[:, k], split_undefined[:, k] = _summary(np.concatenate(split_taus, axis=1))
+    columns = np.ascontiguousarray(np.transpose(values, (2, 1, 0)).reshape(n, n_measure * n_run))  # measure-major
+    full_means = np.round(columns.mean(axis=0), 12)[None, None, :]
+    split = 2 * full_sizes <= n
+    block = max(1, _BLOCK_CELLS // max(1, n * n_measure * n_run))
+    full_taus = np.empty((n_measure, len(full_sizes), trials))
+    split_taus = np.empty((n_measure, len(split_sizes), trials))
+    done = 0
+    while done < trials:
+        m = min(block, trials - done)
+        first, second = _size_means(columns, trial_orders(rng, m, n), full_sizes, split)
+        full_taus[:, :, done : done + m] = _taus(first, full_means, n_measure)
+        if len(split_sizes):
+            split_taus[:, :, done : done + m] = _taus(first[:, split], second, n_measure)
+        done += m
+        if progress is not None:
+            progress(done / trials)
+    full_mean, full_var, full_undefined = _summary(full_taus)
+    split_mean, split_var, split_undefined = _summary(split_taus)
     return StabilityResult(
         measures=list(measures),
         trials=trials,

@@ -182,7 +182,11 @@ def test_stability_sizes_defaults_and_progress():
     result = stability(values, ["m1", "m2"], trials=7, seed=1, progress=seen.append)
     assert len(result.sizes) in (100, 101) and result.sizes[0] == 1 and result.sizes[-1] == 250 and 125 in result.sizes
     assert result.split_sizes.tolist() == [s for s in result.sizes.tolist() if 2 * s <= 250]
-    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) >= len(result.sizes)
+    assert seen == [1.0]  # one block of trials: one report
+    big = np.repeat(values, 40, axis=2)  # 10,000 topics: blocks of a few dozen trials, a report after each
+    seen.clear()
+    stability(big, ["m1", "m2"], trials=1000, seed=1, sizes=[10, 5000], progress=seen.append)
+    assert len(seen) >= 10 and seen == sorted(seen) and 0 < seen[0] < 0.1 and seen[-1] == 1.0
     small = stability(_constructed(n_topic=12), ["m1", "m2"], trials=3, sizes=[12, 3, 3])
     assert small.sizes.tolist() == [3, 12] and small.split_sizes.tolist() == [3]
     with pytest.raises(ValueError, match="subset sizes must be in 1..12"):
