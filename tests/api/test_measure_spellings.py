@@ -11,7 +11,8 @@ def test_trec_eval_spellings_name_the_same_board(judged_campaign, client, organi
     evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json=body, headers=organiser).json()
     wait_done(client, organiser, evaluation["id"])
     live = f"/api/campaigns/{campaign.id}/leaderboard"
-    for ours, theirs in (("AP", "map"), ("P@10", "P_10"), ("nDCG@10", "ndcg_cut_10")):
+    spellings = (("AP", "map"), ("P@10", "P_10"), ("P@10", "P.10"), ("nDCG@10", "ndcg_cut_10"))
+    for ours, theirs in (*spellings, ("nDCG@10", "ndcg_cut.10")):
         expected = client.get(live, params={"measure": ours}, headers=organiser).json()
         got = client.get(live, params={"measure": theirs}, headers=organiser)
         assert got.status_code == 200, got.text

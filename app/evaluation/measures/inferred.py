@@ -20,24 +20,6 @@ from app.evaluation.measures.trec import RELEVANCE_LEVEL, RankedLists, _safe_div
 
 INFAP_EPSILON = 1e-5  # trec_eval's and sample_eval.pl's smoothing of the relevant fraction above a rank
 SAMPLED_EPSILON = 3e-5  # sample_eval.pl's literal 0.00003 in the denominator (3 * 1e-5 is one ulp larger)
-UNJUDGED = -1  # qrels grade of a pooled doc that was not judged
-
-
-def inf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
-    """trec_eval's infAP (Yilmaz & Aslam 2006): grade -1 = pooled, unjudged; docs not in the qrels are not pooled."""
-    grades = lists.matrix.grades
-    relevant = lists.relevant
-    judged_nonrel = (grades >= 0) & (grades < RELEVANCE_LEVEL)
-    pooled = (grades >= 0) | (grades == UNJUDGED)
-    rel_above = lists.cum_relevant - relevant
-    nonrel_above = np.cumsum(judged_nonrel, axis=2, dtype=np.int64) - judged_nonrel
-    pooled_above = np.cumsum(pooled, axis=2, dtype=np.int64) - pooled
-    ranks = lists.ranks
-    fraction = (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON)
-    precision = 1.0 / ranks + (pooled_above / ranks) * fraction
-    precision[:, :, :1] = 1.0
-    total = np.sum(precision, axis=2, where=relevant)
-    return _safe_divide(total, lists.num_rel)
 
 
 class _Strata:
