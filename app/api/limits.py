@@ -46,6 +46,7 @@ def _check_token(scope: Scope, token: str | None) -> None:
         throttle.check(address)
     session = scope["app"].state.session_factory()
     try:
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})  # one query: no BEGIN, no ROLLBACK
         remember_principal(request, token, authenticate(session, token))
     except Unauthenticated:
         if token:
