@@ -358,7 +358,8 @@ def main() -> None:
     token = organiser_token(url)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = multiprocessing.get_context("spawn").Process(target=serve, args=(url, port))  # not daemonic: it has a parse pool
+    # not daemonic: the server starts its own parse processes
+    server = multiprocessing.get_context("spawn").Process(target=serve, args=(url, port))
     server.start()
     try:
         wait_until_up(base, server)
