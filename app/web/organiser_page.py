@@ -1,0 +1,87 @@
+"""The organiser page of a campaign: judging progress, time left, QC and adjudication queues, jobs with cancel.
+
+`/organise/campaigns/{id}` is a shell with no data (anyone may load it); its script sends the organiser's token,
+kept in the tab's sessionStorage, in an Authorization header (never in a URL) to `/organise/campaigns/{id}/panel`,
+the view rendered on the server for organisers only. Its JSON twin is `/api/campaigns/{id}/overview`. The roles are
+handed in by the application, as for the other pages (`app.web` stays independent of `app.api`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
+
+from app import __version__
+from app.services import organiser_view
+from app.services.auth import Principal
+from app.services.inputs import Id
+from app.web.pages import templates
+
+HEADERS = {
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+}
+
+
+def duration(seconds: float | None) -> str:
+    """A working time for people: '45 s', '12 min', '3 h 05 min', '2 d 4 h'; an en dash when unknown."""
+    if seconds is None:
+        return "–"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes:02d} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"
+
+
+def moment(value: datetime | None) -> str:
+    """A time stamp in UTC, to the second; an en dash when there is none."""
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else "–"
+
+
+def make_router(page_role: Any, organiser_role: Any, session_dependency: Any) -> APIRouter:
+    """The organiser page (declared `page_role`) and its server-rendered panel (declared `organiser_role`)."""
+    router = APIRouter(tags=["web"], include_in_schema=False)
+    SessionDep = Depends(session_dependency)
+
+    @router.get("/organise/campaigns/{campaign_id}", response_class=HTMLResponse, dependencies=[page_role])
+    def organiser_page(request: Request, campaign_id: Id) -> Response:
+        """The page shell: it asks for the organiser's token and shows the panel."""
+        context = {
+            "campaign_id": campaign_id,
+            "panel_url": f"/organise/campaigns/{campaign_id}/panel",
+            "json_url": f"/api/campaigns/{campaign_id}/overview",
+            "version": __version__,
+        }
+        return templates.TemplateResponse(request, "organiser.html", context, headers=HEADERS)
+
+    @router.get("/organise/campaigns/{campaign_id}/panel", response_class=HTMLResponse)
+    def organiser_panel(
+        request: Request, campaign_id: Id, principal: Principal = organiser_role, session: Session = SessionDep
+    ) -> Response:
+        """The campaign's organiser view, rendered on the server (an HTML fragment the page shows)."""
+        view = organiser_view.campaign_view(session, principal, campaign_id)
+        context = {
+            "view": view,
+            "json_url": f"/api/campaigns/{campaign_id}/overview",
+            "duration": duration,
+            "moment": moment,
+        }
+        return templates.TemplateResponse(request, "organiser_panel.html", context, headers=HEADERS)
+
+    return router

@@ -1,0 +1,131 @@
+// The organiser page: shows the campaign's organiser view, rendered on the server, fetched with the organiser's
+// token (sessionStorage, Authorization header: never in a URL), refreshed every few seconds; Cancel buttons call the
+// jobs' cancel endpoints.
+"use strict";
+
+(() => {
+  const TOKEN_KEY = "trecpool.organiser-token";
+  const REFRESH_MS = 10000;
+  const $ = (id) => document.getElementById(id);
+  const main = $("main");
+  const state = { token: sessionStorage.getItem(TOKEN_KEY), busy: false, timer: null };
+
+  function announce(text) {
+    // cleared first so that the same message twice is announced twice
+    const status = $("status");
+    status.textContent = "";
+    window.setTimeout(() => { status.textContent = text; }, 30);
+  }
+
+  function showMessage(text) {
+    $("message").textContent = text;
+    $("message").hidden = !text;
+  }
+
+  function askForToken(text) {
+    state.token = null;
+    sessionStorage.removeItem(TOKEN_KEY);
+    $("panel").replaceChildren();
+    $("forget").hidden = true;
+    $("token-form").hidden = false;
+    showMessage(text || "");
+    $("token").focus();
+  }
+
+  async function detailOf(response) {
+    const data = await response.json().catch(() => null);
+    return (data && data.detail) || `HTTP ${response.status}`;
+  }
+
+  async function call(method, url, accept) {
+    return fetch(url, {
+      method,
+      headers: { Authorization: `Bearer ${state.token}`, Accept: accept },
+      cache: "no-store",
+    });
+  }
+
+  // the key of the focused element of the panel, to focus its new copy after a refresh
+  function focusKey() {
+    const active = document.activeElement;
+    if (!active || !$("panel").contains(active)) return null;
+    if (active.dataset.cancelUrl) return `[data-cancel-url="${active.dataset.cancelUrl}"]`;
+    if (active.dataset.action) return `[data-action="${active.dataset.action}"]`;
+    return null;
+  }
+
+  async function load() {
+    if (!state.token || state.busy) return;
+    state.busy = true;
+    main.setAttribute("aria-busy", "true");
+    try {
+      const response = await call("GET", main.dataset.panelUrl, "text/html");
+      if (response.status === 401) {
+        askForToken(`The token was refused: ${await detailOf(response)}.`);
+      } else if (response.status === 403 || response.status === 404) {
+        askForToken(`This token does not organise this campaign: ${await detailOf(response)}.`);
+      } else if (!response.ok) {
+        showMessage(`Could not load the view: ${await detailOf(response)}. Retrying.`);
+      } else {
+        const key = focusKey();
+        $("panel").innerHTML = await response.text(); // rendered by the server, escaped there
+        $("token-form").hidden = true;
+        $("forget").hidden = false;
+        showMessage("");
+        const again = key && $("panel").querySelector(key);
+        if (again) again.focus();
+        else if (key) main.focus();
+      }
+    } catch (error) {
+      showMessage(`Could not reach the server (${error.message}). Retrying.`);
+    } finally {
+      state.busy = false;
+      main.setAttribute("aria-busy", "false");
+    }
+  }
+
+  async function cancel(button) {
+    const name = button.dataset.jobName;
+    button.disabled = true;
+    try {
+      const response = await call("POST", button.dataset.cancelUrl, "application/json");
+      if (response.ok) {
+        const job = await response.json();
+        announce(job.status === "cancelled"
+          ? `Cancelled ${name}.`
+          : `Cancel requested: ${name} stops at its next progress report.`);
+      } else {
+        announce(`${name} was not cancelled: ${await detailOf(response)}.`);
+      }
+    } catch (error) {
+      announce(`${name} was not cancelled: ${error.message}.`);
+    }
+    await load();
+  }
+
+  function start() {
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const token = $("token").value.trim();
+      if (!token) return;
+      $("token").value = "";
+      state.token = token;
+      sessionStorage.setItem(TOKEN_KEY, token);
+      load();
+    });
+    $("forget").addEventListener("click", () => askForToken("Token forgotten: this tab no longer holds it."));
+    $("panel").addEventListener("click", (event) => {
+      const target = event.target.closest("button");
+      if (!target) return;
+      if (target.dataset.cancelUrl) cancel(target);
+      else if (target.dataset.action === "refresh") load().then(() => announce("Refreshed."));
+    });
+    if (state.token) load();
+    else askForToken("");
+    state.timer = window.setInterval(() => {
+      if (document.visibilityState === "visible") load();
+    }, REFRESH_MS);
+  }
+
+  start();
+})();
