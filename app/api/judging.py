@@ -1,4 +1,4 @@
-"""The assessor's side: next item, verdicts, going back, progress. Payloads never carry run data."""
+"""The assessor's side: next item, verdicts, putting off, going back, progress. Payloads never carry run data."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from app.api.security import SessionDep, role
 from app.services import judging
@@ -39,6 +39,74 @@ class VerdictIn(BaseModel):
     seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
 
 
+class TopicProgressOut(BaseModel):
+    """Your counts in one of your topics."""
+
+    topic: str
+    total: int = Field(description="Items of the topic's first round")
+    left: int = Field(description="Of those, the items nobody has judged yet")
+    judged_by_you: int = Field(description="Items of the topic you judged (any round)")
+
+
+class ProgressOut(BaseModel):
+    """How far you are: your own judgements, and your topics' items done and left."""
+
+    done: int = Field(description="First-round items of your topics judged (by anyone sharing them)")
+    total: int = Field(description="First-round items of your topics")
+    judged_by_you: int = Field(description="Items you judged")
+    topics: list[TopicProgressOut]
+
+
+class StepIn(BaseModel):
+    """One key press: a verdict on an item, or putting it off for later, or neither (just the next items)."""
+
+    task_id: Id | None = Field(default=None, description="The item judged or put off")
+    verdict: Verdict | None = None
+    later: bool = Field(default=False, description="Put the item off, without a verdict, to the end of the queue")
+    seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+    ahead: int = Field(default=1, ge=0, le=3, description="Items to lease beyond the next one (for preloading)")
+
+    @model_validator(mode="after")
+    def _one_action(self) -> StepIn:
+        """A verdict or `later` needs a task_id, and not both at once."""
+        if self.verdict is not None and self.later:
+            raise ValueError("give a verdict or later, not both")
+        if (self.verdict is not None or self.later) != (self.task_id is not None):
+            raise ValueError("task_id goes with a verdict or later, and needs one of them")
+        return self
+
+
+class StepOut(BaseModel):
+    """What comes of a key press: the item judged (or put off), your next items (leased, in order), your progress."""
+
+    judged: ItemOut | None = Field(description="The item judged, with your verdict")
+    put_off: int | None = Field(description="The item put off for later")
+    next: list[ItemOut] = Field(description="Your next items: the one to judge now, then those leased ahead")
+    progress: ProgressOut
+
+
+@router.post("/step", response_model=StepOut)
+def step(request: Request, body: StepIn, session: SessionDep, principal: Assessor) -> StepOut:
+    """Judge an item (or put it off for later) and get your next items and progress, in one request."""
+    done = judging.step(
+        session,
+        principal,
+        lease_seconds=request.app.state.settings.judging_lease_seconds,
+        ahead=body.ahead,
+        task_id=body.task_id,
+        verdict=body.verdict,
+        later=body.later,
+        seconds_spent=body.seconds_spent,
+    )
+    session.commit()
+    return StepOut(
+        judged=ItemOut(**done.judged.__dict__) if done.judged is not None else None,
+        put_off=done.put_off,
+        next=[ItemOut(**view.__dict__) for view in done.next],
+        progress=ProgressOut(**done.progress),
+    )
+
+
 @router.post("/next", response_model=ItemOut, responses={204: {"description": "Nothing left to judge"}})
 def next_item(request: Request, session: SessionDep, principal: Assessor) -> ItemOut | Response:
     """Lease the next item of your queue (your current lease first)."""
@@ -69,7 +137,7 @@ def history(session: SessionDep, principal: Assessor) -> list[int]:
     return judging.own_history(session, principal)
 
 
-@router.get("/progress")
-def progress(session: SessionDep, principal: Assessor) -> dict[str, int]:
-    """How far you are through your topics."""
-    return judging.own_progress(session, principal)
+@router.get("/progress", response_model=ProgressOut)
+def progress(session: SessionDep, principal: Assessor) -> ProgressOut:
+    """How far you are through your topics, and how many items you judged."""
+    return ProgressOut(**judging.own_progress(session, principal))

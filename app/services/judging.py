@@ -15,7 +15,6 @@ from app.services.errors import Conflict, Forbidden, NotFound
 from app.services.pools import current_pool, get_pool
 from app.storage.models import (
     Assessor,
-    Assignment,
     Judgement,
     JudgementChange,
     JudgingTask,
@@ -27,42 +26,85 @@ from app.storage.models import (
 
 GRADES = {Verdict.relevant: 1, Verdict.not_relevant: 0, Verdict.unsure: None}
 
-# Claiming the next task, cheapest first (later rounds only of topics assigned to the caller, never the caller's own
-# first-round items); each query walks an index in judging order and stops at the first
-# free task (SKIP LOCKED lets concurrent assessors pass over each other's candidates).
-# The first query also finds the campaign's current pool (the newest), in the same round trip.
-_POOL_AND_OWN_LEASE = text(
+# Claiming the next tasks, cheapest first (later rounds only of topics assigned to the caller, never the caller's own
+# first-round items); each query walks an index in judging order and stops at the first free tasks (SKIP LOCKED lets
+# concurrent assessors pass over each other's candidates).
+# The first query also finds the campaign's current pool (the newest), in the same round trip, with the caller's own
+# leases, oldest first: the page leases one item ahead (it preloads its media), so an assessor may hold two.
+# A task put off for later ("skip") is released with `leased_at` kept: a free task with a `leased_at` and no
+# `leased_to` waits at the end of the queue (oldest first), after every other task the caller may take.
+_POOL_AND_OWN_LEASES = text(
     """
     SELECT
       (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool,
-      (SELECT t.id FROM judging_tasks t
-       WHERE t.leased_to = :me AND t.done_at IS NULL
-       ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) AS task
+      ARRAY(SELECT t.id FROM judging_tasks t
+            WHERE t.leased_to = :me AND t.done_at IS NULL
+            ORDER BY t.leased_at, t.id LIMIT :n FOR UPDATE SKIP LOCKED) AS tasks
     """
 )
+_FREE = "((t.leased_to IS NULL AND t.leased_at IS NULL) OR t.lease_expires_at < now())"
 _FIRST_ROUND = text(
-    """
+    f"""
     SELECT t.id FROM assignments a
     JOIN pool_items i ON i.pool_id = a.pool_id AND i.topic_id = a.topic_id
     JOIN judging_tasks t ON t.pool_item_id = i.id AND t.round = 1
     WHERE a.pool_id = :pool AND a.assessor_id = :me AND i.sampled AND t.done_at IS NULL
-      AND (t.leased_to IS NULL OR t.lease_expires_at < now())
+      AND {_FREE} AND t.id <> ALL(CAST(:held AS bigint[]))
     ORDER BY i.topic_id, i.judging_order
-    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
+    LIMIT :n FOR UPDATE OF t SKIP LOCKED
     """
 )
 _LATER_ROUNDS = text(
-    """
+    f"""
     SELECT t.id FROM judging_tasks t
     JOIN pool_items i ON i.id = t.pool_item_id
     WHERE i.pool_id = :pool AND t.round > 1 AND t.done_at IS NULL
-      AND (t.leased_to IS NULL OR t.lease_expires_at < now())
+      AND {_FREE} AND t.id <> ALL(CAST(:held AS bigint[]))
       AND (t.excluded_assessor_id IS NULL OR t.excluded_assessor_id <> :me)
       AND EXISTS (
         SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.topic_id = i.topic_id AND a.assessor_id = :me
       )
     ORDER BY t.round, i.topic_id, i.judging_order
-    LIMIT 1 FOR UPDATE OF t SKIP LOCKED
+    LIMIT :n FOR UPDATE OF t SKIP LOCKED
+    """
+)
+# Tasks put off for later, of any round the caller may take, in the order they were put off (asked only when the
+# rest of the queue is empty).
+_PUT_OFF = text(
+    """
+    SELECT t.id FROM judging_tasks t
+    JOIN pool_items i ON i.id = t.pool_item_id
+    WHERE i.pool_id = :pool AND t.done_at IS NULL AND t.leased_to IS NULL AND t.leased_at IS NOT NULL
+      AND ((t.round = 1 AND i.sampled) OR (t.round > 1 AND t.excluded_assessor_id IS DISTINCT FROM :me))
+      AND EXISTS (
+        SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.topic_id = i.topic_id AND a.assessor_id = :me
+      )
+    ORDER BY t.leased_at, t.id
+    LIMIT :n FOR UPDATE OF t SKIP LOCKED
+    """
+)
+# Putting a leased task off for later: its lease released, `leased_at` set to now (its place at the queue's end).
+_PUT_OFF_TASK = text(
+    """
+    UPDATE judging_tasks SET leased_to = NULL, lease_expires_at = NULL, leased_at = now()
+    WHERE id = :task AND leased_to = :me AND done_at IS NULL
+    RETURNING id
+    """
+)
+# The caller's counts, per assigned topic of the pool: round-1 tasks, those not done yet (by anyone), and the
+# caller's own judgements (any round); one round trip.
+_PROGRESS = text(
+    """
+    SELECT tp.number AS topic, count(DISTINCT t.id) AS total,
+           count(DISTINCT t.id) FILTER (WHERE t.done_at IS NULL) AS left, count(DISTINCT j.id) AS mine
+    FROM assignments a
+    JOIN topics tp ON tp.id = a.topic_id
+    JOIN pool_items i ON i.pool_id = a.pool_id AND i.topic_id = a.topic_id
+    LEFT JOIN judging_tasks t ON t.pool_item_id = i.id AND t.round = 1
+    LEFT JOIN judgements j ON j.pool_item_id = i.id AND j.assessor_id = a.assessor_id
+    WHERE a.pool_id = :pool AND a.assessor_id = :me
+    GROUP BY tp.id, tp.number
+    ORDER BY tp.id
     """
 )
 
@@ -101,16 +143,20 @@ _VIEW_JOINS = """
     LEFT JOIN collection_items ci ON ci.campaign_id = c.id AND ci.shot_id = i.docno
 """
 _VIEW = text(f"SELECT {_VIEW_COLUMNS} FROM judging_tasks t {_VIEW_JOINS} WHERE t.id = :task")
-# Leasing a task and reading its view, in one round trip.
+# Leasing tasks (renewing the caller's own leases, whose `leased_at` stays while they hold) and reading their
+# views, in the order asked, in one round trip.
 _LEASE_AND_VIEW = text(
     f"""
     WITH t AS (
         UPDATE judging_tasks
-        SET leased_to = :me, leased_at = now(), lease_expires_at = now() + make_interval(secs => :lease)
-        WHERE id = :task
+        SET leased_to = :me,
+            leased_at = CASE WHEN leased_to = :me AND lease_expires_at >= now() THEN leased_at ELSE now() END,
+            lease_expires_at = now() + make_interval(secs => :lease)
+        WHERE id = ANY(CAST(:tasks AS bigint[]))
         RETURNING id, pool_item_id
     )
     SELECT {_VIEW_COLUMNS} FROM t {_VIEW_JOINS}
+    ORDER BY array_position(CAST(:tasks AS bigint[]), t.id)
     """
 )
 # A task, locked, with the judgement already made in its round (if any).
@@ -166,21 +212,44 @@ def _view(session: Session, task_id: int, verdict: Verdict | None = None) -> Tas
     return _task_view(session.execute(_VIEW, {"task": task_id}).one(), verdict)
 
 
-def next_task(session: Session, principal: Principal, *, lease_seconds: float) -> TaskView | None:
-    """Lease the assessor's next item (its current lease first); None when nothing is left."""
+def _pool_and_next(
+    session: Session, principal: Principal, *, lease_seconds: float, n: int
+) -> tuple[int | None, list[TaskView]]:
+    """The current pool and the caller's next `n` items, leased: its own leases first (oldest first), then new ones
+    (first round, later rounds, then items put off for later); at most 3 round trips of claiming and one of leasing."""
     me = _assessor(principal)
     assert principal.campaign_id is not None
-    pool_id, task_id = session.execute(_POOL_AND_OWN_LEASE, {"campaign": principal.campaign_id, "me": me}).one()
+    pool_id, held = session.execute(_POOL_AND_OWN_LEASES, {"campaign": principal.campaign_id, "me": me, "n": n}).one()
     if pool_id is None:
-        return None
-    for query in (_FIRST_ROUND, _LATER_ROUNDS):
-        if task_id is not None:
+        return None, []
+    tasks = list(held)
+    for query in (_FIRST_ROUND, _LATER_ROUNDS, _PUT_OFF):
+        if len(tasks) >= n:
             break
-        task_id = session.execute(query, {"pool": pool_id, "me": me}).scalar()
-    if task_id is None:
-        return None
-    row = session.execute(_LEASE_AND_VIEW, {"me": me, "task": task_id, "lease": lease_seconds}).one()
-    return _task_view(row)
+        params = {"pool": pool_id, "me": me, "n": n - len(tasks), "held": tasks}
+        tasks += session.execute(query, params).scalars().all()
+    if not tasks:
+        return pool_id, []
+    rows = session.execute(_LEASE_AND_VIEW, {"me": me, "tasks": tasks, "lease": lease_seconds}).all()
+    return pool_id, [_task_view(row) for row in rows]
+
+
+def next_tasks(session: Session, principal: Principal, *, lease_seconds: float, n: int = 1) -> list[TaskView]:
+    """Lease the assessor's next `n` items (its current leases first); empty when nothing is left."""
+    return _pool_and_next(session, principal, lease_seconds=lease_seconds, n=n)[1]
+
+
+def next_task(session: Session, principal: Principal, *, lease_seconds: float) -> TaskView | None:
+    """Lease the assessor's next item (its current lease first); None when nothing is left."""
+    views = next_tasks(session, principal, lease_seconds=lease_seconds, n=1)
+    return views[0] if views else None
+
+
+def put_off(session: Session, principal: Principal, task_id: int) -> None:
+    """Release a task leased to the caller, without a verdict, to the end of the queue ("later")."""
+    me = _assessor(principal)
+    if session.execute(_PUT_OFF_TASK, {"task": task_id, "me": me}).first() is None:
+        raise Conflict(f"item {task_id} is not leased to you (judged, or its lease expired); ask for the next item")
 
 
 def _now() -> datetime:
@@ -253,27 +322,63 @@ def own_history(session: Session, principal: Principal, limit: int = 50) -> list
     return [task_id for (task_id,) in rows]
 
 
-def own_progress(session: Session, principal: Principal) -> dict[str, int]:
-    """How many of the caller's round-1 items are done, of how many."""
+def _progress(session: Session, me: int, pool_id: int | None) -> dict[str, Any]:
+    """The caller's progress in a pool: round-1 items of its topics done (by anyone) and in all, its own judgements,
+    and per topic: items, items left, its own judgements."""
+    topics = []
+    if pool_id is not None:
+        topics = [
+            {"topic": r.topic, "total": int(r.total), "left": int(r.left), "judged_by_you": int(r.mine)}
+            for r in session.execute(_PROGRESS, {"pool": pool_id, "me": me})
+        ]
+    total = sum(t["total"] for t in topics)
+    return {
+        "done": total - sum(t["left"] for t in topics),
+        "total": total,
+        "judged_by_you": sum(t["judged_by_you"] for t in topics),
+        "topics": topics,
+    }
+
+
+def own_progress(session: Session, principal: Principal) -> dict[str, Any]:
+    """How many of the caller's round-1 items are done (by anyone), of how many; how many it judged, per topic too."""
     me = _assessor(principal)
     assert principal.campaign_id is not None
     pool = current_pool(session, principal.campaign_id)
-    if pool is None:
-        return {"done": 0, "total": 0}
-    topics = select(Assignment.topic_id).where(Assignment.pool_id == pool.id, Assignment.assessor_id == me)
-    total, done = session.execute(
-        select(func.count(), func.count(JudgingTask.done_at))
-        .select_from(JudgingTask)
-        .join(PoolItem, PoolItem.id == JudgingTask.pool_item_id)
-        .where(PoolItem.pool_id == pool.id, JudgingTask.round == 1, PoolItem.topic_id.in_(topics))
-    ).one()
-    mine = session.scalar(
-        select(func.count())
-        .select_from(Judgement)
-        .join(PoolItem)
-        .where(PoolItem.pool_id == pool.id, Judgement.assessor_id == me)
-    )
-    return {"done": int(done), "total": int(total), "judged_by_you": int(mine or 0)}
+    return _progress(session, me, pool.id if pool is not None else None)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step through the queue: the item judged (or put off), the next items leased, the caller's progress."""
+
+    judged: TaskView | None
+    put_off: int | None
+    next: list[TaskView]
+    progress: dict[str, Any]
+
+
+def step(
+    session: Session,
+    principal: Principal,
+    *,
+    lease_seconds: float,
+    ahead: int,
+    task_id: int | None = None,
+    verdict: Verdict | None = None,
+    later: bool = False,
+    seconds_spent: float | None = None,
+) -> Step:
+    """Judge an item (or put it off for later, or neither), then lease the next 1 + `ahead` items and count the
+    caller's progress: what a page needs per key press, in one request of a handful of round trips."""
+    me = _assessor(principal)
+    judged = None
+    if task_id is not None and verdict is not None:
+        judged = judge(session, principal, task_id, verdict, seconds_spent=seconds_spent)
+    elif task_id is not None and later:
+        put_off(session, principal, task_id)
+    pool_id, views = _pool_and_next(session, principal, lease_seconds=lease_seconds, n=1 + ahead)
+    return Step(judged, task_id if later else None, views, _progress(session, me, pool_id))
 
 
 def pool_progress(session: Session, principal: Principal, pool_id: int) -> dict[str, list[dict[str, object]]]:
