@@ -37,6 +37,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("PUT", "/api/campaigns/{campaign_id}/ground-truth"): ORG,
     ("GET", "/api/campaigns/{campaign_id}/leaderboard"): MEMBER,
     ("POST", "/api/campaigns/{campaign_id}/open"): ORG,
+    ("GET", "/api/campaigns/{campaign_id}/overview"): ORG,
     ("POST", "/api/campaigns/{campaign_id}/pools"): ORG,
     ("POST", "/api/campaigns/{campaign_id}/publish"): ORG,
     ("GET", "/api/campaigns/{campaign_id}/qrels"): ORG,
