@@ -155,7 +155,7 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     if job.kind in NEEDS_QRELS:
         result = _qrels_analysis(session, campaign, evaluation, table, job.kind, params, reporter)
     elif job.kind == "label-noise":
-        result = _label_noise(session, campaign, table, params, reporter)
+        result = _label_noise(session, campaign, table, params, reporter, evaluation.qrels_version_id)
     else:
         result = _score_analysis(campaign, table, job.kind, params, reporter)
     progress(COMPUTED)
@@ -307,11 +307,11 @@ def _inferred_depth(prepared: PreparedRuns, qrels: Qrels, pooled: Sequence[str])
 
 
 def _label_noise(
-    session: Session, campaign: Campaign, table: ScoreTable, params: Any, reporter: Reporter
+    session: Session, campaign: Campaign, table: ScoreTable, params: Any, reporter: Reporter, version: int | None
 ) -> dict[str, object]:
-    """The AxIoU paper's label-noise study on the campaign's ground truth and moment runs."""
+    """The AxIoU paper's label-noise study on the evaluation's ground truth (uploaded, or a cut version) and runs."""
     specs = [parse_moment_measure(m) for m in params.measures]
-    segments = ground_truth_segments(load_ground_truth(session, campaign.id))
+    segments = ground_truth_segments(load_ground_truth(session, campaign.id, version))
     ranked = rank_moments(segments, load_moment_runs(session, [r.id for r in table.runs]), max(s.k for s in specs))
     reporter(0.0)
     result = label_noise(

@@ -32,6 +32,7 @@ from app.storage.models import (
     CampaignStatus,
     Evaluation,
     GroundTruthSegment,
+    MomentTruthSegment,
     QrelsVersion,
     Run,
     RunMean,
@@ -76,7 +77,7 @@ def start_evaluation(
     measures: Sequence[str] | None = None,
 ) -> Evaluation:
     """Queue an evaluation of every run: shots against a qrels version (the newest by default), moments against
-    the ground truth."""
+    a moment ground-truth version (given; else the uploaded ground truth; else the newest cut version)."""
     campaign = get_organised(session, principal, campaign_id)
     qrels = None
     if campaign.task_kind is TaskKind.shots:
@@ -86,8 +87,8 @@ def start_evaluation(
         qrels = session.scalar(query.order_by(QrelsVersion.id.desc()).limit(1))
         if qrels is None:
             raise NotFound("no qrels version to evaluate against: cut one from the pool or import one")
-    elif not session.scalar(select(GroundTruthSegment.id).join(Topic).where(Topic.campaign_id == campaign_id).limit(1)):
-        raise Conflict("this moment campaign has no ground truth yet: upload it first")
+    else:
+        qrels = _moment_truth_version(session, campaign_id, qrels_version_id)
     names = list(measures) if measures else campaign_measures(campaign, qrels)
     _check_measures(campaign, names)
     evaluation = Evaluation(
@@ -100,6 +101,23 @@ def start_evaluation(
     session.add(evaluation)
     session.flush()
     return evaluation
+
+
+def _moment_truth_version(session: Session, campaign_id: int, version_id: int | None) -> QrelsVersion | None:
+    """The moment ground truth to evaluate against: the given version (cut from assessors' marks), else the uploaded
+    segments (None), else the newest cut version."""
+    versions = select(QrelsVersion).where(QrelsVersion.campaign_id == campaign_id, QrelsVersion.kind == "moments")
+    if version_id is not None:
+        version = session.scalar(versions.where(QrelsVersion.id == version_id))
+        if version is None:
+            raise NotFound(f"no moment ground-truth version {version_id} in this campaign")
+        return version
+    if session.scalar(select(GroundTruthSegment.id).join(Topic).where(Topic.campaign_id == campaign_id).limit(1)):
+        return None
+    version = session.scalar(versions.order_by(QrelsVersion.id.desc()).limit(1))
+    if version is None:
+        raise Conflict("this moment campaign has no ground truth yet: upload it, or cut it from assessors' marks")
+    return version
 
 
 def run_evaluation(session: Session, evaluation_id: int, progress: Progress = lambda _: None) -> Evaluation:
@@ -116,7 +134,7 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
     names = list(evaluation.measures["names"])
     progress(0.1)
     if campaign.task_kind is TaskKind.moments:
-        table = _evaluate_moments(session, campaign, runs, names)
+        table = _evaluate_moments(session, campaign, runs, names, evaluation.qrels_version_id)
     else:
         qrels = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert qrels is not None
@@ -134,13 +152,18 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
     return evaluation
 
 
-def load_ground_truth(session: Session, campaign_id: int) -> MomentGroundTruth:
-    """A moment campaign's ground-truth segments as the numeric core's table."""
-    rows = session.execute(
-        select(Topic.number, GroundTruthSegment.video_id, GroundTruthSegment.start, GroundTruthSegment.end)
-        .join(Topic, Topic.id == GroundTruthSegment.topic_id)
-        .where(Topic.campaign_id == campaign_id)
-    ).all()
+def load_ground_truth(session: Session, campaign_id: int, version_id: int | None = None) -> MomentGroundTruth:
+    """A moment campaign's ground-truth segments as the numeric core's table: a cut version's, or the uploaded."""
+    if version_id is not None:
+        truth = MomentTruthSegment
+        query = select(Topic.number, truth.video_id, truth.start, truth.end).join(Topic, Topic.id == truth.topic_id)
+        rows = session.execute(query.where(truth.qrels_version_id == version_id)).all()
+    else:
+        rows = session.execute(
+            select(Topic.number, GroundTruthSegment.video_id, GroundTruthSegment.start, GroundTruthSegment.end)
+            .join(Topic, Topic.id == GroundTruthSegment.topic_id)
+            .where(Topic.campaign_id == campaign_id)
+        ).all()
     columns = list(zip(*rows, strict=True)) if rows else [[]] * 4
     return MomentGroundTruth(
         topics=np.array(columns[0], dtype=str),
@@ -152,11 +175,12 @@ def load_ground_truth(session: Session, campaign_id: int) -> MomentGroundTruth:
 
 
 def _evaluate_moments(
-    session: Session, campaign: Campaign, runs: Sequence[Run], names: Sequence[str]
+    session: Session, campaign: Campaign, runs: Sequence[Run], names: Sequence[str], version_id: int | None = None
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """Moment measures of every run against the campaign's ground-truth segments."""
+    """Moment measures of every run against the campaign's ground-truth segments (a cut version's, or uploaded)."""
     tables = load_moment_runs(session, [r.id for r in runs])
-    return evaluate_moments(load_ground_truth(session, campaign.id), tables, names, run_names=[str(r.id) for r in runs])
+    truth = load_ground_truth(session, campaign.id, version_id)
+    return evaluate_moments(truth, tables, names, run_names=[str(r.id) for r in runs])
 
 
 def _store_scores(

@@ -92,7 +92,7 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     """Build and store the pool of a closed shots campaign; replaces an earlier pool with no judgements yet."""
     campaign = get_organised(session, principal, campaign_id)
     if campaign.task_kind is not TaskKind.shots:
-        raise Forbidden("pools are built for shot campaigns; moment campaigns take ground-truth segments")
+        raise Forbidden("moment campaigns take moment pools: POST /api/campaigns/{id}/moment-pools")
     if campaign.status not in (CampaignStatus.closed, CampaignStatus.pooled, CampaignStatus.judging):
         raise Conflict(f"close submissions before pooling (campaign is {campaign.status.value})")
     strata = _strata_of(spec)
@@ -187,6 +187,8 @@ def statistics(session: Session, principal: Principal, pool_id: int) -> dict[str
 
 def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
     """TRECVID pool statistics: judged share of each run's results (min/max/mean), unique contributions."""
+    if pool.kind == "moments":
+        raise InvalidInput("a moment pool has no shot statistics", [{"field": "pool_id", "message": "moment pool"}])
     run_ids = list(pool.params["run_ids"])
     runs = list(session.scalars(select(Run).where(Run.id.in_(run_ids)).order_by(Run.id)))
     teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == pool.campaign_id))}

@@ -525,3 +525,60 @@ class Blob(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+
+class MomentPoolItem(Base):
+    """One proposed segment of a moment pool (runs' moments of one video merged by IoU), in the topic's judging
+    order; `best_rank` and `n_runs` are for organisers only."""
+
+    __tablename__ = "moment_pool_items"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pool_id: Mapped[int] = mapped_column(ForeignKey("pools.id", ondelete="CASCADE"))
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"))
+    video_id: Mapped[str] = mapped_column(Text)
+    start: Mapped[float] = mapped_column(Double)
+    end: Mapped[float] = mapped_column(Double)
+    best_rank: Mapped[int] = mapped_column(Integer)
+    n_runs: Mapped[int] = mapped_column(Integer)
+    judging_order: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (
+        UniqueConstraint("pool_id", "topic_id", "judging_order"),
+        CheckConstraint('start >= 0 AND "end" >= start', name="valid_interval"),
+    )
+
+
+class MomentJudgement(Base):
+    """An assessor's marks on one proposed segment: the relevant moments of its video they marked
+    (`segments`, [[start, end], ...]; empty = none relevant). One per item and assessor; changes are audited."""
+
+    __tablename__ = "moment_judgements"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("moment_pool_items.id", ondelete="CASCADE"))
+    assessor_id: Mapped[int] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"), index=True)
+    segments: Mapped[list[Any]] = mapped_column(JSONB, default=list)
+    seconds_spent: Mapped[float | None] = mapped_column(Double)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (
+        UniqueConstraint("item_id", "assessor_id"),
+        CheckConstraint("jsonb_typeof(segments) = 'array'", name="segments_array"),
+    )
+
+
+class MomentTruthSegment(Base):
+    """One relevant segment of a moment ground-truth version (a `qrels_versions` row of kind `moments`)."""
+
+    __tablename__ = "moment_truth_segments"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    qrels_version_id: Mapped[int] = mapped_column(ForeignKey("qrels_versions.id", ondelete="CASCADE"), index=True)
+    topic_id: Mapped[int] = mapped_column(ForeignKey("topics.id", ondelete="CASCADE"))
+    video_id: Mapped[str] = mapped_column(Text)
+    start: Mapped[float] = mapped_column(Double)
+    end: Mapped[float] = mapped_column(Double)
+
+    __table_args__ = (CheckConstraint('start >= 0 AND "end" > start', name="valid_interval"),)

@@ -260,3 +260,68 @@ def test_a_database_made_at_0005_with_runs_upgrades_to_0006_with_the_xml_runs_el
             }
     finally:
         engine.dispose()
+
+
+AT_0006 = """
+INSERT INTO campaigns (id, name, description, task_kind, status, max_results, max_runs_per_team) VALUES
+  (1, 'moments', '', 'moments', 'closed', 100, 5);
+INSERT INTO topics (id, campaign_id, number, title, description) VALUES (11, 1, '1', 'one', '');
+INSERT INTO teams (id, campaign_id, name) VALUES (1, 1, 'team m');
+INSERT INTO assessors (id, campaign_id, name) VALUES (1, 1, 'ann');
+INSERT INTO runs (id, campaign_id, team_id, name, tag, format, system_type, novelty, training_type, priority,
+                  description, n_entries, n_topics, sha256, content) VALUES
+  (1, 1, 1, 'gamma', NULL, 'moments', 'F', false, 'D', 1, '', 2, 1, '', :gamma);
+INSERT INTO ground_truth_segments (id, topic_id, video_id, start, "end") VALUES (1, 11, 'vidA', 10, 20);
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'topics', 'teams', 'runs',
+  'assessors', 'ground_truth_segments']) AS t;
+"""
+
+
+def test_a_database_made_at_0006_with_a_moment_campaign_upgrades_to_0007_and_pools_and_marks_it(create_database):
+    """0007 adds moment pools, marks and moment ground-truth versions; a moment campaign made at 0006 gets a moment
+    pool, marks (audited) and a cut version on it, still evaluates on its uploaded ground truth, and the downgrade
+    gives back 0006's tables with their data."""
+    from app.services import evaluations, moment_judging, pools
+    from app.services.auth import Principal
+    from app.storage.database import make_session_factory
+    from app.storage.models import Role
+
+    url = create_database()
+    engine = make_engine(url)
+    organiser = Principal(Role.organiser, token_id=0)
+    ann = Principal(Role.assessor, token_id=0, campaign_id=1, assessor_id=1)
+    try:
+        migrations.upgrade(url, "0006")
+        with engine.begin() as conn:
+            for statement in AT_0006.split(";\n"):
+                if statement.strip():
+                    params = {"gamma": zlib.compress(OLD_MOMENTS.encode())} if ":gamma" in statement else {}
+                    conn.execute(text(statement), params)
+            tables_0006 = set(inspect(conn).get_table_names())
+        migrations.upgrade(url, "0007")
+        assert {"moment_pool_items", "moment_judgements", "moment_truth_segments"} <= set(
+            inspect(engine).get_table_names()
+        )
+        with make_session_factory(engine)() as session:
+            spec = moment_judging.MomentPoolSpec(depth=2, iou=0.5, seed=1)
+            pool = moment_judging.create_moment_pool(session, organiser, 1, spec)
+            assert moment_judging.moment_topic_counts(session, pool) == [{"topic": "1", "proposed": 2, "judged": 0}]
+            pools.assign_topics(session, organiser, pool.id, [("1", 1)])
+            while (item := moment_judging.next_item(session, ann)) is not None:
+                moment_judging.mark(session, ann, item.item_id, [(item.start, item.end)] if item.start < 30 else [])
+            version = moment_judging.cut_moment_truth(session, organiser, pool.id, "marks")
+            assert b"".join(moment_judging.export_moment_truth(session, organiser, version.id)) == b"1\tvidA\t11\t19\n"
+            audited = session.execute(text("SELECT count(*) FROM audit_events WHERE table_name = 'moment_judgements'"))
+            assert audited.scalar_one() == 2
+            evaluation = evaluations.start_evaluation(session, organiser, 1, measures=["R@1,0.5"])
+            assert evaluation.qrels_version_id is None  # the uploaded ground truth is still the default
+            evaluations.run_evaluation(session, evaluation.id)
+            session.commit()
+        migrations.downgrade(url, "0006")
+        assert set(inspect(engine).get_table_names()) == tables_0006
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM ground_truth_segments")).scalar_one() == 1
+            assert conn.execute(text("SELECT count(*) FROM qrels_versions")).scalar_one() == 1
+        migrations.upgrade(url)
+    finally:
+        engine.dispose()

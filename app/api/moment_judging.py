@@ -1,0 +1,174 @@
+"""Moment pools and marking: build a moment pool, assessors mark relevant moments, cut a moment ground truth,
+agreement. Assessor payloads carry the topic, the video and a proposed segment: never runs, ranks or others' marks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, Field
+
+from app.api.security import Organiser, SessionDep, role
+from app.services import moment_judging
+from app.services.auth import Principal
+from app.services.inputs import INT32_MAX, Id, Text
+from app.storage.models import Role
+
+router = APIRouter(prefix="/api", tags=["moment judging"])
+Assessor = Annotated[Principal, role(Role.assessor)]
+Seconds = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class MomentPoolIn(BaseModel):
+    """How to build a moment pool: each run's top `depth` moments per topic, merged when IoU >= `iou`."""
+
+    depth: int = Field(default=10, ge=1, le=100_000, description="The top k moments of every run per topic")
+    iou: float = Field(default=0.5, gt=0, le=1, allow_inf_nan=False, description="Merge threshold (temporal IoU)")
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Random when omitted; stored with the pool")
+    max_priority: int | None = Field(default=None, ge=1, le=INT32_MAX, description="Only runs with priority <= this")
+    system_types: list[Literal["F", "M", "R"]] | None = None
+    run_ids: list[Id] | None = Field(default=None, max_length=100_000)
+
+
+class MomentPoolOut(BaseModel):
+    """A moment pool with its parameters, seed and per-topic counts."""
+
+    id: int
+    campaign_id: int
+    kind: str
+    seed: int
+    params: dict[str, object]
+    topics: list[dict[str, object]]
+
+
+class SegmentIn(BaseModel):
+    """A marked relevant moment of the item's video, in seconds."""
+
+    start: Seconds
+    end: Seconds
+
+
+class MarksIn(BaseModel):
+    """The relevant moments of the item's video (an empty list: none relevant) and, optionally, the time it took."""
+
+    segments: list[SegmentIn] = Field(max_length=moment_judging.MAX_SEGMENTS)
+    seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+
+
+class MarkOut(BaseModel):
+    """A proposed segment to judge: the topic and the video, nothing about runs, ranks, counts or others' marks."""
+
+    item_id: int
+    topic: str
+    topic_title: str
+    topic_description: str
+    video_id: str
+    start: float = Field(description="The proposed segment's start (seconds)")
+    end: float = Field(description="The proposed segment's end (seconds)")
+    media_url: str | None
+    segments: list[list[float]] | None = Field(default=None, description="Your own marks, when you go back")
+
+
+class LabelIn(BaseModel):
+    """A label for a new moment ground-truth version."""
+
+    label: Text = Field(min_length=1, max_length=200)
+
+
+class TruthOut(BaseModel):
+    """A moment ground-truth version (a qrels version of kind `moments`)."""
+
+    id: int
+    campaign_id: int
+    label: str
+    kind: str
+    source: str
+    pool_id: int | None
+    n_entries: int
+
+
+@router.post("/campaigns/{campaign_id}/moment-pools", status_code=201, response_model=MomentPoolOut)
+def create_moment_pool(campaign_id: Id, body: MomentPoolIn, session: SessionDep, principal: Organiser) -> MomentPoolOut:
+    """Build the moment pool of a closed moment campaign (assign its topics with POST /api/pools/{id}/assignments)."""
+    spec = moment_judging.MomentPoolSpec(
+        depth=body.depth,
+        iou=body.iou,
+        seed=body.seed,
+        max_priority=body.max_priority,
+        system_types=tuple(body.system_types) if body.system_types else None,
+        run_ids=tuple(body.run_ids) if body.run_ids else None,
+    )
+    pool = moment_judging.create_moment_pool(session, principal, campaign_id, spec)
+    out = MomentPoolOut(
+        id=pool.id,
+        campaign_id=pool.campaign_id,
+        kind=pool.kind,
+        seed=pool.seed,
+        params=pool.params,
+        topics=moment_judging.moment_topic_counts(session, pool),
+    )
+    session.commit()
+    return out
+
+
+@router.get("/moment-pools/{pool_id}", response_model=MomentPoolOut)
+def get_moment_pool(pool_id: Id, session: SessionDep, principal: Organiser) -> MomentPoolOut:
+    """A moment pool with proposed and marked segments per topic."""
+    pool = moment_judging.get_moment_pool(session, principal, pool_id)
+    topics = moment_judging.moment_topic_counts(session, pool)
+    return MomentPoolOut(
+        id=pool.id, campaign_id=pool.campaign_id, kind=pool.kind, seed=pool.seed, params=pool.params, topics=topics
+    )
+
+
+@router.get("/moment-pools/{pool_id}/agreement")
+def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Inter-assessor agreement on segments: mean IoU of marked sets per topic, per assessor pair and overall."""
+    return moment_judging.agreement(session, principal, pool_id)
+
+
+@router.post("/moment-pools/{pool_id}/truth", status_code=201, response_model=TruthOut)
+def cut_truth(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organiser) -> TruthOut:
+    """Freeze the marks as an immutable moment ground-truth version (evaluate with its id as qrels_version_id)."""
+    version = moment_judging.cut_moment_truth(session, principal, pool_id, body.label)
+    out = TruthOut.model_validate(version, from_attributes=True)
+    session.commit()
+    return out
+
+
+@router.get("/moment-truth/{version_id}")
+def export_truth(version_id: Id, session: SessionDep, principal: Organiser) -> StreamingResponse:
+    """A moment ground-truth version as a file: `topic<TAB>video<TAB>start<TAB>end` per segment."""
+    body = moment_judging.export_moment_truth(session, principal, version_id)
+    return StreamingResponse(body, media_type="text/tab-separated-values")
+
+
+@router.post("/moment-judging/next", response_model=MarkOut, responses={204: {"description": "Nothing left"}})
+def next_item(session: SessionDep, principal: Assessor) -> MarkOut | Response:
+    """Your next proposed segment to mark (204 when every proposal of your topics is marked)."""
+    view = moment_judging.next_item(session, principal)
+    if view is None:
+        return Response(status_code=204)
+    return MarkOut(**view.__dict__)
+
+
+@router.post("/moment-judging/items/{item_id}", response_model=MarkOut)
+def submit(item_id: Id, body: MarksIn, session: SessionDep, principal: Assessor) -> MarkOut:
+    """Mark the relevant moments of an item's video, or change your marks (an empty list: none relevant)."""
+    segments = [(s.start, s.end) for s in body.segments]
+    view = moment_judging.mark(session, principal, item_id, segments, seconds_spent=body.seconds_spent)
+    session.commit()
+    return MarkOut(**view.__dict__)
+
+
+@router.get("/moment-judging/items/{item_id}", response_model=MarkOut)
+def own_item(item_id: Id, session: SessionDep, principal: Assessor) -> MarkOut:
+    """An item of yours, with your marks."""
+    return MarkOut(**moment_judging.own_item(session, principal, item_id).__dict__)
+
+
+@router.get("/moment-judging/progress")
+def progress(session: SessionDep, principal: Assessor) -> dict[str, int]:
+    """How many of your proposals you have marked."""
+    return moment_judging.own_progress(session, principal)

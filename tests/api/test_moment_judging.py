@@ -1,0 +1,188 @@
+"""Moment pools and marking over REST: pool, blind marking, agreement, a cut ground truth, and evaluation on it."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
+from tests.api.conftest import auth
+from tests.api.test_evaluations import wait_done
+
+# topic 1: good [11,19] ~ poor's [10,20] (IoU 0.8) merge to [10,20]; good [40,46] alone; poor's vidB [0,9] alone
+# topic 2: good [0,4] and poor [30,40], both vidB
+RUNS = {
+    "good": "1 vidA 11 19 0.9\n1 vidA 40 46 0.8\n2 vidB 0 4 0.7\n",
+    "poor": "1 vidA 10 20 0.9\n1 vidB 0 9 0.8\n2 vidB 30 40 0.7\n",
+}
+BLIND_KEYS = {
+    "item_id",
+    "topic",
+    "topic_title",
+    "topic_description",
+    "video_id",
+    "start",
+    "end",
+    "media_url",
+    "segments",
+}
+
+
+def _assessor(client, organiser, campaign_id: int, name: str) -> tuple[int, dict[str, str]]:
+    body = client.post(f"/api/campaigns/{campaign_id}/assessors", json={"name": name}, headers=organiser).json()
+    return body["id"], auth(body["token"])
+
+
+@pytest.fixture
+def moment_pool(make_campaign, client, organiser):
+    """A closed moment campaign with two runs and a depth-2 moment pool; ann owns topics 1 and 2, bob shares 1."""
+    campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="https://media.example/{video_id}.mp4")
+    assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
+    _, team = campaign.team()
+    for name, text in RUNS.items():
+        assert campaign.upload(team, text, name=name).status_code == 201
+    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
+    refused = client.post(f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 2}, headers=organiser)
+    assert refused.status_code == 403 and "moment-pools" in refused.json()["detail"]
+    response = client.post(
+        f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 2, "iou": 0.5, "seed": 3}, headers=organiser
+    )
+    assert response.status_code == 201, response.text
+    pool = response.json()
+    assert (pool["kind"], pool["seed"], pool["params"]["depth"], pool["params"]["iou"]) == ("moments", 3, 2, 0.5)
+    assert pool["topics"] == [
+        {"topic": "1", "proposed": 3, "judged": 0},
+        {"topic": "2", "proposed": 2, "judged": 0},
+    ]
+    ann_id, ann = _assessor(client, organiser, campaign.id, "ann")
+    bob_id, bob = _assessor(client, organiser, campaign.id, "bob")
+    assignments = [{"topic": "1", "assessor_id": ann_id}, {"topic": "2", "assessor_id": ann_id}]
+    assignments.append({"topic": "1", "assessor_id": bob_id})
+    response = client.post(
+        f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments, "shared": True}, headers=organiser
+    )
+    assert response.status_code in (200, 201), response.text
+    return campaign, pool, ann, bob
+
+
+def _mark_all(client, headers, marks: dict[tuple[str, str, float], list[list[float]]]) -> list[dict]:
+    """Mark every proposal the queue gives, looked up by (topic, video, proposed start); returns the items seen."""
+    seen = []
+    while True:
+        response = client.post("/api/moment-judging/next", headers=headers)
+        if response.status_code == 204:
+            return seen
+        item = response.json()
+        seen.append(item)
+        segments = marks[(item["topic"], item["video_id"], item["start"])]
+        body = {"segments": [{"start": s, "end": e} for s, e in segments], "seconds_spent": 4.5}
+        stored = client.post(f"/api/moment-judging/items/{item['item_id']}", json=body, headers=headers)
+        assert stored.status_code == 200, stored.text
+        assert stored.json()["segments"] == sorted(segments)
+
+
+ANN = {
+    ("1", "vidA", 10.0): [[12.0, 18.0]],
+    ("1", "vidA", 40.0): [[40.0, 45.0], [50.0, 52.0]],
+    ("1", "vidB", 0.0): [],
+    ("2", "vidB", 0.0): [[0.0, 5.0]],
+    ("2", "vidB", 30.0): [],
+}
+BOB = {
+    ("1", "vidA", 10.0): [[10.0, 18.0]],  # IoU with ann's [12,18]: 6/8
+    ("1", "vidA", 40.0): [[40.0, 45.0]],  # with ann's [40,45]+[50,52]: 5/7
+    ("1", "vidB", 0.0): [],  # both none: 1
+}
+
+
+def test_marking_agreement_truth_and_evaluation(moment_pool, client, organiser):
+    campaign, pool, ann, bob = moment_pool
+    seen = _mark_all(client, ann, ANN)
+    assert [i["topic"] for i in seen] == ["1", "1", "1", "2", "2"]  # topic by topic
+    assert all(set(i) == BLIND_KEYS for i in seen)  # no run, rank or count
+    assert all(i["segments"] is None for i in seen)
+    first = seen[0]
+    assert first["media_url"] == f"https://media.example/{first['video_id']}.mp4" and first["topic_title"] == "topic 1"
+    assert client.get("/api/moment-judging/progress", headers=ann).json() == {"marked": 5, "total": 5}
+    # bob sees only topic 1, none of ann's marks, and not ann's topic 2 items
+    topic2 = next(i for i in seen if i["topic"] == "2")
+    assert client.get(f"/api/moment-judging/items/{topic2['item_id']}", headers=bob).status_code == 404
+    bobs_view = client.get(f"/api/moment-judging/items/{first['item_id']}", headers=bob).json()
+    assert bobs_view["segments"] is None and set(bobs_view) == BLIND_KEYS
+    assert client.get("/api/moment-judging/progress", headers=bob).json() == {"marked": 0, "total": 3}
+    _mark_all(client, bob, BOB)
+    assert (
+        client.get(f"/api/moment-judging/items/{first['item_id']}", headers=ann).json()["segments"]
+        == ANN[(first["topic"], first["video_id"], first["start"])]
+    )
+
+    counts = client.get(f"/api/moment-pools/{pool['id']}", headers=organiser).json()["topics"]
+    assert counts == [{"topic": "1", "proposed": 3, "judged": 3}, {"topic": "2", "proposed": 2, "judged": 2}]
+    agreement = client.get(f"/api/moment-pools/{pool['id']}/agreement", headers=organiser).json()
+    expected = (6 / 8 + 5 / 7 + 1.0) / 3
+    assert agreement["items"] == 3 and agreement["mean_iou"] == pytest.approx(expected)
+    assert agreement["topics"] == [{"topic": "1", "items": 3, "mean_iou": pytest.approx(expected)}]
+    assert agreement["pairs"] == [{"assessors": ["ann", "bob"], "items": 3, "mean_iou": pytest.approx(expected)}]
+
+    # the truth takes each item's first marks (ann's), merged per topic and video
+    cut = client.post(f"/api/moment-pools/{pool['id']}/truth", json={"label": "marked-v1"}, headers=organiser)
+    assert cut.status_code == 201, cut.text
+    version = cut.json()
+    assert (version["kind"], version["source"], version["n_entries"]) == ("moments", "cut", 4)
+    again = client.post(f"/api/moment-pools/{pool['id']}/truth", json={"label": "marked-v1"}, headers=organiser)
+    assert again.status_code == 409
+    truth = client.get(f"/api/moment-truth/{version['id']}", headers=organiser).text
+    assert truth == "1\tvidA\t12\t18\n1\tvidA\t40\t45\n1\tvidA\t50\t52\n2\tvidB\t0\t5\n"
+
+    started = client.post(
+        f"/api/campaigns/{campaign.id}/evaluations", json={"qrels_version_id": version["id"]}, headers=organiser
+    )
+    assert started.status_code == 202, started.text
+    assert started.json()["qrels_version_id"] == version["id"]
+    wait_done(client, organiser, started.json()["id"])
+    board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
+    reference = evaluate_moments(
+        parse_moment_ground_truth(truth),
+        [parse_moment_run(t) for t in RUNS.values()],
+        board["measures"],
+        run_names=list(RUNS),
+    )
+    for row in board["rows"]:
+        for measure, value in row["scores"].items():
+            assert value == pytest.approx(reference[row["run"]][measure]["all"], abs=1e-12)
+    # by hand: topic 2's truth [0,5] vs good's first moment [0,4]: IoU 0.8, a hit at 0.5; poor's [30,40] misses;
+    # topic 1: good's [11,19] vs [12,18] 6/8 hit, poor's [10,20] vs [12,18] 6/10 hit: R@1,0.5 = 1 and 0.5
+    means = {row["run"]: row["scores"] for row in board["rows"]}
+    assert means["good"]["R@1,0.5"] == pytest.approx(1.0) and means["poor"]["R@1,0.5"] == pytest.approx(0.5)
+
+
+def test_bad_marks_are_422_naming_the_field_and_others_are_refused(moment_pool, client, organiser):
+    campaign, pool, ann, bob = moment_pool
+    item = client.post("/api/moment-judging/next", headers=ann).json()
+    path = f"/api/moment-judging/items/{item['item_id']}"
+    response = client.post(path, json={"segments": [{"start": 5, "end": 9}, {"start": 8, "end": 3}]}, headers=ann)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.json()["errors"]] == ["segments[1].end"]
+    response = client.post(path, json={"segments": [{"start": -1, "end": 3}]}, headers=ann)
+    assert [e["field"] for e in response.json()["errors"]] == ["segments[0].start"]
+    response = client.post(path, json={"segments": [{"start": 1}]}, headers=ann)
+    assert response.status_code == 422 and "end" in response.json()["errors"][0]["field"]
+    assert client.post(path, json={}, headers=ann).status_code == 422
+    # organisers and teams do not mark; an unknown item is 404
+    assert client.post(path, json={"segments": []}, headers=organiser).status_code == 403
+    assert client.post("/api/moment-judging/items/999999", json={"segments": []}, headers=ann).status_code == 404
+    assert client.post(path, json={"segments": []}, headers=ann).json()["segments"] == []
+    # with a mark, the pool cannot be rebuilt; bad pool parameters name their field
+    rebuilt = client.post(f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 1}, headers=organiser)
+    assert rebuilt.status_code == 409
+    bad = client.post(f"/api/campaigns/{campaign.id}/moment-pools", json={"iou": 1.5}, headers=organiser)
+    assert bad.status_code == 422 and "iou" in bad.json()["errors"][0]["field"]
+    stats = client.get(f"/api/pools/{pool['id']}/stats", headers=organiser)
+    assert stats.status_code == 422
+
+
+def test_moment_pools_are_for_closed_moment_campaigns(make_campaign, client, organiser):
+    shots = make_campaign()
+    response = client.post(f"/api/campaigns/{shots.id}/moment-pools", json={}, headers=organiser)
+    assert response.status_code == 422 and response.json()["errors"][0]["field"] == "task_kind"
+    moments = make_campaign(task_kind="moments")
+    assert client.post(f"/api/campaigns/{moments.id}/moment-pools", json={}, headers=organiser).status_code == 409
