@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from app.api.security import Organiser, SessionDep
 from app.services import analyses, jobs
 from app.services.analysis_params import checked_params
-from app.services.inputs import Id
+from app.services.errors import InvalidInput
+from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["analyses"])
 
@@ -19,13 +20,35 @@ router = APIRouter(prefix="/api", tags=["analyses"])
 class AnalysisIn(BaseModel):
     """An analysis to run on the newest finished evaluation."""
 
-    kind: Literal["pool-depth", "leave-out", "agreement", "stability", "ties", "power", "label-noise"]
+    kind: Literal[
+        "pool-depth",
+        "leave-out",
+        "agreement",
+        "stability",
+        "ties",
+        "power",
+        "label-noise",
+        "judged-fraction",
+        "qrels-versions",
+        "swap-rate",
+        "type-significance",
+        "novelty",
+        "run-vs-median",
+        "efficiency",
+        "strata",
+        "moment-effectiveness",
+    ]
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="pool-depth: measure, max_depth, outside (drop|keep), pooled_runs; "
         "leave-out: measure, by (run|team|type), depth, pooled_runs; agreement: measures; "
         "stability: measure(s), trials, seed, sizes; ties: measures; power: measure(s), alpha, n_resamples, seed; "
-        "label-noise (moments): measures, sigmas, trials, raters, seed, length (shifted|exponential). "
+        "label-noise (moments): measures, sigmas, trials, raters, seed, length (shifted|exponential); "
+        "judged-fraction: depths; qrels-versions: qrels_version_ids (at least 2; default every version), measure; "
+        "swap-rate: measure, trials, seed, sizes, bin_width, relative, threshold, min_comparisons; "
+        "type-significance: measure, by (system_type|training_type), method (pairwise|holm|bonferroni|tukey), top, "
+        "alpha, n_resamples, seed; novelty, strata: none; run-vs-median, efficiency: measure; "
+        "moment-effectiveness (moments): measures, sort_by. "
         "Others are refused; numbers are bounded; omitted ones take the defaults of SPEC section 6 and the papers "
         "(see app/services/analysis_params.py, the schema the CLI uses too)",
     )
@@ -89,10 +112,23 @@ def cancel(job_id: Id, session: SessionDep, principal: Organiser) -> AnalysisOut
     response_class=Response,
     responses={200: {"content": {"image/svg+xml": {}, "image/png": {}}}},
 )
-def figure(job_id: Id, session: SessionDep, principal: Organiser, format: Literal["svg", "png"] = "svg") -> Response:
-    """The analysis's figure (Westerveld Fig. 2-4, AxIoU paper Fig. 4, 6, 7), drawn from its stored result."""
-    from app.figures.analyses import FIGURES, render  # matplotlib: only when a figure is asked for
+def figure(
+    job_id: Id,
+    session: SessionDep,
+    principal: Organiser,
+    format: Literal["svg", "png"] = "svg",
+    run: Annotated[
+        Text | None, Query(max_length=200, description="run-vs-median: the run whose chart to draw (required)")
+    ] = None,
+) -> Response:
+    """The analysis's figure (Westerveld Fig. 2-4, AxIoU paper Fig. 4-7, the overview's charts), drawn from its
+    stored result; a run-vs-median analysis draws one run's chart (`run`)."""
+    from app.figures.analyses import figure_of, render  # matplotlib: only when a figure is asked for
 
     job = analyses.finished_analysis(session, principal, job_id)
-    image = render(FIGURES[job.kind](job.result or {}), format)
+    try:
+        drawn = figure_of(job.kind, job.result or {}, run)
+    except ValueError as exc:
+        raise InvalidInput("cannot draw this figure", [{"field": "run", "message": str(exc)}]) from None
+    image = render(drawn, format)
     return Response(image, media_type="image/svg+xml" if format == "svg" else "image/png")

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from app.figures.campaign_analyses import FIGURES as CAMPAIGN_FIGURES
+
 FORMATS = {".png": "png", ".svg": "svg"}
 Data = Mapping[str, Any]
 
@@ -185,6 +187,7 @@ def power(data: Data) -> Figure:
 
 
 FIGURES: dict[str, Callable[[Data], Figure]] = {
+    **CAMPAIGN_FIGURES,
     "pool-depth": pool_depth,
     "leave-out": leave_out,
     "agreement": agreement,
@@ -193,3 +196,18 @@ FIGURES: dict[str, Callable[[Data], Figure]] = {
     "ties": ties,
     "power": power,
 }
+
+KIND_FIGURE = {"novelty": "unique-hits", "run-vs-median": "run-vs-median-best"}  # the rest: figure key = kind
+
+
+def figure_of(kind: str, data: Data, run: str | None = None) -> Figure:
+    """The figure of an analysis of `kind` from its stored result; for run-vs-median, `run`'s chart alone (its
+    score per topic against the median and best: no other run named). ValueError when `run` is missing or unknown."""
+    if kind == "run-vs-median":
+        if run is None:
+            raise ValueError("name the run whose chart to draw")
+        rows = [row for row in data["runs"] if row["run"] == run]
+        if not rows:
+            raise ValueError(f"no run {run!r} in this analysis")
+        data = rows[0]
+    return FIGURES[KIND_FIGURE.get(kind, kind)](data)

@@ -299,7 +299,31 @@ def moment_effectiveness(data: Data) -> Figure:
     return figure
 
 
+def type_significance(data: Data) -> Figure:
+    """Significance within each run type: the tested runs' means, one colour per type, with how many of each
+    type's run pairs the test separates at alpha."""
+    groups = data["types"]
+    colours = [RUN_COLOUR, BEST_COLOUR, MEDIAN_COLOUR, "#8a5a00", "#6a3d9a", "#333333"]
+    labels: list[str] = []
+    figure = Figure(figsize=(max(6.0, 0.35 * sum(len(g["runs"]) for g in groups) + 2), 3.8))
+    axes = figure.subplots()
+    for k, group in enumerate(groups):
+        x = np.arange(len(labels), len(labels) + len(group["runs"]))
+        n = len(group["runs"])
+        pairs = n * (n - 1) // 2
+        label = f"type {group['type']}: {len(group['better'])} of {pairs} pairs differ"
+        axes.bar(x, _floats(group["means"]), color=colours[k % len(colours)], label=label)
+        labels.extend(group["runs"])
+    _labels(axes, labels)
+    axes.set_ylabel(str(data.get("measure") or "mean score"))
+    axes.set_title(f"Significance within each run type ({data['method']}, alpha {data['alpha']:g}, top {data['top']})")
+    axes.legend(fontsize=7)
+    _tidy(axes)
+    return figure
+
+
 FIGURES: dict[str, Callable[[Data], Figure]] = {
+    "type-significance": type_significance,
     "judged-fraction": judged_fraction,
     "run-vs-median-best": run_vs_median_best,
     "unique-hits": unique_hits,

@@ -19,14 +19,23 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.depth_inference import infer_pool_depth
+from app.evaluation.analyses.efficiency import mean_seconds, score_vs_time
+from app.evaluation.analyses.judged_depth import judged_fraction
 from app.evaluation.analyses.label_noise import label_noise
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.lines import index_lines, run_mask
 from app.evaluation.analyses.measure_agreement import agreement_result
+from app.evaluation.analyses.moment_effectiveness import moment_effectiveness
+from app.evaluation.analyses.novelty import unique_relevant
 from app.evaluation.analyses.pool_depth import pool_depth
 from app.evaluation.analyses.power import power_result
+from app.evaluation.analyses.qrels_comparison import compare_qrels
 from app.evaluation.analyses.stability import stability
+from app.evaluation.analyses.strata import stratum_summary
+from app.evaluation.analyses.swap_rate import swap_rates
 from app.evaluation.analyses.ties import ties_result
+from app.evaluation.analyses.topic_comparison import topic_comparison
+from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.errors import MeasureError
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
@@ -43,8 +52,28 @@ from app.services.run_arrays import load_moment_runs, load_runs
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, TaskKind
 
 Progress = Callable[[float], None]
-KINDS = ("pool-depth", "leave-out", "agreement", "stability", "ties", "power", "label-noise")
-NEEDS_QRELS = ("pool-depth", "leave-out")
+KINDS = (
+    "pool-depth",
+    "leave-out",
+    "agreement",
+    "stability",
+    "ties",
+    "power",
+    "label-noise",
+    "judged-fraction",
+    "qrels-versions",
+    "swap-rate",
+    "type-significance",
+    "novelty",
+    "run-vs-median",
+    "efficiency",
+    "strata",
+    "moment-effectiveness",
+)
+NEEDS_QRELS = ("pool-depth", "leave-out")  # re-evaluated under reduced qrels of the evaluation's version
+REEVALUATED = ("pool-depth", "leave-out", "qrels-versions")  # any registry measure, scored afresh
+SHOTS_ONLY = ("pool-depth", "leave-out", "judged-fraction", "qrels-versions", "novelty", "strata")
+MOMENTS_ONLY = ("label-noise", "moment-effectiveness")
 LOADED, COMPUTED = 0.05, 0.95  # progress once the data is loaded; the computation reports in between
 
 
@@ -60,10 +89,10 @@ def start_analysis(
     except ValidationError as exc:
         errors = [{"field": ".".join(["params", *map(str, e["loc"])]), "message": e["msg"]} for e in exc.errors()]
         raise InvalidInput("invalid analysis parameters", errors) from None
-    if kind in NEEDS_QRELS and campaign.task_kind is not TaskKind.shots:
-        raise InvalidInput(f"{kind} needs pooled qrels", [{"field": "kind", "message": "for shot campaigns only"}])
-    if kind == "label-noise" and campaign.task_kind is not TaskKind.moments:
-        raise InvalidInput("label noise perturbs moment ground truth", [{"field": "kind", "message": "moments only"}])
+    if kind in SHOTS_ONLY and campaign.task_kind is not TaskKind.shots:
+        raise InvalidInput(f"{kind} needs qrels", [{"field": "kind", "message": "for shot campaigns only"}])
+    if kind in MOMENTS_ONLY and campaign.task_kind is not TaskKind.moments:
+        raise InvalidInput(f"{kind} reads moment runs", [{"field": "kind", "message": "moments only"}])
     evaluation = finished_evaluation(session, campaign_id, None)
     checked = _check_against_data(session, campaign, evaluation, kind, checked)
     job = AnalysisJob(
@@ -101,7 +130,7 @@ def _check_against_data(
                     names.append(parse_moment_measure(name).name)
                 except MeasureError as exc:
                     raise _refuse(where, str(exc)) from None
-            elif kind in NEEDS_QRELS:  # re-evaluated under reduced qrels: any registry measure
+            elif kind in REEVALUATED:  # re-evaluated under other qrels: any registry measure
                 try:
                     names.append(resolve(name).name)
                 except MeasureError as exc:
@@ -112,6 +141,13 @@ def _check_against_data(
                     raise _refuse(where, f"not a measure of evaluation {evaluation.id}: one of {', '.join(stored)}")
                 names.append(name)
         out[field] = names[0] if field == "measure" else names
+    if "sort_by" in out:
+        name = measure_name(out["sort_by"]) or out["sort_by"]
+        if name not in out.get("measures", stored):
+            raise _refuse("sort_by", f"not one of the measures: {', '.join(out.get('measures', stored))}")
+        out["sort_by"] = name
+    if kind == "qrels-versions":
+        out["qrels_version_ids"] = _qrels_versions(session, campaign, out.get("qrels_version_ids"))
     if "pooled_runs" in out:
         version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
         if version is not None and version.pool_id is not None:
@@ -121,6 +157,25 @@ def _check_against_data(
         if unknown:
             raise _refuse("pooled_runs", f"not runs of this campaign: {', '.join(unknown[:10])}")
     return out
+
+
+def _qrels_versions(session: Session, campaign: Campaign, given: list[int] | None) -> list[int]:
+    """The qrels versions to compare: those given (each of this campaign), else all of the campaign (at least 2)."""
+    known = list(
+        session.scalars(
+            select(QrelsVersion.id).where(QrelsVersion.campaign_id == campaign.id).order_by(QrelsVersion.id)
+        )
+    )
+    if given is None:
+        if len(known) < 2:
+            raise _refuse("qrels_version_ids", f"the campaign has {len(known)} qrels version(s): comparing needs 2")
+        return known
+    unknown = [str(i) for i in given if i not in known]
+    if unknown:
+        raise _refuse("qrels_version_ids", f"not qrels versions of this campaign: {', '.join(unknown)}")
+    if len(set(given)) != len(given):
+        raise _refuse("qrels_version_ids", "a version is named twice")
+    return list(given)
 
 
 class Reporter:
@@ -156,6 +211,10 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
         result = _qrels_analysis(session, campaign, evaluation, table, job.kind, params, reporter)
     elif job.kind == "label-noise":
         result = _label_noise(session, campaign, table, params, reporter, evaluation.qrels_version_id)
+    elif job.kind in QRELS_READERS:
+        result = _qrels_reader(session, campaign, evaluation, table, job.kind, params, reporter)
+    elif job.kind in TABLE_READERS:
+        result = _table_reader(campaign, table, job.kind, params, reporter)
     else:
         result = _score_analysis(campaign, table, job.kind, params, reporter)
     progress(COMPUTED)
@@ -215,6 +274,90 @@ def _score_analysis(
         )
     result = stability(values, measures, trials=params.trials, seed=params.seed, sizes=params.sizes, progress=reporter)
     return result.to_dict()
+
+
+TABLE_READERS = ("swap-rate", "type-significance", "run-vs-median", "efficiency", "moment-effectiveness")
+QRELS_READERS = ("judged-fraction", "qrels-versions", "novelty", "strata")
+
+
+def _table_reader(
+    campaign: Campaign, table: ScoreTable, kind: str, params: Any, reporter: Reporter
+) -> dict[str, object]:
+    """The campaign analyses read off the stored scores (and the runs' metadata)."""
+    names = [r.name for r in table.runs]
+    if kind == "moment-effectiveness":
+        measures = list(params.measures or table.measures)
+        columns = [_column(table, m) for m in measures]
+        return moment_effectiveness(names, measures, table.means[:, columns], sort_by=params.sort_by).to_dict()
+    measure = params.measure or default_measure(campaign, table.measures)
+    column = _column(table, measure)
+    values = table.values[:, column, :]
+    if kind == "swap-rate":
+        return swap_rates(
+            values,
+            names,
+            measure=measure,
+            sizes=params.sizes,
+            trials=params.trials,
+            seed=params.seed,
+            bin_width=params.bin_width,
+            relative=params.relative,
+            threshold=params.threshold,
+            min_comparisons=params.min_comparisons,
+            progress=reporter,
+        ).to_dict()
+    if kind == "type-significance":
+        result = significance_by_type(
+            names,
+            [getattr(r, params.by) for r in table.runs],
+            values,
+            method=params.method,
+            top=params.top,
+            alpha=params.alpha,
+            n_resamples=params.n_resamples,
+            seed=params.seed,
+        )
+        return {"measure": measure, "by": params.by, **result.to_dict()}
+    if kind == "run-vs-median":
+        return topic_comparison(names, table.topics, values, measure=measure).to_dict()
+    seconds = np.array([mean_seconds(r.elapsed_seconds) for r in table.runs], dtype=np.float64)
+    return score_vs_time(names, table.means[:, column], seconds, measure=measure).to_dict()
+
+
+def _qrels_reader(
+    session: Session,
+    campaign: Campaign,
+    evaluation: Evaluation,
+    table: ScoreTable,
+    kind: str,
+    params: Any,
+    reporter: Reporter,
+) -> dict[str, object]:
+    """The campaign analyses that read the evaluation's qrels (and the runs, re-read from their uploads)."""
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert version is not None
+    qrels = load_qrels(session, version)
+    if kind == "strata":
+        return {"qrels_label": version.label, **stratum_summary(qrels).to_dict()}
+    runs = list(table.runs)
+    names = [r.name for r in runs]
+    prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)
+    reporter(0.0)
+    if kind == "judged-fraction":
+        depths = params.depths
+        return judged_fraction(qrels, prepared, depths=depths, max_results=campaign.max_results).to_dict()
+    if kind == "novelty":
+        teams = [table.teams[r.team_id] for r in runs]
+        return unique_relevant(qrels, prepared, teams, max_results=campaign.max_results).to_dict()
+    versions = [session.get(QrelsVersion, i) for i in params.qrels_version_ids]
+    loaded = []
+    for k, other in enumerate(versions):
+        assert other is not None
+        loaded.append(qrels if other.id == version.id else load_qrels(session, other))
+        reporter(0.5 * (k + 1) / len(versions))
+    measure = params.measure or ("xinfAP" if all(q.stratified for q in loaded) else "AP")
+    result = compare_qrels([v.label for v in versions], loaded, prepared, measure=measure)  # type: ignore[union-attr]
+    return {**result.to_dict(), "qrels_version_ids": list(params.qrels_version_ids)}
 
 
 @dataclass(frozen=True)

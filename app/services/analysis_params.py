@@ -17,6 +17,8 @@ from app.evaluation.analyses.label_noise import DEFAULT_MEASURES as NOISE_MEASUR
 from app.evaluation.analyses.label_noise import DEFAULT_RATERS, DEFAULT_SIGMAS
 from app.evaluation.analyses.label_noise import DEFAULT_TRIALS as NOISE_TRIALS
 from app.evaluation.analyses.stability import DEFAULT_TRIALS as STABILITY_TRIALS
+from app.evaluation.analyses.swap_rate import DEFAULT_TRIALS as SWAP_TRIALS
+from app.evaluation.analyses.swap_rate import MIN_COMPARISONS
 from app.services.inputs import Text
 
 SEED_MAX = 2**32 - 1  # numpy's legacy seed range, and plenty for reproducibility
@@ -129,6 +131,79 @@ class LabelNoiseParams(AnalysisParams):
     )
 
 
+class JudgedFractionParams(AnalysisParams):
+    """Judged fraction (Westerveld 4.1): the judged share of every run's top d, for each depth d."""
+
+    depths: list[Size] | None = Field(
+        default=None, min_length=1, max_length=1000, description="1, 2, 3, 5, 10, 20, ... up to max_results"
+    )
+
+
+class QrelsVersionsParams(AnalysisParams):
+    """Qrels versions (Voorhees 1998): run rankings (tau_b, tau_AP) and judgements (overlap, kappa) compared."""
+
+    qrels_version_ids: list[Annotated[int, Field(ge=1, le=2**31 - 1)]] | None = Field(
+        default=None, min_length=2, max_length=20, description="every qrels version of the campaign when omitted"
+    )
+    measure: Measure | None = Field(default=None, description="AP (xinfAP for stratified qrels) when omitted")
+
+
+class SwapRateParams(AnalysisParams):
+    """Swap rate and minimum detectable difference (Voorhees & Buckley 2002) on disjoint random topic sets."""
+
+    measure: Measure | None = None
+    trials: int = Field(default=SWAP_TRIALS, ge=1, le=10_000, description="pairs of disjoint topic sets per size")
+    seed: Seed = 0
+    sizes: list[Size] | None = Field(default=None, min_length=1, max_length=1000, description="1..n // 2 when omitted")
+    bin_width: float = Field(default=0.01, gt=0, le=1, allow_inf_nan=False, description="width of a difference bin")
+    relative: bool = Field(default=False, description="bin the relative difference (over the larger mean)")
+    threshold: float = Field(default=0.05, gt=0, lt=1, allow_inf_nan=False, description="largest acceptable swap rate")
+    min_comparisons: int = Field(
+        default=MIN_COMPARISONS, ge=1, le=1_000_000, description="comparisons a bin needs to be trusted"
+    )
+
+
+class TypeSignificanceParams(AnalysisParams):
+    """Significance within each run type (the overview's tables): the top runs of a type tested pairwise."""
+
+    measure: Measure | None = None
+    by: Literal["system_type", "training_type"] = Field(default="system_type", description="the run type grouping")
+    method: Literal["pairwise", "holm", "bonferroni", "tukey"] = Field(
+        default="pairwise", description="paired randomization p-values, Holm or Bonferroni adjusted, or Tukey HSD"
+    )
+    top: int = Field(default=10, ge=2, le=10_000, description="runs of each type tested (best by mean)")
+    alpha: float = Field(default=0.05, gt=0, lt=1, allow_inf_nan=False)
+    n_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
+    seed: Seed = 0
+
+
+class NoveltyParams(AnalysisParams):
+    """Novelty: relevant shots each run and team found, and those no other team found."""
+
+
+class RunVsMedianParams(AnalysisParams):
+    """Run vs median vs best per topic (the chart NIST sends each team)."""
+
+    measure: Measure | None = None
+
+
+class EfficiencyParams(AnalysisParams):
+    """Efficiency: mean score against mean elapsed seconds per topic, and the good-and-fast runs."""
+
+    measure: Measure | None = None
+
+
+class StrataParams(AnalysisParams):
+    """Strata: pooled, judged and relevant shots per stratum, inferred relevant per topic (sample_eval qrels)."""
+
+
+class MomentEffectivenessParams(AnalysisParams):
+    """Moment effectiveness (AxIoU paper, Fig. 5): each system's score under every moment measure."""
+
+    measures: Measures | None = Field(default=None, description="every measure of the evaluation when omitted")
+    sort_by: Measure | None = Field(default=None, description="the mean R@K,theta when omitted")
+
+
 PARAMS_OF: dict[str, type[AnalysisParams]] = {
     "pool-depth": PoolDepthParams,
     "leave-out": LeaveOutParams,
@@ -137,6 +212,15 @@ PARAMS_OF: dict[str, type[AnalysisParams]] = {
     "ties": TiesParams,
     "power": PowerParams,
     "label-noise": LabelNoiseParams,
+    "judged-fraction": JudgedFractionParams,
+    "qrels-versions": QrelsVersionsParams,
+    "swap-rate": SwapRateParams,
+    "type-significance": TypeSignificanceParams,
+    "novelty": NoveltyParams,
+    "run-vs-median": RunVsMedianParams,
+    "efficiency": EfficiencyParams,
+    "strata": StrataParams,
+    "moment-effectiveness": MomentEffectivenessParams,
 }
 
 

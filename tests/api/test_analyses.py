@@ -172,6 +172,29 @@ def test_label_noise_on_a_moment_campaign(make_campaign, client, organiser):
         seed=5,
     )
     assert again == result
+    # AxIoU Fig. 5 data from the stored means, equal to the core on the same numbers
+    from app.evaluation.analyses.moment_effectiveness import moment_effectiveness
+
+    board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
+    measures = ["AxIoU@1", "R@1,0.5", "R@1,0.7"]
+    means = np.array([[row["scores"][m] for m in measures] for row in board["rows"]])
+    effect = start_analysis(client, organiser, campaign.id, "moment-effectiveness", measures=measures)
+    expected = moment_effectiveness([row["run"] for row in board["rows"]], measures, means).to_dict()
+    assert effect["result"]["runs"] == expected["runs"] == ["close", "loose"]
+    assert effect["result"]["sort_by"] == "mean R@K,theta"
+    for got, want in zip(effect["result"]["measures"], expected["measures"], strict=True):
+        assert got["measure"] == want["measure"] and got["scores"] == pytest.approx(want["scores"])
+    assert "Systems by measure" in assert_svg_figure(client, organiser, effect["id"])
+    sorted_by = run_analysis(
+        client, organiser, campaign.id, "moment-effectiveness", measures=measures, sort_by="R@1,0.7"
+    )
+    assert sorted_by["sort_by"] == "R@1,0.7"
+    bad = client.post(
+        f"/api/campaigns/{campaign.id}/analyses",
+        json={"kind": "moment-effectiveness", "params": {"measures": ["AxIoU@1"], "sort_by": "R@1,0.5"}},
+        headers=organiser,
+    )
+    assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "params.sort_by"
     shots = make_campaign()
     refused = client.post(f"/api/campaigns/{shots.id}/analyses", json={"kind": "label-noise"}, headers=organiser)
     assert refused.status_code == 422 and refused.json()["errors"][0]["message"] == "moments only"
