@@ -28,7 +28,7 @@ from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.limits import RequestLimits
 from app.api.security import get_session, public
 from app.config import Settings, get_settings
-from app.web import docs, organiser_page, pages, results
+from app.web import docs, mark_page, organiser_page, pages, results
 
 ROUTERS = (
     health,
@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
         app.include_router(module.router, responses=ERROR_RESPONSES)
     app.include_router(pages.make_router(public()))  # HTML shells: their data comes from the API, with a token
     app.include_router(results.make_router(public(), get_session))  # published results, rendered on the server
+    app.include_router(mark_page.make_router(public()))  # the moment marking page (a shell over its API)
     app.include_router(organiser_page.make_router(public(), organiser.PANEL_ROLE, get_session))  # the organiser page
     docs.install_docs(app, public())
     install_error_handlers(app)

@@ -1,0 +1,426 @@
+/* The moment marking page: a shell over /api/moment-judging. Keyboard first, mouse too; it never sees runs or ranks. */
+(() => {
+  "use strict";
+
+  const TOKEN_KEY = "trecpool.markToken";
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    token: null,
+    item: null, // the item on screen
+    segments: [], // [[start, end], ...] marked on it
+    selected: -1, // index into segments, -1 when none is selected
+    pendingStart: null, // a start set with [ waiting for its end
+    playhead: 0,
+    view: [0, 1], // the seconds the timeline shows
+    duration: null, // the media's length once known
+    history: [], // items marked in this session, oldest first
+    back: -1, // -1 on the queue's item, k >= 0 on history[k]
+    shownAt: 0,
+    inflight: 0,
+    drag: null,
+  };
+
+  class ApiError extends Error {
+    constructor(status, detail) {
+      super(detail || `HTTP ${status}`);
+      this.status = status;
+    }
+  }
+
+  /** Trade a one-time ?link=... for a session token (POST, in a header), drop the link from the address bar. */
+  async function takeToken() {
+    const url = new URL(window.location.href);
+    const link = url.searchParams.get("link");
+    if (!link) return { token: sessionStorage.getItem(TOKEN_KEY) };
+    url.searchParams.delete("link");
+    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    const response = await fetch("/api/judging/session", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${link}`, Accept: "application/json" },
+      cache: "no-store",
+    });
+    const data = await response.json().catch(() => null);
+    if (!response.ok || !data || !data.token) {
+      const stored = sessionStorage.getItem(TOKEN_KEY);
+      if (stored) return { token: stored };
+      return { error: (data && data.detail) || `HTTP ${response.status}` };
+    }
+    sessionStorage.setItem(TOKEN_KEY, data.token);
+    return { token: data.token };
+  }
+
+  async function api(method, path, body) {
+    const headers = { Authorization: `Bearer ${state.token}`, Accept: "application/json" };
+    const init = { method, headers, cache: "no-store" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    state.inflight += 1;
+    setBusy();
+    try {
+      const response = await fetch(path, init);
+      if (response.status === 204) return null;
+      const data = await response.json().catch(() => null);
+      if (!response.ok) {
+        const fields = data && data.errors ? data.errors.map((e) => `${e.field}: ${e.message}`).join("; ") : "";
+        throw new ApiError(response.status, [data && data.detail, fields].filter(Boolean).join(" — "));
+      }
+      return data;
+    } finally {
+      state.inflight -= 1;
+      setBusy();
+    }
+  }
+
+  function setBusy() {
+    $("main").setAttribute("aria-busy", state.inflight > 0 ? "true" : "false");
+  }
+
+  function say(text) {
+    $("status").textContent = text;
+  }
+
+  function fatal(text) {
+    $("item").hidden = true;
+    $("message").textContent = text;
+    $("message").hidden = false;
+  }
+
+  const round = (t) => Math.round(t * 10) / 10;
+  const fmt = (t) => t.toFixed(1);
+
+  function maxTime() {
+    return state.duration !== null ? state.duration : state.view[1];
+  }
+
+  function setView() {
+    const item = state.item;
+    const context = Math.max(15, 2 * (item.end - item.start));
+    const lo = Math.max(0, item.start - context);
+    let hi = item.end + context;
+    for (const [, e] of state.segments) hi = Math.max(hi, e);
+    if (state.duration !== null) hi = Math.min(Math.max(hi, item.end), state.duration);
+    state.view = [lo, Math.max(hi, lo + 1)];
+  }
+
+  function pct(t) {
+    const [lo, hi] = state.view;
+    return `${((Math.min(Math.max(t, lo), hi) - lo) / (hi - lo)) * 100}%`;
+  }
+
+  function place(el, s, e) {
+    el.style.left = pct(s);
+    el.style.width = `calc(${pct(e)} - ${pct(s)})`;
+  }
+
+  function render() {
+    const item = state.item;
+    if (!item) return;
+    place($("proposal-bar"), item.start, item.end);
+    const box = $("segments");
+    box.replaceChildren();
+    const list = $("segment-list");
+    list.replaceChildren();
+    state.segments.forEach(([s, e], i) => {
+      const bar = document.createElement("div");
+      bar.className = "segment" + (i === state.selected ? " selected" : "");
+      bar.dataset.index = String(i);
+      const left = document.createElement("span");
+      left.className = "edge left";
+      left.dataset.edge = "0";
+      const right = document.createElement("span");
+      right.className = "edge right";
+      right.dataset.edge = "1";
+      bar.append(left, right);
+      place(bar, s, e);
+      box.append(bar);
+      const li = document.createElement("li");
+      li.textContent = `${fmt(s)} – ${fmt(e)} s`;
+      if (i === state.selected) li.className = "selected";
+      list.append(li);
+    });
+    const draft = $("draft");
+    if (state.drag && state.drag.kind === "new") {
+      draft.hidden = false;
+      place(draft, Math.min(state.drag.t0, state.drag.t1), Math.max(state.drag.t0, state.drag.t1));
+    } else if (state.pendingStart !== null) {
+      draft.hidden = false;
+      place(draft, Math.min(state.pendingStart, state.playhead), Math.max(state.pendingStart, state.playhead));
+    } else {
+      draft.hidden = true;
+    }
+    $("playhead").style.left = pct(state.playhead);
+    $("playhead-text").textContent = fmt(state.playhead);
+    $("timeline").setAttribute("aria-valuenow", fmt(state.playhead));
+    $("tick-start").textContent = `${fmt(state.view[0])} s`;
+    $("tick-end").textContent = `${fmt(state.view[1])} s`;
+  }
+
+  function seek(t) {
+    state.playhead = round(Math.min(Math.max(t, 0), maxTime()));
+    const video = $("video");
+    if (video.readyState > 0 && !$("video").hidden) video.currentTime = state.playhead;
+    render();
+  }
+
+  function show(item, going_back) {
+    state.item = item;
+    state.segments = (item.segments || []).map(([s, e]) => [s, e]);
+    state.selected = -1;
+    state.pendingStart = null;
+    state.duration = null;
+    state.shownAt = performance.now();
+    $("item").dataset.item = String(item.item_id);
+    $("topic-number").textContent = item.topic;
+    $("topic-text").textContent = item.topic_title;
+    $("topic-description").textContent = item.topic_description || "";
+    $("video-id").textContent = item.video_id;
+    $("proposal").textContent = `${fmt(item.start)} – ${fmt(item.end)} s`;
+    $("going-back").hidden = !going_back;
+    const video = $("video");
+    $("placeholder-video").textContent = item.video_id;
+    if (item.media_url) {
+      video.hidden = false;
+      $("placeholder").hidden = true;
+      video.src = item.media_url;
+    } else {
+      video.removeAttribute("src");
+      video.hidden = true;
+      $("placeholder").hidden = false;
+    }
+    setView();
+    state.playhead = round(item.start);
+    $("message").hidden = true;
+    $("item").hidden = false;
+    render();
+    $("timeline").focus();
+  }
+
+  async function refreshProgress() {
+    const p = await api("GET", "/api/moment-judging/progress");
+    $("progress").max = Math.max(p.total, 1);
+    $("progress").value = p.marked;
+    $("progress-text").textContent = `${p.marked} of ${p.total} marked`;
+  }
+
+  async function loadNext() {
+    state.back = -1;
+    const item = await api("POST", "/api/moment-judging/next");
+    await refreshProgress();
+    if (item === null) {
+      state.item = null;
+      delete $("item").dataset.item;
+      fatal("All done: every proposed segment of your topics is marked. Thank you!");
+      return;
+    }
+    show(item, false);
+  }
+
+  async function submit(segments) {
+    const item = state.item;
+    if (!item || state.inflight > 0) return;
+    const body = {
+      segments: segments.map(([start, end]) => ({ start, end })),
+      seconds_spent: Math.round((performance.now() - state.shownAt) / 100) / 10,
+    };
+    try {
+      await api("POST", `/api/moment-judging/items/${item.item_id}`, body);
+    } catch (error) {
+      say(`Not saved: ${error.message}`);
+      return;
+    }
+    if (state.back < 0 && !state.history.includes(item.item_id)) state.history.push(item.item_id);
+    const what = segments.length ? `${segments.length} moment${segments.length > 1 ? "s" : ""}` : "none relevant";
+    await loadNext();
+    say(`Saved: ${what} (video ${item.video_id})`);
+  }
+
+  async function goBack() {
+    if (!state.history.length) return say("Nothing to go back to yet.");
+    state.back = state.back < 0 ? state.history.length - 1 : Math.max(0, state.back - 1);
+    const back = state.back;
+    const item = await api("GET", `/api/moment-judging/items/${state.history[back]}`);
+    show(item, true);
+    state.back = back;
+    say("Going back: change your marks and submit again.");
+  }
+
+  function addSegment(s, e) {
+    state.segments.push([round(s), round(e)]);
+    state.segments.sort((a, b) => a[0] - b[0]);
+    state.selected = state.segments.findIndex(([a, b]) => a === round(s) && b === round(e));
+    state.pendingStart = null;
+    setView();
+    render();
+  }
+
+  function setStart() {
+    const t = state.playhead;
+    if (state.selected >= 0) {
+      const seg = state.segments[state.selected];
+      if (t >= seg[1]) return say("A start must come before its end.");
+      seg[0] = t;
+      say(`Start moved to ${fmt(t)} s`);
+    } else {
+      state.pendingStart = t;
+      say(`Start at ${fmt(t)} s: move the playhead and press ] for the end`);
+    }
+    render();
+  }
+
+  function setEnd() {
+    const t = state.playhead;
+    if (state.selected >= 0) {
+      const seg = state.segments[state.selected];
+      if (t <= seg[0]) return say("An end must come after its start.");
+      seg[1] = t;
+      say(`End moved to ${fmt(t)} s`);
+      return render();
+    }
+    if (state.pendingStart === null) return say("Set a start first with [");
+    if (t <= state.pendingStart) return say("An end must come after its start.");
+    const s = state.pendingStart;
+    addSegment(s, t);
+    say(`Marked ${fmt(s)} – ${fmt(t)} s`);
+  }
+
+  function onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key;
+    if (!state.item) {
+      if ((key === "b" || key === "B") && state.inflight === 0) goBack(); // back from "all done"
+      return;
+    }
+    const step = event.shiftKey ? 0.1 : 1;
+    if (key === "ArrowLeft") seek(state.playhead - step);
+    else if (key === "ArrowRight") seek(state.playhead + step);
+    else if (key === "[") setStart();
+    else if (key === "]") setEnd();
+    else if (key === "a" || key === "A") {
+      addSegment(state.item.start, state.item.end);
+      say("Proposal accepted: adjust it with [ and ] or submit");
+    } else if (key === "Tab" && state.segments.length) {
+      state.selected = (state.selected + 1) % state.segments.length;
+      render();
+    } else if (key === "Escape") {
+      state.selected = -1;
+      state.pendingStart = null;
+      render();
+    } else if (key === "Delete" || key === "Backspace") {
+      if (state.selected >= 0) state.segments.splice(state.selected, 1);
+      state.selected = -1;
+      render();
+    } else if (key === "Enter") {
+      if (!state.segments.length) say("No moment marked: press N if none is relevant");
+      else submit(state.segments);
+    } else if (key === "n" || key === "N") submit([]);
+    else if (key === "b" || key === "B") goBack();
+    else if (key === " ") {
+      const video = $("video");
+      if (!video.hidden && video.readyState > 0) {
+        if (video.paused) video.play().catch(() => say("The video cannot play here"));
+        else video.pause();
+      }
+    } else return;
+    event.preventDefault();
+  }
+
+  function timeAt(event) {
+    const box = $("timeline").getBoundingClientRect();
+    const [lo, hi] = state.view;
+    return round(lo + ((event.clientX - box.left) / box.width) * (hi - lo));
+  }
+
+  function onDown(event) {
+    if (!state.item || event.button !== 0) return;
+    const t = timeAt(event);
+    const target = event.target;
+    if (target.dataset && target.dataset.edge !== undefined) {
+      const index = Number(target.parentElement.dataset.index);
+      state.selected = index;
+      state.drag = { kind: "edge", index, edge: Number(target.dataset.edge) };
+    } else if (target.classList && target.classList.contains("segment")) {
+      state.selected = Number(target.dataset.index);
+      state.drag = null;
+      seek(t);
+    } else {
+      state.drag = { kind: "new", t0: t, t1: t, x0: event.clientX };
+    }
+    $("timeline").focus();
+    render();
+    event.preventDefault();
+  }
+
+  function onMove(event) {
+    const drag = state.drag;
+    if (!drag) return;
+    const t = timeAt(event);
+    if (drag.kind === "new") drag.t1 = t;
+    else {
+      const seg = state.segments[drag.index];
+      if (drag.edge === 0 && t < seg[1]) seg[0] = Math.max(0, t);
+      if (drag.edge === 1 && t > seg[0]) seg[1] = Math.min(t, maxTime());
+    }
+    render();
+  }
+
+  function onUp(event) {
+    const drag = state.drag;
+    state.drag = null;
+    if (!drag) return;
+    if (drag.kind === "new") {
+      if (Math.abs(event.clientX - drag.x0) < 4) {
+        seek(drag.t0); // a click: move the playhead there
+      } else {
+        addSegment(Math.min(drag.t0, drag.t1), Math.max(drag.t0, drag.t1));
+        say(`Marked ${fmt(Math.min(drag.t0, drag.t1))} – ${fmt(Math.max(drag.t0, drag.t1))} s`);
+      }
+    }
+    render();
+  }
+
+  function wireMedia() {
+    const video = $("video");
+    video.addEventListener("loadedmetadata", () => {
+      if (Number.isFinite(video.duration)) state.duration = video.duration;
+      if (state.item) setView();
+      video.currentTime = state.playhead;
+      render();
+    });
+    video.addEventListener("timeupdate", () => {
+      if (!video.paused) {
+        state.playhead = round(video.currentTime);
+        render();
+      }
+    });
+    video.addEventListener("error", () => {
+      if (!video.getAttribute("src")) return;
+      video.hidden = true;
+      $("placeholder").hidden = false;
+    });
+  }
+
+  async function start() {
+    const taken = await takeToken();
+    if (taken.error) return fatal(`Your marking link was not accepted (${taken.error}). Ask your organiser for a new one.`);
+    if (!taken.token) return fatal("Open the link your organiser sent you (it ends in ?link=...).");
+    state.token = taken.token;
+    wireMedia();
+    document.addEventListener("keydown", onKey);
+    $("timeline").addEventListener("mousedown", onDown);
+    document.addEventListener("mousemove", onMove);
+    document.addEventListener("mouseup", onUp);
+    $("accept").addEventListener("click", () => onKey(new KeyboardEvent("keydown", { key: "a" })));
+    $("submit").addEventListener("click", () => onKey(new KeyboardEvent("keydown", { key: "Enter" })));
+    $("none").addEventListener("click", () => submit([]));
+    try {
+      await loadNext();
+    } catch (error) {
+      if (error.status === 401) sessionStorage.removeItem(TOKEN_KEY);
+      fatal(`Could not load your items: ${error.message}`);
+    }
+  }
+
+  start();
+})();
