@@ -185,7 +185,13 @@ def check_plot_path(path: Path | None) -> None:
 
 
 def _write_outputs(
-    console: Console, json_path: Path | None, data: dict, plot: Path | None, kind: str, figure_data: dict | None = None
+    console: Console,
+    json_path: Path | None,
+    data: dict,
+    plot: Path | None,
+    kind: str,
+    figure_data: dict | None = None,
+    run: str | None = None,
 ) -> None:
     """Write the --json file and, with --plot, the analysis figure of `kind` drawn from the same data.
 
@@ -194,13 +200,18 @@ def _write_outputs(
     _write_json(json_path, data)
     if plot is not None:  # the command checked the suffix before its work
         figures = importlib.import_module("app.figures.analyses")
-        figure = figures.FIGURES[kind](data if figure_data is None else figure_data)
+        figure = figures.figure_of(kind, data if figure_data is None else figure_data, run)
         plot.write_bytes(figures.render(figure, PLOT_FORMATS[plot.suffix.lower()]))
         console.print(f"plot written to {plot}")
 
 
 def _fmt(value: float) -> str:
     return "nan" if value != value else f"{value:.4f}"
+
+
+def _fmt_num(value: float | None) -> str:
+    """A JSON number (None: NaN) as the tables print it."""
+    return _fmt(np.nan if value is None else value)
 
 
 def _show_depths(depths: np.ndarray) -> list[int]:
@@ -617,3 +628,389 @@ def power_command(
     console = _console()
     console.print(table)
     _write_outputs(console, json_path, data, plot, "power")
+
+
+def _prepared(qrels_path: Path, run_paths: list[Path], max_results: int) -> tuple[Qrels, Any]:
+    """The qrels and the runs prepared once (ranked, cut at max_results)."""
+    from app.evaluation.prepared_runs import prepare_runs
+
+    qrels, runs = _load(qrels_path, run_paths)
+    return qrels, prepare_runs(runs, max_results)
+
+
+def _one_measure(paths: list[Path], moments: Path | None, measure: str | None, max_results: int) -> Results:
+    """Per-topic scores of one measure (the leaderboard's default when none is given)."""
+    return _scores(paths, moments, [measure] if measure else None, max_results, every=False)
+
+
+@analyse.command("judged-fraction")
+@_errors_exit_2
+def judged_fraction_command(
+    qrels_path: QrelsArg,
+    run_paths: RunsArg,
+    depths: Annotated[
+        list[int] | None, typer.Option("--depth", help="depth d (repeat; default 1, 2, 3, 5, 10, ... max-results)")
+    ] = None,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Judged fraction (Westerveld 4.1): the share of every run's top d that the qrels judge, for each depth d."""
+    from app.evaluation.analyses.judged_depth import judged_fraction
+
+    check_plot_path(plot)
+    params = _params("judged-fraction", {"depths": "--depth"}, depths=depths)
+    qrels, prepared = _prepared(qrels_path, run_paths, max_results)
+    result = judged_fraction(qrels, prepared, depths=params.depths, max_results=max_results)
+    table = Table(title=f"Judged fraction of the top d ({len(result.runs)} runs)")
+    for column in ("depth", "all runs", "lowest list", "highest list", "mean list"):
+        table.add_column(column, justify="right")
+    for i, depth in enumerate(result.depths.tolist()):
+        cells = (result.overall[i], result.list_min[i], result.list_max[i], result.list_mean[i])
+        table.add_row(str(depth), *[_fmt(v) for v in cells])
+    console = _console()
+    console.print(table)
+    _write_outputs(console, json_path, result.to_dict(), plot, "judged-fraction")
+
+
+@analyse.command("qrels-versions")
+@_errors_exit_2
+def qrels_versions_command(
+    run_paths: RunsArg,
+    qrels_paths: Annotated[list[Path], typer.Option("--qrels", help="a qrels version (repeat: at least two)")],
+    measure: MeasureOpt = None,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Qrels versions compared (Voorhees 1998): run rankings (tau_b, tau_AP) and judgements (overlap, kappa)."""
+    from app.evaluation.analyses.qrels_comparison import compare_qrels
+    from app.evaluation.prepared_runs import prepare_runs
+
+    check_plot_path(plot)
+    params = _params("qrels-versions", {"measure": "--measure"}, measure=measure)
+    if len(qrels_paths) < 2:
+        raise ValueError("--qrels: give at least two qrels files to compare")
+    versions = [read_qrels(p) for p in qrels_paths]
+    labels = [p.name for p in qrels_paths]
+    if len(set(labels)) != len(labels):
+        labels = [str(p) for p in qrels_paths]
+    _, runs = _load(qrels_paths[0], run_paths)
+    chosen = params.measure or ("xinfAP" if all(q.stratified for q in versions) else "AP")
+    result = compare_qrels(labels, versions, prepare_runs(runs, max_results), measure=chosen)
+    data = result.to_dict()
+    console = _console()
+    table = Table(title=f"Rankings by {result.measure} under each qrels version: tau_b / tau_AP (row = reference)")
+    table.add_column("qrels")
+    for label in labels:
+        table.add_column(label, justify="right")
+    for i, label in enumerate(labels):
+        cells = [f"{_fmt_num(data['tau_b'][i][j])} / {_fmt_num(data['tau_ap'][i][j])}" for j in range(len(labels))]
+        table.add_row(label, *cells)
+    console.print(table)
+    pairs = Table(title="Judgements: relevant-set overlap and Cohen's kappa")
+    for column in ("a", "b", "overlap", "kappa"):
+        pairs.add_column(column, justify="left" if column in "ab" else "right")
+    for pair in data["judgements"]["pairs"]:
+        pairs.add_row(pair["a"], pair["b"], _fmt_num(pair["overlap"]), _fmt_num(pair["kappa"]))
+    console.print(pairs)
+    _write_outputs(console, json_path, data, plot, "qrels-versions")
+
+
+@analyse.command("swap-rate")
+@_errors_exit_2
+def swap_rate_command(
+    paths: PathsArg,
+    measure: MeasureOpt = None,
+    moments: MomentsOpt = None,
+    trials: Annotated[int | None, typer.Option("--trials", help="pairs of disjoint topic sets per size (1000)")] = None,
+    sizes: Annotated[
+        str | None, typer.Option("--sizes", help="topic-set sizes, e.g. 5,10-25:5 (default 1..n/2)")
+    ] = None,
+    seed: SeedOpt = None,
+    bin_width: Annotated[float | None, typer.Option("--bin-width", help="difference bin width (0.01)")] = None,
+    relative: Annotated[bool, typer.Option("--relative", help="bin relative differences")] = False,
+    threshold: Annotated[float | None, typer.Option("--threshold", help="largest acceptable swap rate (0.05)")] = None,
+    min_comparisons: Annotated[
+        int | None, typer.Option("--min-comparisons", help="comparisons a bin needs to count (10)")
+    ] = None,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Swap rate and minimum detectable difference (Voorhees & Buckley 2002) on disjoint random topic sets."""
+    from app.evaluation.analyses.swap_rate import swap_rates
+
+    check_plot_path(plot)
+    options = {"measure": "--measure", "trials": "--trials", "sizes": "--sizes", "seed": "--seed"}
+    options |= {"bin_width": "--bin-width", "threshold": "--threshold", "min_comparisons": "--min-comparisons"}
+    params = _params(
+        "swap-rate",
+        options,
+        measure=measure,
+        trials=trials,
+        sizes=parse_sizes(sizes),
+        seed=seed,
+        bin_width=bin_width,
+        relative=relative or None,
+        threshold=threshold,
+        min_comparisons=min_comparisons,
+    )
+    results = _one_measure(paths, moments, params.measure, max_results)
+    with _progress("swap rate") as progress:
+        result = swap_rates(
+            results.values[:, 0, :],
+            results.runs,
+            measure=results.measures[0],
+            sizes=params.sizes,
+            trials=params.trials,
+            seed=params.seed,
+            bin_width=params.bin_width,
+            relative=params.relative,
+            threshold=params.threshold,
+            min_comparisons=params.min_comparisons,
+            progress=progress,
+        )
+    data = result.to_dict()
+    table = Table(
+        title=f"Swap rate of {result.measure}: {params.trials} trials per size, seed {params.seed}, "
+        f"{len(results.runs)} runs, {result.n_topics} topics"
+    )
+    for column in ("topics", "comparisons", "swaps", "minimum detectable difference"):
+        table.add_column(column, justify="right")
+    for entry in data["sizes"]:
+        mdd = "none" if entry["mdd"] is None else f"{entry['mdd']:.4g}"
+        table.add_row(str(entry["size"]), str(entry["comparisons"]), str(entry["swaps"]), mdd)
+    console = _console()
+    console.print(table)
+    _write_outputs(console, json_path, data, plot, "swap-rate")
+
+
+GroupsNeeded = Annotated[Path, typer.Option("--groups", help="run_groups.tsv: run, team, contributed, runtype")]
+
+
+@analyse.command("type-significance")
+@_errors_exit_2
+def type_significance_command(
+    qrels_path: QrelsArg,
+    run_paths: RunsArg,
+    groups: GroupsNeeded,
+    measure: MeasureOpt = None,
+    method: Annotated[
+        str | None, typer.Option("--method", help="pairwise (default) | holm | bonferroni | tukey")
+    ] = None,
+    top: Annotated[int | None, typer.Option("--top", help="runs of each type tested, best first (10)")] = None,
+    alpha: Annotated[float | None, typer.Option("--alpha", help="significance level (0.05)")] = None,
+    resamples: Annotated[int | None, typer.Option("--resamples", help="randomization resamples (10000)")] = None,
+    seed: SeedOpt = None,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Significance within each run type (the groups file's runtype column): the top runs of a type tested pairwise."""
+    from app.evaluation.analyses import read_run_groups
+    from app.evaluation.analyses.type_significance import significance_by_type
+
+    check_plot_path(plot)
+    options = {"measure": "--measure", "method": "--method", "top": "--top", "alpha": "--alpha"}
+    options |= {"n_resamples": "--resamples", "seed": "--seed"}
+    params = _params(
+        "type-significance",
+        options,
+        measure=measure,
+        method=method,
+        top=top,
+        alpha=alpha,
+        n_resamples=resamples,
+        seed=seed,
+    )
+    results = _one_measure([qrels_path, *run_paths], None, params.measure, max_results)
+    types = read_run_groups(groups).units(results.runs, "type")
+    result = significance_by_type(
+        results.runs,
+        types,
+        results.values[:, 0, :],
+        method=params.method,
+        top=params.top,
+        alpha=params.alpha,
+        n_resamples=params.n_resamples,
+        seed=params.seed,
+    )
+    data = {"measure": results.measures[0], "by": "runtype", **result.to_dict()}
+    console = _console()
+    for group in result.types:
+        table = Table(title=f"Run type {group.label}: {params.method}, alpha {params.alpha:g}")
+        for column in ("run", results.measures[0], "significantly better than"):
+            table.add_column(column, justify="right" if column == results.measures[0] else "left")
+        for run, mean in zip(group.runs, group.means.tolist(), strict=True):
+            worse = [b for a, b in group.better if a == run]
+            table.add_row(run, _fmt(mean), ", ".join(worse))
+        console.print(table)
+    _write_outputs(console, json_path, data, plot, "type-significance")
+
+
+@analyse.command("novelty")
+@_errors_exit_2
+def novelty_command(
+    qrels_path: QrelsArg,
+    run_paths: RunsArg,
+    groups: GroupsNeeded,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Novelty: relevant shots each run and team found, and those no other team found (teams from --groups)."""
+    from app.evaluation.analyses import read_run_groups
+    from app.evaluation.analyses.novelty import unique_relevant
+
+    check_plot_path(plot)
+    _params("novelty", {})
+    qrels, prepared = _prepared(qrels_path, run_paths, max_results)
+    teams = read_run_groups(groups).units(list(prepared.names), "group")
+    data = unique_relevant(qrels, prepared, teams, max_results=max_results).to_dict()
+    console = _console()
+    table = Table(title=f"Unique relevant: {data['unique']} of {data['found']} relevant found by one team only")
+    for column in ("team", "unique", "relevant found"):
+        table.add_column(column, justify="left" if column == "team" else "right")
+    for row in data["teams"]:
+        table.add_row(row["team"], str(row["unique"]), str(row["hits"]))
+    console.print(table)
+    _write_outputs(console, json_path, data, plot, "novelty")
+
+
+@analyse.command("run-vs-median")
+@_errors_exit_2
+def run_vs_median_command(
+    paths: PathsArg,
+    measure: MeasureOpt = None,
+    moments: MomentsOpt = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="the run whose chart --plot draws (default: the first)")
+    ] = None,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Each run per topic against the median and best of all runs (the chart NIST sends each team)."""
+    from app.evaluation.analyses.topic_comparison import topic_comparison
+
+    check_plot_path(plot)
+    params = _params("run-vs-median", {"measure": "--measure"}, measure=measure)
+    results = _one_measure(paths, moments, params.measure, max_results)
+    if run is not None and run not in results.runs:
+        raise ValueError(f"--run: no run {run!r} among {', '.join(results.runs)}")
+    result = topic_comparison(results.runs, results.topics, results.values[:, 0, :], measure=results.measures[0])
+    console = _console()
+    table = Table(title=f"{result.measure}: topics above the median and at the best, per run")
+    for column in ("run", "above median", "at best", "topics"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for name in result.runs:
+        chart = result.run(name)
+        table.add_row(name, str(chart["above_median"]), str(chart["at_best"]), str(len(result.topics)))
+    console.print(table)
+    _write_outputs(console, json_path, result.to_dict(), plot, "run-vs-median", run=run or result.runs[0])
+
+
+def read_times(path: Path) -> dict[str, float]:
+    """A TSV of run name and mean elapsed seconds per topic (a header line is skipped)."""
+    times: dict[str, float] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        cells = line.split("\t")
+        if not line.strip() or (number == 1 and cells[0].strip().lower() in ("run", "run_id", "tag")):
+            continue
+        if len(cells) != 2:
+            raise ValueError(f"{path} line {number}: expected run<TAB>seconds")
+        try:
+            times[cells[0].strip()] = float(cells[1])
+        except ValueError:
+            raise ValueError(f"{path} line {number}: {cells[1]!r} is not a number of seconds") from None
+    return times
+
+
+@analyse.command("efficiency")
+@_errors_exit_2
+def efficiency_command(
+    paths: PathsArg,
+    times: Annotated[Path, typer.Option("--times", help="TSV: run, mean elapsed seconds per topic")],
+    measure: MeasureOpt = None,
+    moments: MomentsOpt = None,
+    max_results: MaxResultsOpt = 1000,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Score vs processing time: correlations and the runs no other run beats on both (times from --times)."""
+    from app.evaluation.analyses.efficiency import score_vs_time
+
+    check_plot_path(plot)
+    params = _params("efficiency", {"measure": "--measure"}, measure=measure)
+    stated = read_times(times)
+    results = _one_measure(paths, moments, params.measure, max_results)
+    seconds = np.array([stated.get(name, np.nan) for name in results.runs], dtype=np.float64)
+    result = score_vs_time(results.runs, results.mean()[:, 0], seconds, measure=results.measures[0])
+    data = result.to_dict()
+    console = _console()
+    table = Table(title=f"{result.measure} vs seconds per topic ({data['n_timed']} of {len(result.runs)} runs timed)")
+    for column in ("run", result.measure, "seconds", "no run faster and better"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for row in data["runs"]:
+        seconds_text = "" if row["seconds"] is None else f"{row['seconds']:g}"
+        table.add_row(row["run"], _fmt(row["score"]), seconds_text, "yes" if row["run"] in data["front"] else "")
+    console.print(table)
+    rho = data["spearman"]
+    console.print(f"Spearman rho = {'nan' if rho is None else f'{rho:.4f}'}")
+    _write_outputs(console, json_path, data, plot, "efficiency")
+
+
+@analyse.command("strata")
+@_errors_exit_2
+def strata_command(
+    qrels_path: QrelsArg,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Strata of sample_eval qrels: pooled, judged and relevant shots per stratum; inferred relevant per topic."""
+    from app.evaluation.analyses.strata import stratum_summary
+
+    check_plot_path(plot)
+    _params("strata", {})
+    data = stratum_summary(read_qrels(qrels_path)).to_dict()
+    table = Table(title=f"Strata ({len(data['topics'])} topics, {data['inferred_relevant']:.1f} inferred relevant)")
+    for column in ("stratum", "pooled", "judged", "relevant", "judged share", "relevant share"):
+        table.add_column(column, justify="right")
+    for s in data["strata"]:
+        shares = [_fmt_num(s["judged_share"]), _fmt_num(s["relevant_share"])]
+        table.add_row(str(s["stratum"]), str(s["pooled"]), str(s["judged"]), str(s["relevant"]), *shares)
+    console = _console()
+    console.print(table)
+    _write_outputs(console, json_path, data, plot, "strata")
+
+
+@analyse.command("moment-effectiveness")
+@_errors_exit_2
+def moment_effectiveness_command(
+    run_paths: Annotated[list[Path], typer.Argument(help="moment run files (TSV or JSON lines, may be .gz)")],
+    moments: Annotated[Path, typer.Option("--moments", help="moment ground truth (topic video start end)")],
+    measures: MeasuresOpt = None,
+    sort_by: Annotated[
+        str | None, typer.Option("--sort-by", help="measure to sort by (default: mean R@K,theta)")
+    ] = None,
+    plot: PlotOpt = None,
+    json_path: JsonOpt = None,
+) -> None:
+    """Each system's score under every moment measure, systems sorted (AxIoU paper, Fig. 5)."""
+    from app.evaluation.analyses.moment_effectiveness import moment_effectiveness
+
+    check_plot_path(plot)
+    options = {"measures": "--measure", "sort_by": "--sort-by"}
+    params = _params("moment-effectiveness", options, measures=measures, sort_by=sort_by)
+    results = _scores(run_paths, moments, params.measures, 1000)
+    result = moment_effectiveness(results.runs, results.measures, results.mean(), sort_by=params.sort_by)
+    table = Table(title=f"Systems by measure, sorted by {result.sort_by}")
+    table.add_column("run")
+    for m in result.measures:
+        table.add_column(m, justify="right")
+    for r, run in enumerate(result.runs):
+        table.add_row(run, *[_fmt(v) for v in result.scores[r]])
+    console = _console()
+    console.print(table)
+    _write_outputs(console, json_path, result.to_dict(), plot, "moment-effectiveness")
