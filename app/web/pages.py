@@ -22,7 +22,8 @@ templates = Jinja2Templates(directory=HERE / "templates")
 
 # The page URL carries a one-time judging link (never a token) until the script trades it, by POST, for a session
 # token kept in sessionStorage: never leak it to media hosts through Referer, never cache the page, and let scripts
-# and styles come only from here.
+# and styles come only from here. Media may come from any host (the collection's media URL template names it); the
+# judging page draws its keyframe strip from that media into canvases, so images need no other host.
 PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",

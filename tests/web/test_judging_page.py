@@ -26,6 +26,10 @@ SETTLED = """task => {
 }"""
 
 
+# the <video> on screen (the page has two, one of them hidden and preloading the next shot)
+SHOWN_VIDEO = "document.querySelector('.shot video:not([hidden])')"
+
+
 def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignore[no-untyped-def]
     """A depth-3 pool over 2 runs with topic 1 assigned to one assessor; returns (pool, assessor token, run names,
     a one-time judging link URL)."""
@@ -86,6 +90,8 @@ def test_keyboard_only_judging_with_one_change(
     page.on("pageerror", lambda exc: console_errors.append(str(exc)))
     urls: list[str] = []
     page.on("request", lambda request: urls.append(request.url))
+    answers: list = []  # the judging API's answers, read at the end
+    page.on("response", lambda response: answers.append(response) if "/api/judging/" in response.url else None)
     page.goto(f"{live_server}{link}")
     page.wait_for_function(SETTLED, arg="")
     # the spent link left the address bar (and history); the session token it was traded for is in sessionStorage
@@ -131,7 +137,8 @@ def test_keyboard_only_judging_with_one_change(
             assert _shown_task(page) == leased and page.is_hidden("#going-back")
 
     assert page.text_content("#message").startswith("All done")
-    assert page.text_content("#progress-text") == f"{expected} / {expected} judged"
+    assert page.text_content("#mine") == f"You judged {expected}"
+    assert page.text_content("#progress-text") == f"Topic 1: {expected} by you, 0 left"
     assert len(typed) == expected
     # Backspace from "All done" re-opens the last item; the same verdict again changes nothing
     last = list(typed)[-1]
@@ -141,10 +148,13 @@ def test_keyboard_only_judging_with_one_change(
     _press_and_settle(page, key)
     _wait_status(page, "Kept")
     assert page.text_content("#message").startswith("All done")
-    # blind: nothing about runs reached the page
+    # blind: nothing about runs reached the page, nor any answer of the judging API (the step endpoint included)
     html = page.content()
-    for secret in [*run_names, "secret-tag", "rank"]:
+    bodies = [answer.text() for answer in answers if answer.status == 200]
+    assert any("/api/judging/step" in answer.url for answer in answers) and bodies
+    for secret in [*run_names, "secret-tag", "rank", "n_runs", "stratum"]:
         assert secret not in html
+        assert not [body for body in bodies if secret in body]
     assert console_errors == []
     page.close()
 
@@ -242,6 +252,7 @@ def test_shot_plays_its_segment_pauses_at_the_end_and_replays(make_campaign, cli
     )
     item = client.post("/api/judging/next", headers=headers).json()  # the page gets the same leased item
     start, end = item["start"], item["end"]
+    first, last = max(0.0, start - 2), end + 2  # the shot with 2 s of context on each side, the default
     wav = _silence_wav(int(end) + 4)
     page = browser.new_page()
     # the media host exists only inside the browser: no network beyond loopback
@@ -249,15 +260,21 @@ def test_shot_plays_its_segment_pauses_at_the_end_and_replays(make_campaign, cli
     page.goto(f"{live_server}{_judge_link(client, organiser, assessor_id)}")
     page.wait_for_function(SETTLED, arg="")
     assert int(_shown_task(page)) == item["task_id"] and page.is_hidden("#placeholder")
-    paused_at_end = "([s, e]) => { const v = document.getElementById('video'); return v.paused && v.currentTime >= e; }"
+    paused_at_end = f"e => {{ const v = {SHOWN_VIDEO}; return v.paused && v.currentTime >= e; }}"
     began = time.monotonic()
-    page.wait_for_function(paused_at_end, arg=[start, end], timeout=15_000)
-    # it seeked to the start: playing the shot alone takes about end - start seconds (not `end` from 0)
-    assert time.monotonic() - began < end - start + 3
-    assert end <= page.evaluate("document.getElementById('video').currentTime") < end + 0.6
+    page.wait_for_function(paused_at_end, arg=last, timeout=15_000)
+    # it seeked to the context's start: playing takes about last - first seconds (not `last` from 0)
+    assert time.monotonic() - began < last - first + 3
+    assert last <= page.evaluate(f"{SHOWN_VIDEO}.currentTime") < last + 0.3
+    # the timeline spans the part played and marks the shot inside it
+    span = last - first
+    marker = "() => { const s = document.getElementById('segment').style; return [s.left, s.width].map(parseFloat); }"
+    left, width = page.evaluate(marker)
+    assert abs(left - 100 * (start - first) / span) < 0.5 and abs(width - 100 * (end - start) / span) < 0.5
+    assert page.is_hidden("#strip")  # sound only: no keyframes to draw
     page.keyboard.press(" ")
     _wait_status(page, "Replaying")
-    position = page.evaluate("document.getElementById('video').currentTime")
-    assert start <= position < end
-    page.wait_for_function(paused_at_end, arg=[start, end], timeout=15_000)
+    position = page.evaluate(f"{SHOWN_VIDEO}.currentTime")
+    assert first <= position < start + 0.5
+    page.wait_for_function(paused_at_end, arg=last, timeout=15_000)
     page.close()

@@ -1,9 +1,15 @@
 // The judging page: a keyboard-driven client of the assessor API (/api/judging/...). It shows the topic and the
 // shot only; runs, ranks and other verdicts never reach the browser.
+//
+// Speed: the page holds the item on screen and the next one, both leased (POST /api/judging/step leases one ahead).
+// The next item's media is loaded, seeked and paused in a hidden second <video>; a key press swaps the two players at
+// once and sends the verdict in the background (one request, which returns the next items and the counts). A third,
+// hidden <video> draws the keyframe strip of the shown and the next item into canvases.
 "use strict";
 
 (() => {
   const TOKEN_KEY = "trecpool.assessor-token";
+  const PREFS_KEY = "trecpool.judging-prefs";
   const LABELS = { relevant: "Relevant", not_relevant: "Not relevant", unsure: "Unsure" };
   const VERDICT_KEYS = new Map([
     ["r", "relevant"],
@@ -12,10 +18,43 @@
     ["0", "not_relevant"],
     ["u", "unsure"],
   ]);
+  const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 2];
+  const CONTEXTS = [0, 1, 2, 5];
+  const KEYFRAMES = 5;
   const $ = (id) => document.getElementById(id);
 
-  // item: the shown item; back: -1 for the queue's current item, k >= 0 for history[k]
-  const state = { token: null, item: null, back: -1, busy: false, shownAt: 0, segment: null };
+  const prefs = Object.assign({ context: 2, speed: 1, sound: false }, readPrefs());
+  const state = {
+    token: null,
+    queue: [], // leased items from the server: queue[0] is the item to judge now, queue[1] the one preloaded
+    shown: null, // the item on screen (queue[0], or an item judged earlier when going back)
+    back: -1, // -1 on the queue's item, k >= 0 on history[k]
+    shownAt: 0,
+    inflight: 0, // requests under way
+    pending: null, // a key pressed while a request was under way, run when it ends
+    progress: null,
+  };
+
+  function readPrefs() {
+    try {
+      const stored = JSON.parse(localStorage.getItem(PREFS_KEY) || "{}");
+      const valid = {};
+      if (CONTEXTS.includes(stored.context)) valid.context = stored.context;
+      if (SPEEDS.includes(stored.speed)) valid.speed = stored.speed;
+      if (typeof stored.sound === "boolean") valid.sound = stored.sound;
+      return valid;
+    } catch {
+      return {};
+    }
+  }
+
+  function savePrefs() {
+    try {
+      localStorage.setItem(PREFS_KEY, JSON.stringify(prefs));
+    } catch {
+      // private mode: the settings last for this page only
+    }
+  }
 
   class ApiError extends Error {
     constructor(status, detail) {
@@ -57,11 +96,18 @@
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
-    const response = await fetch(path, init);
-    if (response.status === 204) return null;
-    const data = await response.json().catch(() => null);
-    if (!response.ok) throw new ApiError(response.status, data && data.detail);
-    return data;
+    state.inflight += 1;
+    setBusy();
+    try {
+      const response = await fetch(path, init);
+      if (response.status === 204) return null;
+      const data = await response.json().catch(() => null);
+      if (!response.ok) throw new ApiError(response.status, data && data.detail);
+      return data;
+    } finally {
+      state.inflight -= 1;
+      setBusy();
+    }
   }
 
   function announce(text) {
@@ -71,18 +117,18 @@
     window.setTimeout(() => { status.textContent = text; }, 30);
   }
 
-  function setBusy(busy) {
-    state.busy = busy;
-    $("main").setAttribute("aria-busy", String(busy));
+  function setBusy() {
+    $("main").setAttribute("aria-busy", String(state.inflight > 0 || state.pending !== null));
   }
 
   function fatal(text) {
-    state.item = null;
+    state.shown = null;
+    state.queue = [];
     $("item").hidden = true;
     document.querySelector(".tools").hidden = true;
     $("progress-box").hidden = true;
     showMessage(text);
-    stopVideo();
+    for (const player of players) player.clear();
   }
 
   function showMessage(text) {
@@ -100,66 +146,375 @@
     }
   }
 
-  // ---- the shot ---------------------------------------------------------------------------------------------------
+  // ---- the players --------------------------------------------------------------------------------------------------
+
+  /** The part of the video played for an item: the shot with `prefs.context` seconds before and after. */
+  function windowOf(item, duration) {
+    const start = item.start ?? 0;
+    const end = item.end ?? (Number.isFinite(duration) ? duration : start);
+    const last = Number.isFinite(duration) && duration > 0 ? duration : Infinity;
+    return { from: Math.max(0, start - prefs.context), to: Math.min(last, end + prefs.context), start, end };
+  }
+
+  /** One <video> showing or preloading one item: loaded, seeked to its window's start, paused until shown. */
+  class Player {
+    constructor(video) {
+      this.video = video;
+      this.item = null;
+      this.ready = false; // seeked to the window's start, data ahead
+      this.failed = false; // no media, or it failed to load
+      video.defaultPlaybackRate = prefs.speed;
+      video.addEventListener("loadedmetadata", () => this.seekToStart());
+      video.addEventListener("seeked", () => this.checkReady());
+      video.addEventListener("canplay", () => this.checkReady());
+      video.addEventListener("error", () => this.fail());
+    }
+
+    load(item) {
+      this.item = item;
+      this.ready = false;
+      this.failed = false;
+      this.wantPlay = false;
+      const video = this.video;
+      if (!item.media_url) {
+        this.clearSource();
+        this.failed = true;
+        return;
+      }
+      if (video.getAttribute("src") === item.media_url && video.readyState >= 1 && !video.error) {
+        this.seekToStart();
+      } else {
+        video.src = item.media_url; // loadedmetadata seeks to the window's start
+      }
+    }
+
+    clearSource() {
+      this.video.pause();
+      if (this.video.getAttribute("src") !== null) {
+        this.video.removeAttribute("src");
+        this.video.load();
+      }
+    }
+
+    clear() {
+      this.item = null;
+      this.ready = false;
+      this.clearSource();
+    }
+
+    window() {
+      return windowOf(this.item, this.video.duration);
+    }
+
+    seekToStart() {
+      if (!this.item || this.failed) return;
+      const video = this.video;
+      video.playbackRate = prefs.speed;
+      const from = this.window().from;
+      if (Math.abs(video.currentTime - from) < 0.01 && !video.seeking) this.checkReady();
+      else video.currentTime = from;
+    }
+
+    checkReady() {
+      const video = this.video;
+      if (!this.item || this.failed || video.seeking || video.readyState < 3) return;
+      this.ready = true;
+      if (this.wantPlay) {
+        this.wantPlay = false;
+        this.play();
+      }
+      if (this === active()) updateTimeline();
+      else scheduleKeyframes();
+    }
+
+    fail() {
+      if (!this.item || !this.item.media_url || !this.video.getAttribute("src")) return;
+      this.failed = true;
+      this.ready = false;
+      if (this === active()) showPlaceholder();
+      else scheduleKeyframes();
+    }
+
+    /** Play from the window's start (or from where it stands, `fromHere`), or as soon as the media allows. */
+    play(fromHere = false) {
+      const video = this.video;
+      if (this.failed || !this.item) return false;
+      if (video.readyState < 1) {
+        this.wantPlay = true;
+        return true;
+      }
+      const { from, to } = this.window();
+      if (!fromHere || video.currentTime >= to - 0.05 || video.currentTime < from) {
+        if (Math.abs(video.currentTime - from) >= 0.01) video.currentTime = from;
+      }
+      video.playbackRate = prefs.speed;
+      video.muted = !prefs.sound;
+      video.play().catch((error) => {
+        if (error && error.name === "NotAllowedError" && !video.muted) {
+          // the browser refuses sound before the first key press: play muted, and say so
+          video.muted = true;
+          updateSound();
+          video.play().catch(() => {});
+        }
+      });
+      updateSound();
+      return true;
+    }
+  }
+
+  const players = [];
+  let activeIndex = 0;
+  const active = () => players[activeIndex];
+  const spare = () => players[1 - activeIndex];
 
   function showPlaceholder() {
-    const video = $("video");
-    video.pause();
-    video.hidden = true;
+    active().video.pause();
+    active().video.hidden = true;
     $("placeholder").hidden = false;
+    $("timeline-box").hidden = true;
   }
 
-  function stopVideo() {
-    const video = $("video");
-    video.pause();
-    video.removeAttribute("src");
-    video.load();
-  }
-
-  function playSegment() {
-    const video = $("video");
-    if (!state.segment || video.hidden || video.readyState < 1) return false;
-    video.currentTime = state.segment.start;
-    state.segment.stopAtEnd = true; // once per play of the shot: the controls may still play on past its end
-    video.play().catch(() => {});
-    return true;
-  }
-
-  function showShot(item) {
-    const video = $("video");
+  /** Put `item` on screen: swap to the player that preloaded it, else load it into the shown one, and play. */
+  function showMedia(item) {
+    const old = active();
+    const index = players.findIndex((p) => p.item && p.item.task_id === item.task_id);
+    if (index >= 0 && index !== activeIndex) {
+      activeIndex = index;
+      old.video.pause();
+      old.video.hidden = true;
+    } else if (index < 0) {
+      old.load(item);
+    }
+    const player = active();
     $("placeholder-shot").textContent = item.shot_id;
-    state.segment = { start: item.start ?? 0, end: item.end };
-    if (!item.media_url) {
-      stopVideo();
+    if (player.failed) {
       showPlaceholder();
-      return;
-    }
-    video.hidden = false;
-    $("placeholder").hidden = true;
-    if (video.getAttribute("src") === item.media_url && video.readyState >= 1) {
-      playSegment();
     } else {
-      video.src = item.media_url; // loadedmetadata seeks and plays; error shows the placeholder
+      player.video.hidden = false;
+      $("placeholder").hidden = true;
+      $("timeline-box").hidden = false;
+      player.play();
     }
+    updateTimeline();
   }
 
-  function setUpVideo() {
-    const video = $("video");
-    video.addEventListener("loadedmetadata", playSegment);
-    video.addEventListener("error", showPlaceholder);
-    video.addEventListener("timeupdate", () => {
-      const segment = state.segment;
-      if (segment && segment.stopAtEnd && segment.end != null && video.currentTime >= segment.end) {
-        segment.stopAtEnd = false;
-        video.pause();
+  /** Preload the queue's next item in the hidden player (unless it holds it already). */
+  function preloadNext() {
+    const next = state.back < 0 ? state.queue[1] : state.queue[0];
+    const player = spare();
+    if (!next || (player.item && player.item.task_id === next.task_id)) return;
+    if (state.back >= 0 && active().item && active().item.task_id === next.task_id) return;
+    player.video.pause();
+    player.load(next);
+  }
+
+  // ---- the timeline: the window played, the shot marked in it, the play head -------------------------------------
+
+  function updateTimeline() {
+    const player = active();
+    if (!player || !player.item) return;
+    const video = player.video;
+    const { from, to, start, end } = player.window();
+    const span = Number.isFinite(to) && to > from ? to - from : 0;
+    const at = (t) => (span ? Math.min(100, Math.max(0, ((t - from) / span) * 100)) : 0);
+    const segment = $("segment");
+    segment.style.left = `${at(start)}%`;
+    segment.style.width = `${Math.max(0, at(end) - at(start))}%`;
+    const now = video.readyState >= 1 ? video.currentTime : from;
+    $("playhead").style.left = `${at(now)}%`;
+    const timeline = $("timeline");
+    const inShot = now - start;
+    timeline.setAttribute("aria-valuemin", from.toFixed(1));
+    timeline.setAttribute("aria-valuemax", Number.isFinite(to) ? to.toFixed(1) : "0");
+    timeline.setAttribute("aria-valuenow", now.toFixed(1));
+    const where = now < start ? `${(start - now).toFixed(1)} s before the shot`
+      : now > end ? `${(now - end).toFixed(1)} s after the shot` : `${inShot.toFixed(1)} s into the shot`;
+    timeline.setAttribute("aria-valuetext", where);
+    $("time").textContent = `${where} (shot ${start.toFixed(1)}–${end.toFixed(1)} s)`;
+    $("play").textContent = video.paused ? "Play" : "Pause";
+    $("play").setAttribute("aria-pressed", String(!video.paused));
+  }
+
+  /** While the shown player plays: move the play head, and stop at the end of the window. */
+  function tick() {
+    const player = active();
+    const video = player && player.video;
+    if (video && player.item && !video.paused) {
+      const { to } = player.window();
+      if (video.currentTime >= to) video.pause();
+      updateTimeline();
+    }
+    window.requestAnimationFrame(tick);
+  }
+
+  function seekBy(seconds) {
+    const player = active();
+    if (!player.item || player.failed || player.video.readyState < 1) return;
+    const { from, to } = player.window();
+    player.video.currentTime = Math.min(Math.max(from, player.video.currentTime + seconds), to);
+    updateTimeline();
+  }
+
+  function seekToPointer(event) {
+    const player = active();
+    if (!player.item || player.failed || player.video.readyState < 1) return;
+    const box = $("timeline").getBoundingClientRect();
+    const { from, to } = player.window();
+    if (!Number.isFinite(to)) return;
+    const fraction = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
+    player.video.currentTime = from + fraction * (to - from);
+    updateTimeline();
+  }
+
+  function togglePlay() {
+    const player = active();
+    if (!player.item || player.failed) return;
+    if (player.video.paused) player.play(true);
+    else player.video.pause();
+  }
+
+  function replay() {
+    if (!state.shown) return;
+    const player = active();
+    announce(!player.failed && player.play() ? "Replaying the shot." : `No video to replay for shot ${state.shown.shot_id}.`);
+  }
+
+  // ---- sound, speed, context ------------------------------------------------------------------------------------
+
+  function updateSound() {
+    const video = active() && active().video;
+    const on = Boolean(video && !video.muted);
+    const button = $("sound");
+    button.setAttribute("aria-pressed", String(on));
+    $("sound-state").textContent = on ? "Sound on" : prefs.sound ? "Sound off (press a key)" : "Sound off";
+    button.classList.toggle("on", on);
+  }
+
+  function toggleSound() {
+    prefs.sound = !(active() && !active().video.muted);
+    savePrefs();
+    for (const player of players) player.video.muted = !prefs.sound;
+    updateSound();
+    announce(prefs.sound ? "Sound on." : "Sound off.");
+  }
+
+  function setSpeed(speed) {
+    prefs.speed = speed;
+    savePrefs();
+    for (const player of players) {
+      player.video.defaultPlaybackRate = speed;
+      player.video.playbackRate = speed;
+    }
+    $("speed-state").textContent = `${speed}×`;
+    announce(`Speed ${speed}×.`);
+  }
+
+  function changeSpeed(step) {
+    const index = SPEEDS.indexOf(prefs.speed);
+    setSpeed(SPEEDS[Math.min(SPEEDS.length - 1, Math.max(0, (index < 0 ? 2 : index) + step))]);
+  }
+
+  function setContext(seconds) {
+    prefs.context = seconds;
+    savePrefs();
+    $("context").value = String(seconds);
+    spare().ready = false;
+    spare().seekToStart();
+    updateTimeline();
+    announce(`Context: ${seconds} s before and after the shot.`);
+  }
+
+  // ---- keyframes: frames across the shot, drawn from a hidden third <video> ---------------------------------------
+
+  const strips = new Map(); // task id -> { status: "queued" | "done" | "none", frames: [{ canvas, time }] }
+  let stripBusy = false;
+
+  function scheduleKeyframes() {
+    if (stripBusy) return;
+    const candidates = [state.shown, ...state.queue.slice(0, 2)].filter(Boolean);
+    const item = candidates.find((c) => !strips.has(c.task_id));
+    if (!item) return;
+    // the next item waits until its player is ready: preloading it comes first
+    if (item !== state.shown && !(spare().item && spare().item.task_id === item.task_id && (spare().ready || spare().failed))) return;
+    stripBusy = true;
+    drawKeyframes(item).finally(() => {
+      stripBusy = false;
+      for (const key of [...strips.keys()]) {
+        if (![state.shown, ...state.queue].some((c) => c && c.task_id === key)) strips.delete(key);
       }
+      if (state.shown && state.shown.task_id === item.task_id) showStrip(item);
+      scheduleKeyframes();
     });
   }
 
-  // ---- items ------------------------------------------------------------------------------------------------------
+  function once(target, types, ms) {
+    return new Promise((resolve) => {
+      const done = (event) => {
+        for (const type of types) target.removeEventListener(type, done);
+        window.clearTimeout(timer);
+        resolve(event ? event.type : "timeout");
+      };
+      const timer = window.setTimeout(() => done(null), ms);
+      for (const type of types) target.addEventListener(type, done);
+    });
+  }
+
+  async function drawKeyframes(item) {
+    const strip = { status: "none", frames: [] };
+    strips.set(item.task_id, strip);
+    if (!item.media_url) return;
+    const video = $("keyframes-video");
+    if (video.getAttribute("src") !== item.media_url || video.readyState < 1) {
+      video.src = item.media_url;
+      if ((await once(video, ["loadedmetadata", "error"], 10000)) !== "loadedmetadata") return;
+    }
+    if (!video.videoWidth) return; // sound only: no pictures to show
+    const { start, end } = windowOf(item, video.duration);
+    const width = 160;
+    const height = Math.round((width * video.videoHeight) / video.videoWidth) || 90;
+    for (let k = 0; k < KEYFRAMES; k += 1) {
+      const time = start + ((k + 0.5) * Math.max(0, end - start)) / KEYFRAMES;
+      video.currentTime = time;
+      if ((await once(video, ["seeked", "error"], 5000)) !== "seeked") return;
+      const canvas = document.createElement("canvas");
+      canvas.width = width;
+      canvas.height = height;
+      canvas.getContext("2d").drawImage(video, 0, 0, width, height);
+      strip.frames.push({ canvas, time });
+    }
+    strip.status = "done";
+  }
+
+  function showStrip(item) {
+    const box = $("strip");
+    const strip = strips.get(item.task_id);
+    box.replaceChildren();
+    box.hidden = !strip || strip.status !== "done";
+    if (box.hidden) return;
+    for (const { canvas, time } of strip.frames) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "keyframe";
+      button.title = `Play from ${(time - (item.start ?? 0)).toFixed(1)} s into the shot`;
+      button.setAttribute("aria-label", button.title);
+      button.append(canvas);
+      button.addEventListener("click", (event) => {
+        const player = active();
+        if (player.item && player.item.task_id === item.task_id && player.video.readyState >= 1) {
+          player.video.currentTime = time;
+          player.play(true);
+        }
+        event.currentTarget.blur();
+        $("main").focus();
+      });
+      box.append(button);
+    }
+  }
+
+  // ---- items ----------------------------------------------------------------------------------------------------
 
   function render(item, back) {
-    state.item = item;
+    state.shown = item;
     state.back = back;
     state.shownAt = performance.now();
     showMessage("");
@@ -173,103 +528,209 @@
       button.setAttribute("aria-pressed", String(back >= 0 && button.dataset.verdict === item.verdict));
     }
     $("item").hidden = false;
-    showShot(item);
+    showMedia(item);
+    showStrip(item);
+    updateCounts();
+    preloadNext();
+    scheduleKeyframes();
     $("main").focus();
   }
 
   function showDone() {
-    state.item = null;
+    state.shown = null;
     state.back = -1;
     $("item").hidden = true;
     delete $("item").dataset.task;
-    stopVideo();
+    active().video.pause();
     showMessage("All done: nothing is left for you to judge. Thank you!");
+    updateCounts();
     $("main").focus();
   }
 
-  async function refreshProgress() {
-    const p = await api("GET", "/api/judging/progress");
+  function updateCounts() {
+    const p = state.progress;
+    if (!p) return;
+    $("mine").textContent = `You judged ${p.judged_by_you}`;
+    const topic = (state.shown && p.topics.find((t) => t.topic === state.shown.topic)) || p.topics[0];
     const bar = $("progress");
-    bar.max = Math.max(p.total, 1);
-    bar.value = p.done;
-    $("progress-text").textContent = `${p.done} / ${p.total} judged`;
-  }
-
-  async function loadNext() {
-    const item = await api("POST", "/api/judging/next");
-    if (item === null) showDone();
-    else render(item, -1);
-  }
-
-  /** Run one action at a time; keys pressed meanwhile are dropped, never applied to an unseen item. */
-  async function exclusive(action) {
-    if (state.busy) return;
-    setBusy(true);
-    try {
-      await action();
-    } catch (error) {
-      handleError(error);
-    } finally {
-      setBusy(false);
+    if (topic) {
+      bar.max = Math.max(topic.total, 1);
+      bar.value = topic.total - topic.left;
+      $("progress-text").textContent = `Topic ${topic.topic}: ${topic.judged_by_you} by you, ${topic.left} left`;
+    } else {
+      bar.max = 1;
+      bar.value = 0;
+      $("progress-text").textContent = "No topics assigned to you yet";
     }
+    const list = $("topic-counts");
+    list.replaceChildren(
+      ...p.topics.map((t) => {
+        const row = document.createElement("li");
+        row.textContent = `Topic ${t.topic}: you judged ${t.judged_by_you}; ${t.left} of ${t.total} left`;
+        return row;
+      }),
+    );
+  }
+
+  /** Take a step's answer: the counts, and the leased items (the shown one stays on screen if it is among them). */
+  function takeStep(data) {
+    state.progress = data.progress;
+    const next = data.next;
+    if (state.back >= 0) {
+      state.queue = next;
+    } else if (state.shown && next.some((i) => i.task_id === state.shown.task_id)) {
+      state.queue = [state.shown, ...next.filter((i) => i.task_id !== state.shown.task_id)];
+    } else {
+      state.queue = next;
+      if (next.length) render(next[0], -1);
+      else showDone();
+      return;
+    }
+    updateCounts();
+    preloadNext();
+    scheduleKeyframes();
+  }
+
+  async function step(body) {
+    return api("POST", "/api/judging/step", { ahead: 1, ...body });
+  }
+
+  /** Run `action` now, or after the request under way: one key press waits (and runs only if the item it was pressed
+   * on is still shown), later ones are dropped; a key never applies to an item the assessor has not seen. */
+  function whenFree(action) {
+    if (state.inflight > 0) {
+      if (state.pending === null) {
+        state.pending = { action, task: state.shown ? state.shown.task_id : null };
+        setBusy();
+      }
+      return;
+    }
+    action();
+  }
+
+  function afterRequest() {
+    if (state.inflight > 0) return;
+    const pending = state.pending;
+    state.pending = null;
+    setBusy();
+    if (pending && pending.task === (state.shown ? state.shown.task_id : null)) pending.action();
+  }
+
+  /** A verdict (or "later") on the shown queue item: the next item shows at once, the request goes behind it. */
+  function advance(body, said) {
+    const item = state.shown;
+    if (!item || state.back >= 0) return;
+    if (body.verdict) body.seconds_spent = Math.round(performance.now() - state.shownAt) / 1000;
+    state.queue = state.queue.filter((i) => i.task_id !== item.task_id);
+    if (state.queue.length) render(state.queue[0], -1);
+    step({ task_id: item.task_id, ...body })
+      .then((data) => {
+        announce(said(item));
+        takeStep(data);
+      })
+      .catch(async (error) => {
+        if (error instanceof ApiError && error.status === 409) {
+          announce(`The reservation of shot ${item.shot_id} expired and it went back to the queue: not saved.`);
+          takeStep(await step({}));
+        } else {
+          handleError(error);
+          if (state.back < 0 && state.shown && state.shown.task_id !== item.task_id) {
+            state.queue = [item, ...state.queue]; // back to the item whose verdict was not saved
+            render(item, -1);
+          }
+        }
+      })
+      .catch(handleError)
+      .finally(afterRequest);
   }
 
   function judge(verdict) {
-    return exclusive(async () => {
-      const item = state.item;
-      if (!item) return;
-      const body = { verdict };
-      if (state.back < 0) body.seconds_spent = Math.round(performance.now() - state.shownAt) / 1000;
-      try {
-        await api("POST", `/api/judging/items/${item.task_id}`, body);
-      } catch (error) {
-        if (!(error instanceof ApiError) || error.status !== 409) throw error;
-        announce("This shot's reservation expired and it went back to the queue. Here is your next shot.");
-        await loadNext();
-        await refreshProgress();
+    whenFree(() => {
+      if (state.back >= 0) changeBack(verdict);
+      else advance({ verdict }, (item) => `Saved: ${LABELS[verdict]} (shot ${item.shot_id}).`);
+    });
+  }
+
+  function later() {
+    whenFree(() => {
+      if (state.back >= 0) {
+        announce("Only the item to judge can be put off; this one is judged already.");
         return;
       }
-      if (state.back < 0) announce(`Saved: ${LABELS[verdict]} (shot ${item.shot_id}).`);
-      else if (item.verdict === verdict) announce(`Kept: ${LABELS[verdict]} (shot ${item.shot_id}).`);
-      else announce(`Changed to ${LABELS[verdict]} (shot ${item.shot_id}).`);
-      await loadNext();
-      await refreshProgress();
+      advance({ later: true }, (item) => `Shot ${item.shot_id} put off: it comes back at the end.`);
     });
+  }
+
+  /** A verdict on an item judged earlier: kept or changed, then back to the queue's item. */
+  function changeBack(verdict) {
+    const item = state.shown;
+    step({ task_id: item.task_id, verdict })
+      .then((data) => {
+        if (item.verdict === verdict) announce(`Kept: ${LABELS[verdict]} (shot ${item.shot_id}).`);
+        else announce(`Changed to ${LABELS[verdict]} (shot ${item.shot_id}).`);
+        state.back = -1;
+        state.shown = null;
+        takeStep(data);
+      })
+      .catch(handleError)
+      .finally(afterRequest);
   }
 
   function goBack() {
-    return exclusive(async () => {
-      const judged = await api("GET", "/api/judging/history"); // newest first
-      const index = state.back + 1;
-      if (index >= judged.length) {
-        announce(judged.length ? "Nothing further back." : "Nothing judged yet.");
-        return;
-      }
-      const item = await api("GET", `/api/judging/items/${judged[index]}`);
-      render(item, index);
-      announce(`Back to shot ${item.shot_id}: your verdict was ${LABELS[item.verdict]}.`);
+    whenFree(() => {
+      (async () => {
+        const judged = await api("GET", "/api/judging/history"); // newest first
+        const index = state.back + 1;
+        if (index >= judged.length) {
+          announce(judged.length ? "Nothing further back." : "Nothing judged yet.");
+          return;
+        }
+        const item = await api("GET", `/api/judging/items/${judged[index]}`);
+        render(item, index);
+        announce(`Back to shot ${item.shot_id}: your verdict was ${LABELS[item.verdict]}.`);
+      })()
+        .catch(handleError)
+        .finally(afterRequest);
     });
   }
 
-  function replay() {
-    if (!state.item) return;
-    announce(playSegment() ? "Replaying the shot." : `No video to replay for shot ${state.item.shot_id}.`);
-  }
-
   // ---- input ------------------------------------------------------------------------------------------------------
+
+  function toggleHelp() {
+    const help = $("help");
+    if (help.open) help.close();
+    else help.showModal();
+  }
 
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const target = event.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
     const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if ($("help").open) {
+      if (key === "?") {
+        event.preventDefault();
+        toggleHelp();
+      }
+      return; // Escape closes the dialog by itself
+    }
     let action = null;
-    if (VERDICT_KEYS.has(key)) action = () => judge(VERDICT_KEYS.get(key));
+    if (key === "?") action = toggleHelp;
+    else if (!state.token || ($("item").hidden && key !== "b" && key !== "Backspace")) action = null;
+    else if (VERDICT_KEYS.has(key)) action = () => judge(VERDICT_KEYS.get(key));
+    else if (key === "s") action = later;
     else if (key === "b" || key === "Backspace") action = goBack;
     else if (key === " ") action = replay;
+    else if (key === "p") action = togglePlay;
+    else if (key === "m") action = toggleSound;
+    else if (key === "[") action = () => changeSpeed(-1);
+    else if (key === "]") action = () => changeSpeed(1);
+    else if (key === "c") action = () => setContext(CONTEXTS[(CONTEXTS.indexOf(prefs.context) + 1) % CONTEXTS.length]);
+    else if (key === "ArrowLeft") action = () => seekBy(-1);
+    else if (key === "ArrowRight") action = () => seekBy(1);
     if (!action) return;
     event.preventDefault();
-    if (!event.repeat) action();
+    if (!event.repeat || key === "ArrowLeft" || key === "ArrowRight") action();
   }
 
   function onClick(handler) {
@@ -280,10 +741,54 @@
     };
   }
 
+  function setUpControls() {
+    players.push(new Player($("video-a")), new Player($("video-b")));
+    for (const player of players) {
+      const video = player.video;
+      for (const type of ["play", "pause", "seeked", "volumechange"]) {
+        video.addEventListener(type, () => {
+          if (player === active()) {
+            updateTimeline();
+            updateSound();
+          }
+        });
+      }
+      video.addEventListener("click", () => {
+        togglePlay();
+        $("main").focus();
+      });
+    }
+    const timeline = $("timeline");
+    timeline.addEventListener("pointerdown", (event) => {
+      timeline.setPointerCapture(event.pointerId);
+      seekToPointer(event);
+    });
+    timeline.addEventListener("pointermove", (event) => {
+      if (timeline.hasPointerCapture(event.pointerId)) seekToPointer(event);
+    });
+    $("play").addEventListener("click", onClick(togglePlay));
+    $("sound").addEventListener("click", onClick(toggleSound));
+    $("speed").addEventListener("click", onClick(() => setSpeed(SPEEDS[(SPEEDS.indexOf(prefs.speed) + 1) % SPEEDS.length])));
+    const context = $("context");
+    context.value = String(prefs.context);
+    context.addEventListener("change", () => {
+      setContext(Number(context.value));
+      context.blur();
+      $("main").focus();
+    });
+    $("speed-state").textContent = `${prefs.speed}×`;
+    $("help-button").addEventListener("click", onClick(toggleHelp));
+    $("help-close").addEventListener("click", () => $("help").close());
+    $("help").addEventListener("close", () => $("main").focus());
+    updateSound();
+    window.requestAnimationFrame(tick);
+  }
+
   async function start() {
+    setUpControls();
     const taken = await takeToken().catch((error) => ({ error: error.message }));
     state.token = taken.token || null;
-    setUpVideo();
+    document.addEventListener("keydown", onKey);
     if (taken.error) {
       fatal(`Your judging link was not accepted (${taken.error}). Ask your organiser for a new link.`);
       return;
@@ -292,16 +797,19 @@
       fatal("Open the judging link your organiser sent you (it ends in ?link=...).");
       return;
     }
-    document.addEventListener("keydown", onKey);
     for (const button of document.querySelectorAll("[data-verdict]")) {
       button.addEventListener("click", onClick(() => judge(button.dataset.verdict)));
     }
     $("back").addEventListener("click", onClick(goBack));
+    $("later").addEventListener("click", onClick(later));
     $("replay").addEventListener("click", onClick(replay));
-    await exclusive(async () => {
-      await refreshProgress();
-      await loadNext();
-    });
+    try {
+      takeStep(await step({}));
+    } catch (error) {
+      handleError(error);
+    } finally {
+      afterRequest();
+    }
   }
 
   start();
