@@ -1,0 +1,349 @@
+"""Judging budget: how sure the stratified estimates are, and how many more judgements in which stratum buy how much.
+
+Per topic, a stratified pool has N_c pooled docs in stratum c, n_c of them judged (a simple random sample without
+replacement, SPEC section 5), r_c relevant.
+
+- **Estimated relevant** R_hat = sum_c N_c r_c / n_c (sample_eval's `inum_rel`), with the textbook variance of a
+  stratified estimate of a total (Cochran, *Sampling Techniques*, 5.9 and 3.4):
+  Var(R_hat) = sum_c N_c^2 (1 - n_c/N_c) S_c^2 / n_c, estimated with S_c^2 = n_c p_c (1 - p_c) / (n_c - 1),
+  p_c = r_c / n_c (unbiased). A stratum with fewer than 2 judged docs and unjudged ones left has no variance estimate
+  (infinite). The confidence interval is R_hat +- z sqrt(Var), clipped to what the judgements allow.
+- **Allocation** (Neyman with bounds): the fewest further judgements to bring the interval's width to a target.
+  With the same variance formula, stratum c at n'_c judged docs, the smallest total sum n'_c with Var <= V* has
+  n'_c = clip(N_c S_c / sqrt(lambda), n_c, N_c) (the Lagrange condition with the bounds); lambda by bisection.
+  For planning, S_c^2 uses a smoothed share (r_c + 1) / (n_c + 2) so that a stratum with nothing relevant yet
+  still asks for judgements.
+- **xinfAP sampling variance** per topic and run: the estimator's variance over the stratified samples the pool
+  could have drawn, by a pseudo-population bootstrap (Gross 1980 for sampling without replacement): the unjudged
+  pooled docs of each stratum get relevance drawn at the stratum's sample share, then the stratified sample is
+  drawn afresh `replicates` times (same n_c) and xinfAP recomputed with sample_eval's formula (`xinf_ap_topic`,
+  equal to `measures.inferred.xinf_ap`). The test suite checks it against the true sampling variance, simulated by
+  resampling a fully judged pool.
+- **Ranking stability**: tau_b between the point ranking of the runs (mean xinfAP) and each replicate's, and the
+  extra judgements (a share of every stratum's unjudged docs) predicted to reach a target tau.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.evaluation.analyses.kendall import tau_b_batch
+from app.evaluation.analyses.lines import LineIndex
+
+EPSILON = 1e-5  # sample_eval's smoothing (measures.inferred.INFAP_EPSILON)
+SAMPLED_EPSILON = 3e-5
+
+
+def _as_2d(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Float arrays [topic, stratum] (a single topic's [stratum] becomes [1, stratum])."""
+    return [np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in arrays]
+
+
+@dataclass(frozen=True)
+class RelevantEstimate:
+    """Estimated relevant docs per topic with variance and a confidence interval."""
+
+    estimate: np.ndarray  # [topic]
+    variance: np.ndarray  # [topic], inf when a stratum cannot be estimated yet
+    low: np.ndarray  # [topic]
+    high: np.ndarray  # [topic]
+    level: float
+
+    @property
+    def width(self) -> np.ndarray:
+        """high - low per topic."""
+        return self.high - self.low
+
+
+def relevant_estimate(
+    pooled: np.ndarray, judged: np.ndarray, relevant: np.ndarray, *, z: float = 1.96, level: float = 0.95
+) -> RelevantEstimate:
+    """R_hat = sum_c N_c r_c / n_c per topic, its estimated variance and the interval R_hat +- z sqrt(Var)."""
+    big_n, n, r = _as_2d(pooled, judged, relevant)
+    p = np.divide(r, n, out=np.zeros_like(r), where=n > 0)
+    estimate = np.sum(np.where(n > 0, big_n * p, np.where(big_n > 0, np.nan, 0.0)), axis=1)
+    census = n >= big_n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cell = big_n**2 * (1.0 - n / big_n) * p * (1.0 - p) / (n - 1.0)
+    cell = np.where(census, 0.0, np.where(n >= 2, cell, np.inf))
+    variance = np.sum(cell, axis=1)
+    half = z * np.sqrt(variance)
+    floor = r.sum(axis=1)  # relevant already found
+    ceiling = big_n.sum(axis=1) - (n - r).sum(axis=1)  # every unjudged doc relevant
+    estimate = np.where(np.isnan(estimate), np.nan, estimate)
+    low = np.clip(estimate - half, floor, ceiling)
+    high = np.clip(estimate + half, floor, ceiling)
+    low = np.where(np.isfinite(half), low, floor)
+    high = np.where(np.isfinite(half), high, ceiling)
+    return RelevantEstimate(estimate, variance, low, high, level)
+
+
+def _planning_s2(judged: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """S_c^2 for planning: the smoothed share (r + 1) / (n + 2) times its complement."""
+    share = (relevant + 1.0) / (judged + 2.0)
+    return share * (1.0 - share)
+
+
+def _variance_at(big_n: np.ndarray, n_new: np.ndarray, s2: np.ndarray) -> np.ndarray:
+    """Var(R_hat) with n_new judged per stratum [topic, c] -> [topic]."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cell = big_n**2 * (1.0 / n_new - 1.0 / big_n) * s2
+    return np.sum(np.where(n_new >= big_n, 0.0, np.where(n_new > 0, cell, np.inf)), axis=1)
+
+
+def allocation(
+    pooled: np.ndarray, judged: np.ndarray, relevant: np.ndarray, *, target_width: float | np.ndarray, z: float = 1.96
+) -> np.ndarray:
+    """Further judgements per topic and stratum [topic, c] so the interval of R_hat is at most `target_width` wide.
+
+    Neyman allocation with bounds (module docstring): the fewest in total; 0 where the target is met already.
+    """
+    big_n, n, r = _as_2d(pooled, judged, relevant)
+    s = np.sqrt(_planning_s2(n, r))
+    target_var = (np.broadcast_to(np.asarray(target_width, dtype=np.float64), big_n.shape[:1]) / (2.0 * z)) ** 2
+    out = np.zeros_like(big_n)
+    for t in range(big_n.shape[0]):
+        current = np.maximum(n[t], np.minimum(1.0, big_n[t]))
+        if _variance_at(big_n[t : t + 1], current[None], s[t : t + 1] ** 2)[0] <= target_var[t]:
+            out[t] = np.maximum(current - n[t], 0.0)
+            continue
+
+        def plan(lam: float, t: int = t) -> np.ndarray:
+            """n'_c at multiplier lambda."""
+            ideal = big_n[t] * s[t] / np.sqrt(lam)
+            return np.clip(np.ceil(ideal), np.maximum(n[t], 1.0), big_n[t])
+
+        lo, hi = 1e-12, 1e12  # plan(lo) is a census, plan(hi) judges nothing more
+        for _ in range(200):
+            mid = np.sqrt(lo * hi)
+            if _variance_at(big_n[t : t + 1], plan(mid)[None], s[t : t + 1] ** 2)[0] <= target_var[t]:
+                lo = mid
+            else:
+                hi = mid
+            if hi / lo < 1 + 1e-9:
+                break
+        out[t] = plan(lo) - n[t]
+    return np.maximum(out, 0.0).astype(np.int64)
+
+
+def stopping_advice(
+    pooled: np.ndarray, judged: np.ndarray, relevant: np.ndarray, *, relative_width: float = 0.2, z: float = 1.96
+) -> list[dict]:
+    """Per topic: stop when the interval of R_hat is within `relative_width` of the estimate, else what to judge."""
+    big_n, n, r = _as_2d(pooled, judged, relevant)
+    est = relevant_estimate(big_n, n, r, z=z)
+    target = relative_width * np.maximum(np.nan_to_num(est.estimate), 1.0)
+    extra = allocation(big_n, n, r, target_width=target, z=z)
+    out = []
+    for t in range(big_n.shape[0]):
+        done = bool(np.isfinite(est.variance[t]) and est.width[t] <= target[t]) or bool(np.all(n[t] >= big_n[t]))
+        out.append(
+            {
+                "advice": "stop" if done else "continue",
+                "estimate": None if np.isnan(est.estimate[t]) else float(est.estimate[t]),
+                "low": float(est.low[t]),
+                "high": float(est.high[t]),
+                "target_width": float(target[t]),
+                "more_per_stratum": [] if done else extra[t].tolist(),
+            }
+        )
+    return out
+
+
+# --- xinfAP and its sampling variance -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicSample:
+    """One topic's stratified pool as seen by the runs: items are the topic's qrels lines."""
+
+    ranked: np.ndarray  # int64 [n_run, depth]: item at each rank, -1 if not pooled or past the list's end
+    stratum: np.ndarray  # int64 [n_item], 0-based
+    judged: np.ndarray  # bool [n_item]
+    relevant: np.ndarray  # bool [n_item]
+    pooled_total: np.ndarray  # float [n_stratum] N_c
+
+
+def topic_samples(index: LineIndex) -> tuple[list[str], list[TopicSample]]:
+    """Each qrels topic's `TopicSample` from stratified qrels located in prepared runs (`lines.index_lines`)."""
+    qrels, prepared = index.qrels, index.prepared
+    grades = np.asarray(qrels.grades, dtype=np.int64)
+    if qrels.strata is None:
+        strata_codes = np.zeros(len(grades), dtype=np.int64)
+        n_strata = 1
+    else:
+        labels, strata_codes = np.unique(np.asarray(qrels.strata, dtype=np.int64), return_inverse=True)
+        strata_codes, n_strata = strata_codes.reshape(-1), len(labels)
+    prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
+    samples = []
+    for t, topic in enumerate(index.topics):
+        lines = np.flatnonzero(index.line_topic == t)
+        item_of_line = np.full(index.n_lines + 1, -1, dtype=np.int64)
+        item_of_line[lines] = np.arange(len(lines))
+        p = prepared_topic.get(topic)
+        if p is None:
+            ranked = np.full((len(prepared.names), 0), -1, dtype=np.int64)
+        else:
+            block = prepared.pairs[:, p, :]
+            line = index.pair_line[np.where(block >= 0, block, len(index.pair_line) - 1)]
+            ranked = item_of_line[np.where(line >= 0, line, index.n_lines)]
+        stratum = strata_codes[lines]
+        samples.append(
+            TopicSample(
+                ranked=ranked,
+                stratum=stratum,
+                judged=grades[lines] >= 0,
+                relevant=grades[lines] >= 1,
+                pooled_total=np.bincount(stratum, minlength=n_strata).astype(np.float64),
+            )
+        )
+    return list(index.topics), samples
+
+
+def xinf_ap_topic(sample: TopicSample, judged: np.ndarray, relevant: np.ndarray, max_results: int = 1000) -> np.ndarray:
+    """sample_eval's xinfAP of every run on one topic, for B judgement sets at once: judged, relevant [B, item] ->
+    [B, run] (see `measures.inferred.xinf_ap` for the formula)."""
+    judged = np.atleast_2d(judged)
+    relevant = np.atleast_2d(relevant) & judged
+    n_b = judged.shape[0]
+    ranked = sample.ranked
+    n_run, depth = ranked.shape
+    n_strata = len(sample.pooled_total)
+    if depth == 0 or n_run == 0:
+        return np.zeros((n_b, n_run))
+    pooled = ranked >= 0
+    item = np.where(pooled, ranked, 0)
+    stratum = np.where(pooled, sample.stratum[item], -1)  # [run, depth]
+    is_judged = judged[:, item] & pooled  # [B, run, depth]
+    is_relevant = relevant[:, item] & pooled
+    ranks = np.arange(1, depth + 1, dtype=np.float64)
+    above = np.zeros((n_b, n_run, depth))
+    for c in range(n_strata):
+        own = stratum == c
+        d = np.cumsum(own, axis=1) - own  # pooled docs of c above each rank
+        s = np.cumsum(is_judged & own, axis=2) - (is_judged & own)
+        rho = np.cumsum(is_relevant & own, axis=2) - (is_relevant & own)
+        above += d * (rho + EPSILON) / (s + SAMPLED_EPSILON)
+    precision = (1.0 + above) / ranks
+    n_c = np.stack([np.sum(judged & (sample.stratum == c), axis=1) for c in range(n_strata)], axis=1)  # [B, c]
+    r_c = np.stack([np.sum(relevant & (sample.stratum == c), axis=1) for c in range(n_strata)], axis=1)
+    weight = np.divide(sample.pooled_total[None, :], n_c, out=np.zeros(n_c.shape), where=n_c > 0)  # N_c / n_c
+    r_hat = np.sum(weight * r_c, axis=1)  # [B]
+    value = np.zeros((n_b, n_run))
+    for c in range(n_strata):
+        sap = np.sum(np.where(is_relevant & (stratum == c), precision, 0.0), axis=2)
+        value += weight[:, c, None] * sap
+    value = np.divide(value, r_hat[:, None], out=np.zeros_like(value), where=r_hat[:, None] > 0)
+    limit = float(max_results)
+    return np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
+
+
+def _resample(rng: np.random.Generator, sample: TopicSample, truth: np.ndarray, n_b: int) -> np.ndarray:
+    """B fresh stratified samples (same n_c per stratum) of the items: bool [B, item] judged."""
+    n_item = len(sample.stratum)
+    out = np.zeros((n_b, n_item), dtype=bool)
+    keys = rng.random((n_b, n_item))
+    for c in range(len(sample.pooled_total)):
+        members = np.flatnonzero(sample.stratum == c)
+        take = int(np.sum(sample.judged[members]))
+        if take == 0:
+            continue
+        if take >= len(members):
+            out[:, members] = True
+            continue
+        picked = np.argpartition(keys[:, members], take - 1, axis=1)[:, :take]
+        rows = np.repeat(np.arange(n_b), take)
+        out[rows, members[picked.reshape(-1)]] = True
+    return out
+
+
+def simulate_samples(
+    sample: TopicSample, truth: np.ndarray, replicates: int, seed: int = 0, max_results: int = 1000
+) -> np.ndarray:
+    """xinfAP of every run [B, run] over `replicates` fresh stratified samples of a population with known relevance
+    `truth` [item] (same n_c per stratum as `sample`)."""
+    rng = np.random.default_rng(seed)
+    judged = _resample(rng, sample, truth, replicates)
+    return xinf_ap_topic(sample, judged, judged & truth[None, :], max_results)
+
+
+def bootstrap_replicates(
+    sample: TopicSample, replicates: int = 200, seed: int = 0, max_results: int = 1000
+) -> np.ndarray:
+    """xinfAP [B, run] over pseudo-population replicates: unjudged docs imputed at their stratum's share, then
+    resampled (module docstring)."""
+    rng = np.random.default_rng(seed)
+    n_item = len(sample.stratum)
+    truth = np.zeros((replicates, n_item), dtype=bool)
+    truth[:, sample.relevant] = True
+    for c in range(len(sample.pooled_total)):
+        members = np.flatnonzero(sample.stratum == c)
+        seen = sample.judged[members]
+        unseen = members[~seen]
+        if len(unseen) == 0:
+            continue
+        share = float(sample.relevant[members[seen]].mean()) if seen.any() else 0.0
+        truth[:, unseen] = rng.random((replicates, len(unseen))) < share
+    judged = _resample(rng, sample, truth[0], replicates)
+    return xinf_ap_topic(sample, judged, judged & truth, max_results)
+
+
+@dataclass(frozen=True)
+class XinfapVariance:
+    """Point xinfAP, its bootstrap sampling variance per run and topic, and the ranking's stability."""
+
+    topics: list[str]
+    runs: list[str]
+    point: np.ndarray  # [run, topic]
+    variance: np.ndarray  # [run, topic]
+    replicates: np.ndarray  # [B, run, topic]
+
+    @property
+    def mean_variance(self) -> np.ndarray:
+        """Variance of each run's mean over topics [run] (topics sampled independently)."""
+        return self.variance.sum(axis=1) / max(len(self.topics), 1) ** 2
+
+    def expected_tau(self, scale: np.ndarray | float = 1.0) -> float:
+        """Mean tau_b between the point ranking (mean xinfAP) and the replicates' rankings, with every topic's
+        deviations scaled by `scale` [topic] (sqrt of a variance ratio, to predict more judgements)."""
+        deviation = (self.replicates - self.replicates.mean(axis=0, keepdims=True)) * np.asarray(scale)
+        means = (self.point[None] + deviation).mean(axis=2)
+        return float(np.nanmean(tau_b_batch(self.point.mean(axis=1)[None, :], means)))
+
+
+def xinfap_variance(index: LineIndex, replicates: int = 200, seed: int = 0) -> XinfapVariance:
+    """xinfAP per run and topic with its bootstrap sampling variance (module docstring)."""
+    topics, samples = topic_samples(index)
+    max_results = index.prepared.max_results
+    n_run = len(index.prepared.names)
+    point = np.zeros((n_run, len(topics)))
+    reps = np.zeros((replicates, n_run, len(topics)))
+    for t, sample in enumerate(samples):
+        point[:, t] = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
+        reps[:, :, t] = bootstrap_replicates(sample, replicates, seed + t, max_results)
+    return XinfapVariance(topics, list(index.prepared.names), point, reps.var(axis=0, ddof=1), reps)
+
+
+def tau_advice(result: XinfapVariance, samples: list[TopicSample], target_tau: float = 0.9) -> dict:
+    """The smallest share f of every stratum's unjudged docs to judge next for the expected tau_b to reach
+    `target_tau`, predicting each topic's deviations to shrink as the R_hat standard error does."""
+    pooled = np.array([s.pooled_total for s in samples])
+    n_strata = pooled.shape[1]
+    judged = np.array([[np.sum(s.judged & (s.stratum == c)) for c in range(n_strata)] for s in samples], float)
+    relevant = np.array([[np.sum(s.relevant & (s.stratum == c)) for c in range(n_strata)] for s in samples], float)
+    s2 = _planning_s2(judged, relevant)
+    base = _variance_at(pooled, np.maximum(judged, 1.0), s2)
+    now = result.expected_tau()
+    for share in np.linspace(0.0, 1.0, 21):
+        more = np.ceil(share * (pooled - judged))
+        ratio = np.divide(_variance_at(pooled, np.maximum(judged + more, 1.0), s2), base,
+                          out=np.zeros_like(base), where=base > 0)  # fmt: skip
+        tau = result.expected_tau(np.sqrt(ratio))
+        if tau >= target_tau:
+            return {"target_tau": target_tau, "expected_tau": now, "share": float(share), "predicted_tau": tau,
+                    "more_per_stratum": more.astype(np.int64).sum(axis=0).tolist(),
+                    "more_total": int(more.sum())}  # fmt: skip
+    return {"target_tau": target_tau, "expected_tau": now, "share": None, "predicted_tau": None,
+            "more_per_stratum": None, "more_total": None}  # fmt: skip

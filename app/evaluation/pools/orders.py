@@ -1,0 +1,267 @@
+"""Judging orders over one topic's pool as online policies: ask `next()` for a doc, feed the verdict back.
+
+Three orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
+the ranking rule's order, `ordering.ranked_order`):
+
+- `shuffled`: the pool in a seeded random order (today's judging order). Every prefix is a simple random sample of
+  the pool, so estimates from a prefix are unbiased (`random = True`).
+- `move_to_front` (Cormack, Palmer & Clarke, SIGIR 1998): judge down one run's list while it keeps yielding
+  relevant docs; at its first non-relevant doc, leave it and go to the run with the fewest non-relevant docs found
+  so far, ties to the run left longest ago (never-left runs first, in a seeded order). Docs already judged are
+  skipped in every list; a run whose list is used up is never chosen again.
+- `mm_ns` (Losada, Parapar & Barreiro, SAC 2016 / IPM 2017: "MM-NS", maximum mean, non-stationary): each run is
+  an arm; pulling it judges its highest-ranked unjudged doc, the reward is 1 if relevant. The arm's belief is
+  Beta(1 + a, 1 + b) with a, b its rewards and failures discounted by `discount` per later pull of the same arm
+  (the most recent counts 1, the one before `discount`, ...: a run gets worse down its list, so old evidence
+  fades). The arm with the largest posterior mean (1 + a) / (2 + a + b) is pulled, ties to the first arm in a
+  seeded order; used-up arms drop out. Only the pulled arm is credited.
+
+Move-to-front and MM-NS are *not* random samples: estimates from their judgements are biased (`random = False`),
+which callers must mark on every score computed from them.
+
+Verdicts may also arrive for docs the policy did not propose (another assessor, an import): `record` marks them
+judged (skipped by every list) without crediting any run. Feeding the same verdicts in the same order to a policy
+built with the same seed reproduces it, which is how a service restores one (`replay`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+ORDERS = ("shuffled", "move_to_front", "mm_ns")
+
+
+def topic_rng(seed: int, topic: str) -> np.random.Generator:
+    """A generator for one topic that does not depend on which other topics exist (as the pool builder's)."""
+    return np.random.default_rng([seed, zlib.crc32(topic.encode())])
+
+
+class _Lists:
+    """Runs' ranked lists over one topic's pool as integer doc ids, with a cursor per run past judged docs."""
+
+    def __init__(self, lists: Sequence[Sequence[str]], pool: Sequence[str] | None = None) -> None:
+        docs: dict[str, int] = {}
+        for name in pool or ():
+            docs.setdefault(str(name), len(docs))
+        coded = []
+        for ranked in lists:
+            seen: set[int] = set()
+            ids = []
+            for name in ranked:
+                i = docs.setdefault(str(name), len(docs))
+                if i not in seen:
+                    seen.add(i)
+                    ids.append(i)
+            coded.append(np.array(ids, dtype=np.int64))
+        self.names = list(docs)
+        self.index = docs
+        self.lists = coded
+        self.cursor = np.zeros(len(coded), dtype=np.int64)
+        self.judged = np.zeros(len(docs), dtype=bool)
+        self.n_judged = 0
+
+    def head(self, run: int) -> int:
+        """The run's highest-ranked unjudged doc id (advancing its cursor), -1 if its list is used up."""
+        ranked, k = self.lists[run], int(self.cursor[run])
+        while k < len(ranked) and self.judged[ranked[k]]:
+            k += 1
+        self.cursor[run] = k
+        return int(ranked[k]) if k < len(ranked) else -1
+
+    def mark(self, doc: str) -> int | None:
+        """Mark `doc` judged; its id, or None if it is outside the pool or was judged already."""
+        i = self.index.get(str(doc))
+        if i is None or self.judged[i]:
+            return None
+        self.judged[i] = True
+        self.n_judged += 1
+        return i
+
+
+class JudgingOrder:
+    """An online judging order over one topic's pool: `next()` proposes a doc, `record()` takes its verdict."""
+
+    name = "order"
+    random = False
+
+    def __init__(self, lists: Sequence[Sequence[str]], *, pool: Sequence[str] | None = None) -> None:
+        self._lists = _Lists(lists, pool)
+        self._proposed: int = -1  # doc id proposed by the last next() and not yet recorded
+        self._proposed_by: int = -1  # the run it came from (-1: none)
+
+    @property
+    def pool_size(self) -> int:
+        """Docs in the pool (the union of the lists and the given pool)."""
+        return len(self._lists.names)
+
+    @property
+    def judged(self) -> int:
+        """Docs judged so far."""
+        return self._lists.n_judged
+
+    def next(self, judged: Mapping[str, bool | int] | None = None) -> str | None:
+        """The next doc to judge (None when the pool is exhausted). Verdicts in `judged` (doc -> relevant or grade,
+        in the order given) the policy has not seen are first replayed as if it had proposed them (`replay`)."""
+        if judged:
+            for doc, verdict in judged.items():
+                i = self._lists.index.get(str(doc))
+                if i is not None and not self._lists.judged[i]:
+                    self.next()
+                    self.record(doc, int(verdict) > 0)
+        if self._proposed >= 0 and not self._lists.judged[self._proposed]:
+            return self._lists.names[self._proposed]
+        doc, run = self._choose()
+        self._proposed, self._proposed_by = doc, run
+        return None if doc < 0 else self._lists.names[doc]
+
+    def record(self, doc: str, relevant: bool) -> None:
+        """Take the verdict on `doc`: credits the run it was proposed from, if it was the proposed doc."""
+        i = self._lists.mark(doc)
+        if i is None:
+            return
+        if i == self._proposed:
+            run = self._proposed_by
+            self._proposed, self._proposed_by = -1, -1
+            if run >= 0:
+                self._credit(run, bool(relevant))
+        elif self._proposed >= 0 and self._lists.judged[self._proposed]:
+            self._proposed, self._proposed_by = -1, -1
+
+    def _choose(self) -> tuple[int, int]:
+        """(doc id, run) to propose next; (-1, -1) when nothing is left."""
+        raise NotImplementedError
+
+    def _credit(self, run: int, relevant: bool) -> None:
+        """Update the policy with the verdict on a doc proposed from `run`."""
+
+
+class Shuffled(JudgingOrder):
+    """The pool in a seeded random order: every prefix is a simple random sample."""
+
+    name = "shuffled"
+    random = True
+
+    def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
+        super().__init__(lists, pool=pool)
+        self._order = topic_rng(seed, topic).permutation(self.pool_size)
+        self._at = 0
+
+    def _choose(self) -> tuple[int, int]:
+        """The next unjudged doc of the shuffled pool."""
+        judged = self._lists.judged
+        while self._at < len(self._order) and judged[self._order[self._at]]:
+            self._at += 1
+        return (int(self._order[self._at]), -1) if self._at < len(self._order) else (-1, -1)
+
+
+class MoveToFront(JudgingOrder):
+    """Cormack et al.'s move-to-front: stay with a run while it yields relevant docs (module docstring)."""
+
+    name = "move_to_front"
+
+    def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
+        super().__init__(lists, pool=pool)
+        n = len(self._lists.lists)
+        self._tie = np.empty(n, dtype=np.int64)
+        self._tie[topic_rng(seed, topic).permutation(n)] = np.arange(n)
+        self._failures = np.zeros(n, dtype=np.int64)
+        self._left_at = np.full(n, -1, dtype=np.int64)  # judgement count when the run was last left; -1 never
+        self._current = -1
+
+    def _choose(self) -> tuple[int, int]:
+        """The current run's next doc, or the next doc of the run with fewest failures, left longest ago."""
+        if self._current >= 0:
+            doc = self._lists.head(self._current)
+            if doc >= 0:
+                return doc, self._current
+            self._current = -1
+        n = len(self._lists.lists)
+        alive = [r for r in range(n) if self._lists.head(r) >= 0]
+        if not alive:
+            return -1, -1
+        run = min(alive, key=lambda r: (self._failures[r], self._left_at[r], self._tie[r]))
+        self._current = run
+        return self._lists.head(run), run
+
+    def _credit(self, run: int, relevant: bool) -> None:
+        """A non-relevant doc sends the run to the back (one more failure); a relevant one keeps it."""
+        if not relevant:
+            self._failures[run] += 1
+            self._left_at[run] = self._lists.n_judged
+            if self._current == run:
+                self._current = -1
+
+
+class MaxMeanNonStationary(JudgingOrder):
+    """Losada et al.'s MM-NS bandit: pull the run with the largest discounted Beta posterior mean."""
+
+    name = "mm_ns"
+
+    def __init__(
+        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None, discount: float = 0.9
+    ) -> None:
+        super().__init__(lists, pool=pool)
+        if not 0.0 < discount <= 1.0:
+            raise ValueError(f"discount must be in (0, 1], got {discount}")
+        n = len(self._lists.lists)
+        self.discount = discount
+        self._tie = np.empty(n, dtype=np.int64)
+        self._tie[topic_rng(seed, topic).permutation(n)] = np.arange(n)
+        self.rewards = np.zeros(n)
+        self.failures = np.zeros(n)
+        self._alive = np.ones(n, dtype=bool)
+
+    def posterior_mean(self) -> np.ndarray:
+        """Each arm's Beta posterior mean (1 + a) / (2 + a + b)."""
+        return (1.0 + self.rewards) / (2.0 + self.rewards + self.failures)
+
+    def _choose(self) -> tuple[int, int]:
+        """The highest unjudged doc of the arm with the largest posterior mean (ties: seeded arm order)."""
+        mean = self.posterior_mean()
+        while self._alive.any():
+            candidates = np.flatnonzero(self._alive)
+            best = candidates[mean[candidates] == mean[candidates].max()]
+            run = int(best[np.argmin(self._tie[best])])
+            doc = self._lists.head(run)
+            if doc >= 0:
+                return doc, run
+            self._alive[run] = False
+        return -1, -1
+
+    def _credit(self, run: int, relevant: bool) -> None:
+        """Discount the arm's past rewards and failures, then add this one."""
+        self.rewards[run] = self.discount * self.rewards[run] + float(relevant)
+        self.failures[run] = self.discount * self.failures[run] + float(not relevant)
+
+
+def make_order(
+    name: str, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
+) -> JudgingOrder:
+    """The judging order called `name` (one of ORDERS) over one topic's ranked lists."""
+    kinds = {"shuffled": Shuffled, "move_to_front": MoveToFront, "mm_ns": MaxMeanNonStationary}
+    if name not in kinds:
+        raise ValueError(f"unknown judging order {name!r}; known: {', '.join(ORDERS)}")
+    return kinds[name](lists, seed=seed, topic=topic, pool=pool)
+
+
+def replay(order: JudgingOrder, verdicts: Iterable[tuple[str, bool]]) -> JudgingOrder:
+    """Feed past verdicts (doc, relevant) in the order they were given, asking `next()` before each as live."""
+    for doc, relevant in verdicts:
+        order.next()
+        order.record(doc, relevant)
+    return order
+
+
+def judge_all(order: JudgingOrder, oracle: Mapping[str, bool], limit: int | None = None) -> list[str]:
+    """Run the order against an oracle assessor (doc -> relevant; missing = not relevant); the docs judged, in order."""
+    out: list[str] = []
+    while limit is None or len(out) < limit:
+        doc = order.next()
+        if doc is None:
+            break
+        order.record(doc, bool(oracle.get(doc, False)))
+        out.append(doc)
+    return out

@@ -1,0 +1,102 @@
+"""Budget advisor: R_hat's variance and xinfAP's bootstrap variance against simulated resampling of a fully judged
+pool; xinfAP equal to the sample_eval measure; Neyman allocation against brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from app.evaluation.analyses import budget
+from app.evaluation.analyses.lines import index_lines
+from app.evaluation.evaluator import evaluate_prepared
+from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.prepared_runs import prepare_runs
+
+
+def population(seed: int = 0, n_run: int = 5, n_item: int = 300) -> tuple[budget.TopicSample, np.ndarray]:
+    """A fully judged pool of one topic: stratum 0 (best rank <= 40) judged in full, stratum 1 at 30 %."""
+    rng = np.random.default_rng(seed)
+    ranked = np.array([rng.permutation(n_item)[:200] for _ in range(n_run)])  # run lists over the items
+    best = np.full(n_item, 10**6)
+    for row in ranked:
+        np.minimum.at(best, row, np.arange(1, 201))
+    truth = rng.random(n_item) < np.clip(0.6 - best / 300, 0.05, 1)  # relevance falls with the best rank
+    stratum = (best > 40).astype(np.int64)
+    pooled_total = np.bincount(stratum, minlength=2).astype(float)
+    judged = np.zeros(n_item, dtype=bool)
+    judged[stratum == 0] = True
+    deep = np.flatnonzero(stratum == 1)
+    judged[rng.choice(deep, size=int(0.3 * len(deep)), replace=False)] = True
+    sample = budget.TopicSample(ranked, stratum, judged, judged & truth, pooled_total)
+    return sample, truth
+
+
+def test_relevant_estimate_hand_worked():
+    # stratum 1: 10 pooled, all judged, 4 relevant; stratum 2: 100 pooled, 10 judged, 2 relevant
+    est = budget.relevant_estimate([[10, 100]], [[10, 10]], [[4, 2]])
+    assert est.estimate[0] == pytest.approx(4 + 100 * 0.2)
+    # 100^2 (1 - 10/100) 0.2 * 0.8 / 9
+    assert est.variance[0] == pytest.approx(10000 * 0.9 * 0.16 / 9)
+    half = 1.96 * np.sqrt(10000 * 0.9 * 0.16 / 9)
+    assert 24 - half < 6 and est.low[0] == 6  # never below the relevant docs found
+    assert est.high[0] == pytest.approx(24 + half)
+    one = budget.relevant_estimate([[10, 100]], [[10, 1]], [[4, 0]])  # one judged doc: no variance estimate
+    assert np.isinf(one.variance[0]) and one.low[0] == 4 and one.high[0] == 4 + 99
+
+
+def test_relevant_variance_matches_simulation():
+    sample, truth = population(1)
+    rng = np.random.default_rng(5)
+    estimates, variances = [], []
+    for _ in range(4000):
+        judged = budget._resample(rng, sample, truth, 1)[0]
+        n = [np.sum(judged & (sample.stratum == c)) for c in range(2)]
+        r = [np.sum(judged & truth & (sample.stratum == c)) for c in range(2)]
+        est = budget.relevant_estimate([sample.pooled_total], [n], [r])
+        estimates.append(est.estimate[0])
+        variances.append(est.variance[0])
+    assert np.mean(estimates) == pytest.approx(truth.sum(), rel=0.01)  # unbiased
+    assert np.mean(variances) == pytest.approx(np.var(estimates, ddof=1), rel=0.1)  # unbiased variance estimate
+
+
+def test_xinfap_bootstrap_variance_matches_simulation():
+    sample, truth = population(2)
+    true_var = budget.simulate_samples(sample, truth, 4000, seed=1).var(axis=0, ddof=1)  # [run]
+    rng = np.random.default_rng(3)
+    estimated = []
+    for i in range(12):  # the estimator on several samples the pool could have drawn
+        judged = budget._resample(rng, sample, truth, 1)[0]
+        drawn = budget.TopicSample(sample.ranked, sample.stratum, judged, judged & truth, sample.pooled_total)
+        estimated.append(budget.bootstrap_replicates(drawn, 300, seed=i).var(axis=0, ddof=1))
+    ratio = np.mean(estimated, axis=0) / true_var
+    assert np.all((ratio > 0.7) & (ratio < 1.4)), ratio
+
+
+def test_xinfap_equals_sample_eval_measure(shared_data):
+    data = shared_data / "trecvid-avs-2021"
+    qrels = read_qrels(data / "avs.qrels.main.tv21")
+    prepared = prepare_runs([read_run(p) for p in sorted((data / "runs").iterdir())])
+    results = evaluate_prepared(prepared, qrels, ["xinfAP"])
+    topics, samples = budget.topic_samples(index_lines(prepared, qrels))
+    mine = np.stack([budget.xinf_ap_topic(s, s.judged, s.relevant)[0] for s in samples], axis=1)
+    columns = [results.topics.index(t) for t in topics]
+    np.testing.assert_allclose(mine, results.values[:, 0, columns], rtol=0, atol=1e-12)
+
+
+def test_allocation_meets_the_target_near_the_cheapest_plan():
+    pooled, judged, relevant = np.array([[12.0, 20.0, 30.0]]), np.array([[3.0, 2.0, 4.0]]), np.array([[1.0, 1.0, 0.0]])
+    s2 = budget._planning_s2(judged, relevant)
+    for width in (4.0, 8.0, 12.0, 20.0):
+        extra = budget.allocation(pooled, judged, relevant, target_width=width)[0]
+        target = (width / (2 * 1.96)) ** 2
+        assert budget._variance_at(pooled, judged + extra, s2)[0] <= target
+        ranges = [range(int(p - j) + 1) for p, j in zip(pooled[0], judged[0], strict=True)]
+        best = min(
+            sum(plan)
+            for plan in itertools.product(*ranges)
+            if budget._variance_at(pooled, judged + np.array(plan, dtype=float), s2)[0] <= target
+        )
+        assert best <= extra.sum() <= best + 3  # the continuous optimum rounded up: at most one more per stratum
+    assert budget.allocation(pooled, judged, relevant, target_width=1e6)[0].tolist() == [0, 0, 0]

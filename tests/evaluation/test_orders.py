@@ -1,0 +1,90 @@
+"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front and MM-NS."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.evaluation.pools.orders import (
+    MaxMeanNonStationary,
+    MoveToFront,
+    Shuffled,
+    judge_all,
+    make_order,
+    replay,
+    topic_rng,
+)
+
+A = ["d1", "d3", "d2", "d8"]
+B = ["d4", "d5", "d9"]
+C = ["d6", "d7"]
+RELEVANT = {"d1": True, "d2": True, "d4": True, "d9": True}
+
+
+def in_seeded_order(*named: list[str], seed: int = 0, topic: str = "t") -> list[list[str]]:
+    """The lists placed so that the seeded tie order visits them in the order given."""
+    permutation = topic_rng(seed, topic).permutation(len(named))
+    lists: list[list[str]] = [[] for _ in named]
+    for position, run in enumerate(permutation.tolist()):
+        lists[run] = named[position]
+    return lists
+
+
+def test_move_to_front_hand_worked():
+    # A: d1 rel, d3 not -> B: d4 rel, d5 not -> C: d6 not -> A (left first): d2 rel, d8 not -> B: d9 rel -> C: d7
+    order = MoveToFront(in_seeded_order(A, B, C), topic="t")
+    assert judge_all(order, RELEVANT) == ["d1", "d3", "d4", "d5", "d6", "d2", "d8", "d9", "d7"]
+    assert not order.random
+
+
+def test_mm_ns_hand_worked_without_discount():
+    # discount 1 is MM: after d1 rel, d3 not, A's mean is 2/4, tied with B and C at 1/2, and A comes first
+    order = MaxMeanNonStationary(in_seeded_order(A, B, C), topic="t", discount=1.0)
+    assert judge_all(order, RELEVANT) == ["d1", "d3", "d2", "d8", "d4", "d5", "d9", "d6", "d7"]
+    assert order.rewards.tolist() != [] and not order.random
+
+
+def test_mm_ns_hand_worked_with_discount():
+    # discount 0.5: A after (rel, not) is (0.5, 1) -> 1.5/3.5 < 1/2, so B; B the same; C (0, 1) -> 1/3;
+    # A and B tie at 1.5/3.5 and A comes first: d2 rel -> (1.25, 0.5), d8 not; B: d9; C: d7
+    order = MaxMeanNonStationary(in_seeded_order(A, B, C), topic="t", discount=0.5)
+    judged = []
+    for _ in range(5):
+        doc = order.next()
+        order.record(doc, RELEVANT.get(doc, False))
+        judged.append(doc)
+    runs = in_seeded_order(A, B, C)
+    a, b, c = runs.index(A), runs.index(B), runs.index(C)
+    assert judged == ["d1", "d3", "d4", "d5", "d6"]
+    assert order.posterior_mean()[a] == pytest.approx(1.5 / 3.5)
+    assert order.posterior_mean()[b] == pytest.approx(1.5 / 3.5)
+    assert order.posterior_mean()[c] == pytest.approx(1 / 3)
+    assert judge_all(order, RELEVANT) == ["d2", "d8", "d9", "d7"]
+    assert order.rewards[a] == pytest.approx(0.5 * (0.25 + 1))
+
+
+def test_shuffled_is_a_seeded_permutation_of_the_pool():
+    lists = [A, B, C]
+    first = judge_all(Shuffled(lists, seed=3, topic="t"), RELEVANT)
+    assert sorted(first) == sorted(set(A + B + C))
+    assert judge_all(Shuffled(lists, seed=3, topic="t"), RELEVANT) == first
+    assert Shuffled(lists).random
+
+
+def test_outside_verdicts_skip_docs_without_credit_and_replay_restores():
+    order = MoveToFront(in_seeded_order(A, B, C), topic="t")
+    assert order.next() == "d1"
+    order.record("d4", True)  # judged elsewhere: skipped later, credits no run
+    order.record("d1", True)
+    rest = judge_all(order, RELEVANT)
+    assert "d4" not in rest and rest[:2] == ["d3", "d5"]
+    fresh = make_order("move_to_front", in_seeded_order(A, B, C), topic="t")
+    history = [("d1", True), ("d3", False), ("d4", True)]
+    replay(fresh, history)
+    again = make_order("move_to_front", in_seeded_order(A, B, C), topic="t")
+    assert again.next(dict(history)) == fresh.next()  # a mapping of verdicts is recorded before choosing
+    assert fresh.judged == 3
+
+
+def test_unknown_order_is_refused():
+    with pytest.raises(ValueError, match="unknown judging order"):
+        make_order("best_first", [A])
