@@ -1,0 +1,169 @@
+"""Live statistics while a pool is being judged, updated per verdict in constant time.
+
+Per topic: judged and relevant so far, relevant found per 100 judged (overall and over the last `window` verdicts:
+the saturation curve's slope), and the estimated number of relevant docs in the pool with a confidence interval
+(`budget.relevant_estimate` over the per-stratum counts; a stratified pool's strata, else one stratum, the pool).
+The estimate is unbiased only while the judging order is random (the seeded shuffle); for move-to-front and
+bandit orders it is marked biased (`random = False`) and stopping advice comes from saturation instead.
+
+Over the qrels judged so far: the leave-one-team-out analysis (`leave_out`: a team's unique contributions are the
+pooled lines only its pooled runs rank within the pool depth; owners are found once with `leave_out.unique_owner`),
+tau_b of each team's reduced ranking against the current one, the run-level tau_b and the largest drop in MAP.
+AP under the qrels so far is one `lines.APKernel` pass over the pool's lines with "relevant so far" as the kept
+subset, so a refresh costs (teams + 1) passes over the relevant retrieved entries, never a full evaluation; it is
+computed on request and cached until the next verdict.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.evaluation.analyses.budget import relevant_estimate, stopping_advice
+from app.evaluation.analyses.kendall import tau_b
+from app.evaluation.analyses.leave_out import unique_owner
+from app.evaluation.analyses.lines import APKernel, index_lines, run_mask
+from app.evaluation.prepared_runs import PreparedRuns
+from app.evaluation.records import Qrels
+
+
+class LiveBoard:
+    """Incremental judging statistics over one pool (module docstring)."""
+
+    def __init__(
+        self,
+        prepared: PreparedRuns,
+        pool_topics: Sequence[str],
+        pool_docs: Sequence[str],
+        *,
+        strata: Sequence[int] | None = None,
+        teams: Sequence[str] | None = None,
+        pooled: Sequence[str] | None = None,
+        depth: int,
+        random: bool = True,
+        window: int = 100,
+        min_rate: float = 2.0,
+        relative_width: float = 0.2,
+    ) -> None:
+        topics = np.asarray(pool_topics, dtype=str)
+        docs = np.asarray(pool_docs, dtype=str)
+        self.random = random
+        self.window = window
+        self.min_rate = min_rate
+        self.relative_width = relative_width
+        self.runs = list(prepared.names)
+        # every pooled line counts as "relevant" for the kernel: the kept subset is what is relevant so far
+        placeholder = Qrels(topics=topics, docs=docs, grades=np.ones(len(docs), dtype=np.int64))
+        self.index = index_lines(prepared, placeholder)
+        self.kernel = APKernel(self.index)
+        self.topics = self.index.topics
+        self.line_of = {(t, d): i for i, (t, d) in enumerate(zip(topics.tolist(), docs.tolist(), strict=True))}
+        labels, codes = np.unique(
+            np.zeros(len(docs), np.int64) if strata is None else np.asarray(strata), return_inverse=True
+        )
+        self.strata = labels.tolist()
+        self.line_stratum = codes.reshape(-1)
+        shape = (len(self.topics), len(labels))
+        cell = self.index.line_topic * len(labels) + self.line_stratum
+        self.pooled = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape).astype(np.float64)
+        self.judged = np.zeros(shape)
+        self.relevant = np.zeros(shape)
+        self.verdict = np.full(len(docs), -1, dtype=np.int64)
+        self.recent = [deque(maxlen=window) for _ in self.topics]
+        team_of_run = list(self.runs) if teams is None else [str(t) for t in teams]
+        self.teams = list(dict.fromkeys(team_of_run))
+        self.team_code = np.array([self.teams.index(t) for t in team_of_run], dtype=np.int64)
+        self.owner = unique_owner(self.index, self.team_code, run_mask(self.runs, pooled), depth)
+        self.version = 0
+        self._cached: tuple[int, dict] | None = None
+
+    def record(self, topic: str, doc: str, grade: int) -> None:
+        """Take one verdict (a regrade replaces the earlier one); O(1)."""
+        line = self.line_of.get((str(topic), str(doc)))
+        if line is None:
+            raise KeyError(f"({topic}, {doc}) is not in the pool")
+        t, c = self.index.line_topic[line], self.line_stratum[line]
+        old = self.verdict[line]
+        if old >= 0:
+            self.judged[t, c] -= 1
+            self.relevant[t, c] -= old >= 1
+        self.verdict[line] = int(grade)
+        self.judged[t, c] += 1
+        self.relevant[t, c] += grade >= 1
+        if old < 0:
+            self.recent[t].append(grade >= 1)
+        self.version += 1
+
+    def topic_stats(self) -> list[dict]:
+        """Per topic: judged, relevant, relevant per 100 judged (overall, recent), R_hat with its interval, advice."""
+        est = relevant_estimate(self.pooled, self.judged, self.relevant)
+        advice = stopping_advice(self.pooled, self.judged, self.relevant, relative_width=self.relative_width)
+        out = []
+        for t, topic in enumerate(self.topics):
+            judged, relevant = int(self.judged[t].sum()), int(self.relevant[t].sum())
+            recent = self.recent[t]
+            recent_rate = 100.0 * sum(recent) / len(recent) if recent else None
+            if self.random:
+                verdict = advice[t]["advice"]
+            else:
+                saturated = len(recent) == self.window and recent_rate is not None and recent_rate < self.min_rate
+                verdict = "stop" if saturated or judged >= self.pooled[t].sum() else "continue"
+            out.append(
+                {
+                    "topic": topic,
+                    "pooled": int(self.pooled[t].sum()),
+                    "judged": judged,
+                    "relevant": relevant,
+                    "relevant_per_100": 100.0 * relevant / judged if judged else None,
+                    "recent_relevant_per_100": recent_rate,
+                    "estimated_relevant": None if np.isnan(est.estimate[t]) else float(est.estimate[t]),
+                    "low": float(est.low[t]),
+                    "high": float(est.high[t]),
+                    "estimate_biased": not self.random,
+                    "advice": verdict,
+                    "more_per_stratum": advice[t]["more_per_stratum"] if self.random else [],
+                }
+            )
+        return out
+
+    def relevant_so_far(self) -> np.ndarray:
+        """bool [line]: judged relevant so far."""
+        return self.verdict >= 1
+
+    def reusability(self) -> dict:
+        """Leave-one-team-out over the qrels judged so far (cached until the next verdict)."""
+        if self._cached is not None and self._cached[0] == self.version:
+            return self._cached[1]
+        keep = self.relevant_so_far()
+        full = self.kernel.mean(keep)
+        reduced = full.copy()
+        teams = []
+        for u, team in enumerate(self.teams):
+            removed = keep & (self.owner == u)
+            scores = full if not removed.any() else self.kernel.mean(keep & ~removed)
+            mine = self.team_code == u
+            reduced[mine] = scores[mine]
+            teams.append({"team": team, "removed_relevant": int(removed.sum()), "tau_b": _tau(full, scores)})
+        drop = float(max(0.0, np.max(full - reduced, initial=0.0)))
+        result = {
+            "judged": int(np.sum(self.verdict >= 0)),
+            "tau_b": _tau(full, reduced),
+            "max_drop": drop,
+            "teams": teams,
+            "runs": [{"run": r, "map": float(full[i]), "reduced": float(reduced[i])} for i, r in enumerate(self.runs)],
+            "biased_order": not self.random,
+        }
+        self._cached = (self.version, result)
+        return result
+
+    def snapshot(self) -> dict:
+        """Everything the live view shows."""
+        return {"topics": self.topic_stats(), "reusability": self.reusability(), "random_order": self.random}
+
+
+def _tau(x: np.ndarray, y: np.ndarray) -> float | None:
+    """tau_b, None when undefined (a constant side)."""
+    value = tau_b(x, y)
+    return None if np.isnan(value) else value
