@@ -1,7 +1,7 @@
 """The organiser's view of a campaign: judging progress per topic and assessor, time left, QC and adjudication
 queues, and the campaign's jobs. Read-only: it never writes or flushes.
 
-Time left is working time: an assessor's remaining items times the median seconds of their last `RECENT`
+Time left is working time: an assessor's remaining items times the median seconds of their last `RECENT` timed
 judgements (a verdict left open overnight does not move a median). An assessor's remaining items are the open tasks
 they may take: round 1 of their topics, and later rounds of their topics they did not judge first. A topic shared by
 two assessors counts for both, so the campaign's time left (the slowest assessor's, as they work side by side) is an
@@ -10,11 +10,13 @@ upper bound there.
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from sqlalchemy import text
+from sqlalchemy import Row, text
 from sqlalchemy.orm import Session
 
 from app.services.auth import Principal
@@ -160,41 +162,56 @@ class CampaignView:
     jobs: list[JobView] = field(default_factory=list)
 
 
-# Per topic: pooled items, and what each item's judgements settle on (qrels.final_grade's rule: adjudication, else
-# the first round, else the second) and whether it awaits adjudication (quality.needs_adjudication's rule).
+# Each query below reads one thing once: the pool's tasks, its judgements (twice: by item and by assessor), its
+# items per topic; the queues' first items and the jobs are read by index.
 _TOPICS = text(
     """
-    WITH settled AS (
-        SELECT i.topic_id,
+    SELECT tp.id, tp.number, tp.title,
+           (SELECT count(*) FROM pool_items i WHERE i.pool_id = :pool AND i.topic_id = tp.id) AS pooled
+    FROM topics tp WHERE tp.campaign_id = :campaign ORDER BY tp.id
+    """
+)
+# Tasks by topic, round and the assessor a later round excludes: totals, done, leased now.
+_TASKS = text(
+    """
+    SELECT i.topic_id, t.round, t.excluded_assessor_id, count(*) AS total, count(t.done_at) AS done,
+           count(*) FILTER (WHERE t.done_at IS NULL AND t.lease_expires_at > now()) AS leased
+    FROM judging_tasks t JOIN pool_items i ON i.id = t.pool_item_id
+    WHERE i.pool_id = :pool
+    GROUP BY i.topic_id, t.round, t.excluded_assessor_id
+    """
+)
+# Per topic: items whose judgements settle on relevant (qrels.final_grade's rule: adjudication, else the first round,
+# else the second) and items awaiting adjudication (quality.needs_adjudication's rule: no adjudication, and an unsure
+# verdict or rounds that disagree). An item judged in round 1 only settles on its verdict; the few judged in later
+# rounds are settled one by one.
+_PENDING_ITEM = "NOT bool_or(j.round = 3) AND (bool_or(j.verdict = 'unsure') OR min(j.verdict) <> max(j.verdict))"
+_LATER_ITEMS = """
+    SELECT k.pool_item_id FROM judgements k JOIN pool_items ki ON ki.id = k.pool_item_id
+    WHERE ki.pool_id = :pool AND k.round > 1
+"""
+_VERDICTS = text(
+    f"""
+    WITH later AS (
+        SELECT i.topic_id, j.pool_item_id,
           CASE WHEN bool_or(j.round = 3) THEN bool_or(j.round = 3 AND j.verdict = 'relevant')
                WHEN bool_or(j.round = 1) THEN bool_or(j.round = 1 AND j.verdict = 'relevant')
                ELSE bool_or(j.round = 2 AND j.verdict = 'relevant') END AS relevant,
-          NOT bool_or(j.round = 3) AND (bool_or(j.verdict = 'unsure') OR count(DISTINCT j.verdict) > 1) AS pending
+          {_PENDING_ITEM} AS pending
         FROM judgements j JOIN pool_items i ON i.id = j.pool_item_id
-        WHERE i.pool_id = :pool
-        GROUP BY i.id, i.topic_id
-    ), pooled AS (
-        SELECT topic_id, count(*) AS pooled FROM pool_items WHERE pool_id = :pool GROUP BY topic_id
-    ), verdicts AS (
-        SELECT topic_id, count(*) FILTER (WHERE relevant) AS relevant, count(*) FILTER (WHERE pending) AS pending
-        FROM settled GROUP BY topic_id
+        WHERE j.pool_item_id IN ({_LATER_ITEMS})
+        GROUP BY i.topic_id, j.pool_item_id
     )
-    SELECT tp.id, tp.number, tp.title, coalesce(p.pooled, 0) AS pooled,
-           coalesce(v.relevant, 0) AS relevant, coalesce(v.pending, 0) AS pending
-    FROM topics tp
-    LEFT JOIN pooled p ON p.topic_id = tp.id
-    LEFT JOIN verdicts v ON v.topic_id = tp.id
-    WHERE tp.campaign_id = :campaign
-    ORDER BY tp.id
-    """
-)
-_ROUNDS = text(
-    """
-    SELECT i.topic_id, t.round, count(*) AS total, count(t.done_at) AS done
-    FROM judging_tasks t JOIN pool_items i ON i.id = t.pool_item_id
-    WHERE i.pool_id = :pool
-    GROUP BY i.topic_id, t.round
-    ORDER BY i.topic_id, t.round
+    SELECT topic_id, count(*) FILTER (WHERE relevant) AS relevant, count(*) FILTER (WHERE pending) AS pending
+    FROM (
+        SELECT i.topic_id, j.verdict = 'relevant' AS relevant, j.verdict = 'unsure' AS pending
+        FROM judgements j JOIN pool_items i ON i.id = j.pool_item_id
+        WHERE i.pool_id = :pool AND j.round = 1
+          AND NOT EXISTS (SELECT 1 FROM later l WHERE l.pool_item_id = j.pool_item_id)
+        UNION ALL
+        SELECT topic_id, relevant, pending FROM later
+    ) settled
+    GROUP BY topic_id
     """
 )
 _ASSIGNMENTS = text(
@@ -205,55 +222,22 @@ _ASSIGNMENTS = text(
     ORDER BY tp.id, a.assessor_id
     """
 )
-# Per assessor of the campaign: judgements in the pool, mean seconds, the median of the last RECENT timed ones.
+# Per assessor of the campaign: judgements in the pool, mean seconds, last time, and the seconds of the last
+# `recent` timed ones.
 _ASSESSORS = text(
     """
     WITH mine AS (
-        SELECT j.assessor_id, j.seconds_spent, j.created_at,
-               row_number() OVER (
-                   PARTITION BY j.assessor_id, j.seconds_spent IS NOT NULL ORDER BY j.created_at DESC, j.id DESC
-               ) AS recency
+        SELECT j.assessor_id, count(*) AS judged, avg(j.seconds_spent) AS mean_seconds, max(j.created_at) AS last,
+               (array_agg(j.seconds_spent ORDER BY j.created_at DESC, j.id DESC)
+                   FILTER (WHERE j.seconds_spent IS NOT NULL))[1:CAST(:recent AS integer)] AS recent
         FROM judgements j JOIN pool_items i ON i.id = j.pool_item_id
         WHERE i.pool_id = :pool AND j.assessor_id IS NOT NULL
+        GROUP BY j.assessor_id
     )
-    SELECT a.id, a.name, count(m.assessor_id) AS judged, avg(m.seconds_spent) AS mean_seconds,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY m.seconds_spent)
-               FILTER (WHERE m.seconds_spent IS NOT NULL AND m.recency <= :recent) AS recent_seconds,
-           max(m.created_at) AS last_judged_at
+    SELECT a.id, a.name, coalesce(m.judged, 0), m.mean_seconds, m.recent, m.last
     FROM assessors a LEFT JOIN mine m ON m.assessor_id = a.id
     WHERE a.campaign_id = :campaign
-    GROUP BY a.id, a.name
     ORDER BY a.id
-    """
-)
-# Open tasks each assessor may take (as the judging queue hands them out: round 1 of their topics, later rounds of
-# their topics unless they judged the first round), and open tasks of topics nobody is assigned.
-_REMAINING = text(
-    """
-    SELECT a.assessor_id, count(*) AS remaining
-    FROM assignments a
-    JOIN pool_items i ON i.pool_id = a.pool_id AND i.topic_id = a.topic_id
-    JOIN judging_tasks t ON t.pool_item_id = i.id
-    WHERE a.pool_id = :pool AND t.done_at IS NULL
-      AND (t.round = 1 OR t.excluded_assessor_id IS DISTINCT FROM a.assessor_id)
-    GROUP BY a.assessor_id
-    """
-)
-_UNASSIGNED = text(
-    """
-    SELECT count(*) FROM judging_tasks t JOIN pool_items i ON i.id = t.pool_item_id
-    WHERE i.pool_id = :pool AND t.done_at IS NULL
-      AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.pool_id = :pool AND a.topic_id = i.topic_id)
-    """
-)
-_SECOND_OPINION_COUNTS = text(
-    """
-    SELECT count(*) FILTER (WHERE t.done_at IS NULL) AS open,
-           count(*) FILTER (WHERE t.done_at IS NULL AND t.leased_to IS NOT NULL AND t.lease_expires_at > now())
-               AS leased,
-           count(t.done_at) AS done
-    FROM judging_tasks t JOIN pool_items i ON i.id = t.pool_item_id
-    WHERE i.pool_id = :pool AND t.round > 1
     """
 )
 _SECOND_OPINION_ITEMS = text(
@@ -269,18 +253,24 @@ _SECOND_OPINION_ITEMS = text(
     LIMIT :limit
     """
 )
-_ADJUDICATION = text(
-    """
-    SELECT i.id, tp.number, i.docno, jsonb_object_agg(j.round::text, j.verdict::text) AS verdicts,
-           count(*) OVER () AS size
-    FROM judgements j
-    JOIN pool_items i ON i.id = j.pool_item_id
-    JOIN topics tp ON tp.id = i.topic_id
-    WHERE i.pool_id = :pool
-    GROUP BY i.id, tp.number
-    HAVING NOT bool_or(j.round = 3) AND (bool_or(j.verdict = 'unsure') OR count(DISTINCT j.verdict) > 1)
-    ORDER BY i.id
-    LIMIT :limit
+_ADJUDICATION_ITEMS = text(
+    f"""
+    WITH pending AS (
+        SELECT j.pool_item_id FROM judgements j JOIN pool_items i ON i.id = j.pool_item_id
+        WHERE i.pool_id = :pool AND j.pool_item_id IN (
+            SELECT c.pool_item_id FROM judgements c JOIN pool_items ci ON ci.id = c.pool_item_id
+            WHERE ci.pool_id = :pool AND (c.verdict = 'unsure' OR c.round > 1)
+        )
+        GROUP BY j.pool_item_id
+        HAVING {_PENDING_ITEM}
+        ORDER BY j.pool_item_id
+        LIMIT :limit
+    )
+    SELECT p.pool_item_id, tp.number, i.docno,
+           (SELECT jsonb_object_agg(v.round::text, v.verdict::text) FROM judgements v
+            WHERE v.pool_item_id = p.pool_item_id) AS verdicts
+    FROM pending p JOIN pool_items i ON i.id = p.pool_item_id JOIN topics tp ON tp.id = i.topic_id
+    ORDER BY p.pool_item_id
     """
 )
 _JOBS = text(
@@ -302,6 +292,22 @@ _JOBS = text(
 )
 
 
+@dataclass(frozen=True)
+class TaskCounts:
+    """One row of `_TASKS`: a topic's tasks of one round (and, for later rounds, one excluded assessor)."""
+
+    topic_id: int
+    round: int
+    excluded: int | None
+    total: int
+    done: int
+    leased: int
+
+    def open_to(self, assessor_id: int) -> int:
+        """How many of these open tasks the assessor may take (of a topic assigned to them)."""
+        return self.total - self.done if self.round == 1 or self.excluded != assessor_id else 0
+
+
 def campaign_view(
     session: Session, principal: Principal, campaign_id: int, *, recent: int = RECENT, listed: int = LISTED
 ) -> CampaignView:
@@ -321,13 +327,24 @@ def campaign_view(
     if pool is None:
         return CampaignView(**base, pool_id=None, pool_kind=None, judging=JudgingSummary(0, 0, 0, 0, None))
     params = {"pool": pool.id, "campaign": campaign_id}
-    assessors = assessor_progress(session, campaign_id, pool.id, recent=recent)
-    topics = topic_progress(session, campaign_id, pool.id, {a.assessor_id: a.assessor for a in assessors})
-    total = sum(r.total for t in topics for r in t.rounds)
-    done = sum(r.done for t in topics for r in t.rounds)
-    unassigned = int(session.scalar(_UNASSIGNED, params) or 0)
+    tasks = [TaskCounts(*row) for row in session.execute(_TASKS, params)]
+    assigned = session.execute(_ASSIGNMENTS, params).all()
+    assessors = assessor_progress(session, campaign_id, pool.id, tasks, assigned, recent=recent)
+    topics = topic_progress(
+        session, campaign_id, pool.id, tasks, assigned, {a.assessor_id: a.assessor for a in assessors}
+    )
+    with_assessor = {topic_id for topic_id, _, _ in assigned}
+    total, done = sum(t.total for t in tasks), sum(t.done for t in tasks)
+    unassigned = sum(t.total - t.done for t in tasks if t.topic_id not in with_assessor)
     busy = [a for a in assessors if a.remaining]
     eta = None if any(a.eta_seconds is None for a in busy) else max((a.eta_seconds or 0.0 for a in busy), default=0.0)
+    later = [t for t in tasks if t.round > 1]
+    opinions = SecondOpinions(
+        open=sum(t.total - t.done for t in later),
+        leased=sum(t.leased for t in later),
+        done=sum(t.done for t in later),
+        items=second_opinion_items(session, pool.id, listed=listed),
+    )
     return CampaignView(
         **base,
         pool_id=pool.id,
@@ -335,24 +352,36 @@ def campaign_view(
         judging=JudgingSummary(total, done, total - done, unassigned, eta),
         topics=topics,
         assessors=assessors,
-        second_opinions=second_opinions(session, pool.id, listed=listed),
-        adjudication=adjudication(session, pool.id, listed=listed),
+        second_opinions=opinions,
+        adjudication=Adjudication(
+            size=sum(t.awaiting_adjudication for t in topics), items=adjudication_items(session, pool.id, listed=listed)
+        ),
     )
 
 
-def topic_progress(session: Session, campaign_id: int, pool_id: int, names: dict[int, str]) -> list[TopicProgress]:
+def topic_progress(
+    session: Session,
+    campaign_id: int,
+    pool_id: int,
+    tasks: Sequence[TaskCounts],
+    assigned: Sequence[Row[Any]],
+    names: dict[int, str],
+) -> list[TopicProgress]:
     """Per topic of the campaign: pooled items, tasks done per round, relevant and awaiting adjudication so far."""
     params = {"pool": pool_id, "campaign": campaign_id}
-    rounds: dict[int, list[RoundProgress]] = {}
-    for topic_id, round_, total, done in session.execute(_ROUNDS, params):
-        rounds.setdefault(topic_id, []).append(RoundProgress(round_, total, done))
-    assigned: dict[int, list[str]] = {}
-    for topic_id, assessor_id, _ in session.execute(_ASSIGNMENTS, params):
-        assigned.setdefault(topic_id, []).append(names.get(assessor_id, str(assessor_id)))
+    rounds: dict[int, dict[int, RoundProgress]] = {}
+    for t in tasks:
+        got = rounds.setdefault(t.topic_id, {}).get(t.round, RoundProgress(t.round, 0, 0))
+        rounds[t.topic_id][t.round] = RoundProgress(t.round, got.total + t.total, got.done + t.done)
+    assessors: dict[int, list[str]] = {}
+    for topic_id, assessor_id, _ in assigned:
+        assessors.setdefault(topic_id, []).append(names.get(assessor_id, str(assessor_id)))
+    verdicts = {topic_id: (relevant, pending) for topic_id, relevant, pending in session.execute(_VERDICTS, params)}
     out = []
-    for topic_id, number, title, pooled, relevant, pending in session.execute(_TOPICS, params):
-        own = rounds.get(topic_id, [])
+    for topic_id, number, title, pooled in session.execute(_TOPICS, params):
+        own = [r for _, r in sorted(rounds.get(topic_id, {}).items())]
         first = next((r for r in own if r.round == 1), RoundProgress(1, 0, 0))
+        relevant, pending = verdicts.get(topic_id, (0, 0))
         out.append(
             TopicProgress(
                 topic=number,
@@ -363,25 +392,37 @@ def topic_progress(session: Session, campaign_id: int, pool_id: int, names: dict
                 relevant=relevant,
                 awaiting_adjudication=pending,
                 rounds=own,
-                assessors=assigned.get(topic_id, []),
+                assessors=assessors.get(topic_id, []),
             )
         )
     return out
 
 
 def assessor_progress(
-    session: Session, campaign_id: int, pool_id: int, *, recent: int = RECENT
+    session: Session,
+    campaign_id: int,
+    pool_id: int,
+    tasks: Sequence[TaskCounts],
+    assigned: Sequence[Row[Any]],
+    *,
+    recent: int = RECENT,
 ) -> list[AssessorProgress]:
     """Per assessor of the campaign: topics, judgements in the pool, pace, open tasks and the time they should take."""
-    params = {"pool": pool_id, "campaign": campaign_id, "recent": recent}
     topics: dict[int, list[str]] = {}
-    for _, assessor_id, number in session.execute(_ASSIGNMENTS, params):
+    remaining: dict[int, int] = {}
+    by_topic: dict[int, list[TaskCounts]] = {}
+    for t in tasks:
+        by_topic.setdefault(t.topic_id, []).append(t)
+    for topic_id, assessor_id, number in assigned:
         topics.setdefault(assessor_id, []).append(number)
-    remaining = {assessor_id: n for assessor_id, n in session.execute(_REMAINING, params)}
+        remaining[assessor_id] = remaining.get(assessor_id, 0) + sum(
+            t.open_to(assessor_id) for t in by_topic.get(topic_id, [])
+        )
+    params = {"pool": pool_id, "campaign": campaign_id, "recent": recent}
     out = []
-    for assessor_id, name, judged, mean, recent_seconds, last in session.execute(_ASSESSORS, params):
-        left = int(remaining.get(assessor_id, 0))
-        pace = float(recent_seconds) if recent_seconds is not None else None
+    for assessor_id, name, judged, mean, last_seconds, last in session.execute(_ASSESSORS, params):
+        left = remaining.get(assessor_id, 0)
+        pace = float(statistics.median(last_seconds)) if last_seconds else None
         out.append(
             AssessorProgress(
                 assessor_id=assessor_id,
@@ -398,27 +439,19 @@ def assessor_progress(
     return out
 
 
-def second_opinions(session: Session, pool_id: int, *, listed: int = LISTED) -> SecondOpinions:
-    """The quality-control queue of a pool: counts, and its first `listed` open tasks in queue order."""
-    open_, leased, done = session.execute(_SECOND_OPINION_COUNTS, {"pool": pool_id}).one()
-    items = [
-        SecondOpinion(task_id, topic, shot, reason, leased_to)
-        for task_id, topic, shot, reason, leased_to in session.execute(
-            _SECOND_OPINION_ITEMS, {"pool": pool_id, "limit": listed}
-        )
-    ]
-    return SecondOpinions(int(open_), int(leased), int(done), items)
+def second_opinion_items(session: Session, pool_id: int, *, listed: int = LISTED) -> list[SecondOpinion]:
+    """The first `listed` open quality-control tasks of a pool, in queue order."""
+    rows = session.execute(_SECOND_OPINION_ITEMS, {"pool": pool_id, "limit": listed})
+    return [SecondOpinion(task_id, topic, shot, reason, leased_to) for task_id, topic, shot, reason, leased_to in rows]
 
 
-def adjudication(session: Session, pool_id: int, *, listed: int = LISTED) -> Adjudication:
-    """The adjudication queue of a pool: its size and first `listed` items (quality.adjudication_queue's rule)."""
-    rows = session.execute(_ADJUDICATION, {"pool": pool_id, "limit": listed}).all()
-    items = [
+def adjudication_items(session: Session, pool_id: int, *, listed: int = LISTED) -> list[AdjudicationItem]:
+    """The first `listed` items of a pool awaiting adjudication (quality.adjudication_queue's rule), by item id."""
+    rows = session.execute(_ADJUDICATION_ITEMS, {"pool": pool_id, "limit": listed})
+    return [
         AdjudicationItem(item_id, topic, shot, dict(sorted(verdicts.items())))
-        for item_id, topic, shot, verdicts, _ in rows
+        for item_id, topic, shot, verdicts in rows
     ]
-    size = rows[0].size if rows else 0
-    return Adjudication(int(size), items)
 
 
 def campaign_jobs(session: Session, campaign_id: int, *, listed: int = JOBS_LISTED) -> list[JobView]:

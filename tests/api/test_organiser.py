@@ -4,12 +4,27 @@ only, agree with the pool progress endpoint, escape what users typed, and name t
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 
+from app.services import jobs
 from app.services.auth import create_token
 from app.storage.database import session_scope
 from app.storage.models import Evaluation, Role
 from tests.api.conftest import auth
 from tests.api.test_pools import judge_all, make_assessor, setup_campaign
+
+HELD_QUEUE = "trecpool-held-by-test"  # no worker reads it: a job queued there stays queued
+
+
+def hold(session: Session, job: jobs.Job) -> None:
+    """Queue a job where no worker looks (the reaper sees it queued, not lost; a cancel takes it off the queue)."""
+    session.add(job)
+    jobs.enqueue(session, job, campaign_concurrency=1)
+    session.execute(
+        text("UPDATE procrastinate_jobs SET queue_name = :held WHERE id = :id"),
+        {"held": HELD_QUEUE, "id": job.queue_job_id},
+    )
 
 
 def decide(item: dict[str, str]) -> str:
@@ -96,10 +111,9 @@ def test_second_opinions_and_adjudication_as_the_pool_endpoints_see_them(judging
 
 def test_cancel_urls_cancel(judging, client, organiser, sessions):  # type: ignore[no-untyped-def]
     campaign, *_ = judging
-    with session_scope(sessions) as session:  # a queued job no worker will see (it is not on the queue)
+    with session_scope(sessions) as session:
         job = Evaluation(campaign_id=campaign.id, status="queued")
-        session.add(job)
-        session.flush()
+        hold(session, job)
         job_id = job.id
     body = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()
     (listed,) = body["jobs"]
@@ -107,7 +121,7 @@ def test_cancel_urls_cancel(judging, client, organiser, sessions):  # type: igno
     assert listed["cancel_url"] == f"/api/evaluations/{job_id}/cancel"
     assert client.post(listed["cancel_url"], headers=organiser).status_code == 200
     (after,) = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()["jobs"]
-    assert after["cancel_requested"] and not after["cancellable"]
+    assert after["status"] == "cancelled" and not after["cancellable"] and after["finished_at"] is not None
 
 
 @pytest.mark.parametrize("path", ["/api/campaigns/{id}/overview", "/organise/campaigns/{id}/panel"])

@@ -137,8 +137,8 @@ def test_relevant_and_adjudication_follow_the_rules_they_restate(judged):  # typ
         (q["pool_item_id"], q["topic"], q["shot_id"], q["verdicts"]) for q in queue
     ]
     assert disputed in {a.shot_id for a in view.adjudication.items}
-    listed = organiser_view.adjudication(session, pool.id, listed=1)
-    assert listed.size == 2 and len(listed.items) == 1  # the size counts the whole queue
+    listed = organiser_view.campaign_view(session, ORGANISER, campaign.id, listed=1)
+    assert listed.adjudication.size == 2 and len(listed.adjudication.items) == 1  # the size counts the whole queue
 
 
 def test_a_lease_shows_in_the_qc_queue_and_the_pace_ignores_untimed_verdicts(judged):  # type: ignore[no-untyped-def]

@@ -3,19 +3,15 @@ never put in a URL, judging progress as judged, and jobs cancelled from their bu
 
 from __future__ import annotations
 
-from sqlalchemy import text
-
-from app.services import jobs
 from app.storage.database import session_scope
 from app.storage.models import AnalysisJob, Evaluation
+from tests.api.test_organiser import hold
 from tests.api.test_pools import make_assessor, setup_campaign
-
-HELD_QUEUE = "trecpool-held-by-test"  # no worker reads it: a job queued there stays queued
 
 
 def _campaign_with_jobs(make_campaign, client, organiser, sessions):  # type: ignore[no-untyped-def]
     """A depth-6 pool with five items of topic 1 judged by ann, a queued evaluation and a running analysis; returns
-    (campaign, pool, items judged, evaluation id, analysis id)."""
+    (campaign, pool, ann's headers, items judged, evaluation id, analysis id)."""
     campaign, _ = setup_campaign(make_campaign, client, organiser, n_runs=2, depth=20, seed=8)
     pool = client.post(
         f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 6, "seed": 1}, headers=organiser
@@ -37,17 +33,14 @@ def _campaign_with_jobs(make_campaign, client, organiser, sessions):  # type: ig
     assert {item["topic"] for item, _ in seen} == {"1"}
     with session_scope(sessions) as session:
         evaluation = Evaluation(campaign_id=campaign.id, status="queued")
-        session.add(evaluation)
-        jobs.enqueue(session, evaluation, campaign_concurrency=1)  # on the queue, then moved where no worker looks
-        session.execute(
-            text("UPDATE procrastinate_jobs SET queue_name = :held WHERE id = :id"),
-            {"held": HELD_QUEUE, "id": evaluation.queue_job_id},
-        )
-        analysis = AnalysisJob(campaign_id=campaign.id, kind="ties", status="running", progress=0.4, attempts=1)
-        session.add(analysis)
+        analysis = AnalysisJob(campaign_id=campaign.id, kind="ties")
+        hold(session, evaluation)
+        hold(session, analysis)
+        # the analysis runs, as if a worker had claimed it
+        analysis.status, analysis.progress, analysis.attempts = "running", 0.4, 1
         session.flush()
         ids = evaluation.id, analysis.id
-    return campaign, pool, seen, *ids
+    return campaign, pool, ann, seen, *ids
 
 
 def _job_row(name: str) -> str:
@@ -56,7 +49,9 @@ def _job_row(name: str) -> str:
 
 
 def test_the_organiser_sees_progress_and_cancels_jobs(make_campaign, client, organiser, sessions, live_server, browser):  # type: ignore[no-untyped-def]
-    campaign, pool, seen, evaluation_id, analysis_id = _campaign_with_jobs(make_campaign, client, organiser, sessions)
+    campaign, pool, ann, seen, evaluation_id, analysis_id = _campaign_with_jobs(
+        make_campaign, client, organiser, sessions
+    )
     token = organiser["Authorization"].removeprefix("Bearer ")
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     errors: list[str] = []
@@ -84,14 +79,24 @@ def test_the_organiser_sees_progress_and_cancels_jobs(make_campaign, client, org
     assert page.text_content(f"{row} .count") == f"{len(seen)}/{sampled['1']}"
     assert page.text_content(f"{row} .relevant") == str(sum(v == "relevant" for _, v in seen))
     assert page.get_attribute(f"{row} progress", "value") == str(len(seen))
-    ann = "#assessors tbody tr"
-    assert page.text_content(f"{ann} .judged") == str(len(seen))
+    ann_row = "#assessors tbody tr"
+    assert page.text_content(f"{ann_row} .judged") == str(len(seen))
     remaining = sampled["1"] - len(seen) + sampled["2"]
-    assert page.text_content(f"{ann} .remaining") == str(remaining)
+    assert page.text_content(f"{ann_row} .remaining") == str(remaining)
     minutes = round(remaining * 2.5 / 60)
     expected_eta = f"{round(remaining * 2.5)} s" if remaining * 2.5 < 60 else f"{minutes} min"
-    assert page.text_content(f"{ann} .eta") == expected_eta
+    assert page.text_content(f"{ann_row} .eta") == expected_eta
     page.screenshot(path="/tmp/h14_organiser_page.png", full_page=True)
+
+    # one more verdict shows on Refresh, focus kept on the button
+    item = client.post("/api/judging/next", headers=ann).json()
+    client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": "relevant"}, headers=ann)
+    page.focus("[data-action=refresh]")
+    page.keyboard.press("Enter")
+    page.wait_for_function(  # well before the 10 s refresh
+        "n => document.getElementById('judging-done').textContent === n", arg=str(len(seen) + 1), timeout=5000
+    )
+    assert page.evaluate("document.activeElement.dataset.action") == "refresh"
 
     # a queued job is cancelled at once
     evaluation = _job_row(f"evaluation-{evaluation_id}")

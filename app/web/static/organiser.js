@@ -1,14 +1,16 @@
 // The organiser page: shows the campaign's organiser view, rendered on the server, fetched with the organiser's
-// token (sessionStorage, Authorization header: never in a URL), refreshed every few seconds; Cancel buttons call the
+// token (sessionStorage, Authorization header: never in a URL), refreshed every 10 s while the tab is visible (less
+// often when the view takes long to make: never more than a tenth of the server's time); Cancel buttons call the
 // jobs' cancel endpoints.
 "use strict";
 
 (() => {
   const TOKEN_KEY = "trecpool.organiser-token";
   const REFRESH_MS = 10000;
+  const SHARE = 10; // wait at least SHARE times as long as the last view took to load
   const $ = (id) => document.getElementById(id);
   const main = $("main");
-  const state = { token: sessionStorage.getItem(TOKEN_KEY), busy: false, timer: null };
+  const state = { token: sessionStorage.getItem(TOKEN_KEY), busy: false, timer: null, lastMs: 0 };
 
   function announce(text) {
     // cleared first so that the same message twice is announced twice
@@ -58,6 +60,7 @@
     if (!state.token || state.busy) return;
     state.busy = true;
     main.setAttribute("aria-busy", "true");
+    const started = performance.now();
     try {
       const response = await call("GET", main.dataset.panelUrl, "text/html");
       if (response.status === 401) {
@@ -79,9 +82,18 @@
     } catch (error) {
       showMessage(`Could not reach the server (${error.message}). Retrying.`);
     } finally {
+      state.lastMs = performance.now() - started;
       state.busy = false;
       main.setAttribute("aria-busy", "false");
     }
+  }
+
+  function schedule() {
+    window.clearTimeout(state.timer);
+    state.timer = window.setTimeout(async () => {
+      if (document.visibilityState === "visible") await load();
+      schedule();
+    }, Math.max(REFRESH_MS, SHARE * state.lastMs));
   }
 
   async function cancel(button) {
@@ -120,11 +132,12 @@
       if (target.dataset.cancelUrl) cancel(target);
       else if (target.dataset.action === "refresh") load().then(() => announce("Refreshed."));
     });
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") load(); // back to the tab: show what changed meanwhile
+    });
     if (state.token) load();
     else askForToken("");
-    state.timer = window.setInterval(() => {
-      if (document.visibilityState === "visible") load();
-    }, REFRESH_MS);
+    schedule();
   }
 
   start();
