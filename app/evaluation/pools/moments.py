@@ -34,53 +34,83 @@ class MomentPoolTable:
         return len(self.topics)
 
 
-def _ranked_top(runs: Sequence[MomentRunTable], depth: int) -> tuple[np.ndarray, ...]:
-    """Every run's top `depth` moments per topic (score descending, ties by file order): run, topic, video, start,
-    end, rank."""
-    parts: list[tuple[np.ndarray, ...]] = []
+def _ranked_top(runs: Sequence[MomentRunTable], depth: int) -> dict[str, np.ndarray]:
+    """Every run's top `depth` moments per topic (score descending, ties by file order): run, topic and video codes
+    (into `topic_names`, `video_names`), start, end, 1-based rank."""
+    kept: list[tuple[np.ndarray, ...]] = []
     for index, run in enumerate(runs):
-        topics = np.asarray(run.topics, dtype=str)
-        order = np.lexsort((run.lines, -np.asarray(run.scores, dtype=np.float64), topics))
-        sorted_topics = topics[order]
-        starts = np.flatnonzero(np.r_[True, sorted_topics[1:] != sorted_topics[:-1]]) if len(order) else order
+        codes = np.unique(np.asarray(run.topics, dtype=str), return_inverse=True)[1].reshape(-1)
+        order = np.lexsort((run.lines, -np.asarray(run.scores, dtype=np.float64), codes))
+        group = codes[order]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(order) else order
         rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)])) + 1
-        keep = order[rank <= depth]
-        parts.append(
+        rows = order[rank <= depth]
+        kept.append(
             (
-                np.full(len(keep), index, dtype=np.int64),
-                topics[keep],
-                np.asarray(run.videos, dtype=str)[keep],
-                np.asarray(run.starts, dtype=np.float64)[keep],
-                np.asarray(run.ends, dtype=np.float64)[keep],
+                np.full(len(rows), index, dtype=np.int64),
+                np.asarray(run.topics, dtype=str)[rows],
+                np.asarray(run.videos, dtype=str)[rows],
+                np.asarray(run.starts, dtype=np.float64)[rows],
+                np.asarray(run.ends, dtype=np.float64)[rows],
                 rank[rank <= depth].astype(np.int64),
             )
         )
-    if not parts:
-        empty = np.array([], dtype=str)
-        return np.array([], dtype=np.int64), empty, empty, np.array([]), np.array([]), np.array([], dtype=np.int64)
-    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+    if kept:
+        run_index, topics, videos, begins, ends, ranks = (np.concatenate(c) for c in zip(*kept, strict=True))
+    else:
+        run_index, ranks = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        topics = videos = np.zeros(0, dtype=str)
+        begins = ends = np.zeros(0)
+    topic_names, topic_code = np.unique(topics, return_inverse=True)
+    video_names, video_code = np.unique(videos, return_inverse=True)
+    return {
+        "run": run_index,
+        "topic": topic_code.reshape(-1).astype(np.int64),
+        "video": video_code.reshape(-1).astype(np.int64),
+        "start": begins,
+        "end": ends,
+        "rank": ranks,
+        "topic_names": topic_names,
+        "video_names": video_names,
+    }
+
+
+PAIR_CHUNK = 2_000_000  # candidate pairs examined at once, to bound memory on heavily overlapping pools
 
 
 def _merge_groups(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray, iou: float) -> np.ndarray:
     """Cluster label of each segment: segments with the same key linked when their IoU >= `iou`, clusters being the
-    connected components of those links (so the result does not depend on the order of the rows)."""
+    connected components of those links (so the result does not depend on the order of the rows).
+
+    Only overlapping pairs can reach a positive threshold: with the rows sorted by (key, start), row i's candidates are
+    the rows after it up to the first that starts at or after its end, found for all rows at once by a binary search
+    on exact integer ranks of the times."""
     n = len(keys)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, keys[order][1:] != keys[order][:-1], True])
+    code = np.unique(keys, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    order = np.lexsort((starts, code))
+    c, s, e = code[order], starts[order], ends[order]
+    times = np.unique(np.concatenate([s, e]))
+    width = len(times) + 1
+    key = c * width + np.searchsorted(times, s)
+    limit = np.searchsorted(key, c * width + np.searchsorted(times, e), side="left")
+    counts = np.maximum(limit - np.arange(n) - 1, 0)
+    total = np.cumsum(counts)
     rows, cols = [], []
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        if hi - lo < 2:
-            continue
-        members = order[lo:hi]
-        i, j = np.triu_indices(len(members), k=1)
-        linked = temporal_iou(starts[members[i]], ends[members[i]], starts[members[j]], ends[members[j]]) >= iou
-        rows.append(members[i[linked]])
-        cols.append(members[j[linked]])
-    r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
-    graph = coo_matrix((np.ones(len(r)), (r, c)), shape=(n, n))
+    first = 0
+    while first < n:
+        done = int(total[first - 1]) if first else 0
+        last = min(max(int(np.searchsorted(total, done + PAIR_CHUNK, side="right")), first + 1), n)
+        count = counts[first:last]
+        i = np.repeat(np.arange(first, last), count)
+        j = i + 1 + np.arange(len(i)) - np.repeat(np.cumsum(count) - count, count)
+        linked = temporal_iou(s[i], e[i], s[j], e[j]) >= iou
+        rows.append(order[i[linked]])
+        cols.append(order[j[linked]])
+        first = last
+    r, k = np.concatenate(rows), np.concatenate(cols)
+    graph = coo_matrix((np.ones(len(r)), (r, k)), shape=(n, n))
     return connected_components(graph, directed=False)[1].astype(np.int64)
 
 
@@ -98,9 +128,9 @@ def build_moment_pool(
         raise ValueError(f"depth must be >= 1, got {depth}")
     if not 0.0 < iou <= 1.0:
         raise ValueError(f"the IoU threshold must be in (0, 1], got {iou}")
-    run_index, topics, videos, starts, ends, ranks = _ranked_top(runs, depth)
-    keys = np.char.add(np.char.add(topics, "\x1f"), videos) if len(topics) else topics
-    label = _merge_groups(keys, starts, ends, iou)
+    top = _ranked_top(runs, depth)
+    run_index, starts, ends, ranks = top["run"], top["start"], top["end"], top["rank"]
+    label = _merge_groups(top["topic"] * (len(top["video_names"]) + 1) + top["video"], starts, ends, iou)
     n = int(label.max()) + 1 if len(label) else 0
     first = np.full(n, -1, dtype=np.int64)
     first[label[::-1]] = np.arange(len(label))[::-1]
@@ -110,16 +140,19 @@ def build_moment_pool(
     np.minimum.at(seg_start, label, starts)
     np.maximum.at(seg_end, label, ends)
     np.minimum.at(best, label, ranks)
-    pairs = np.unique(np.stack([label, run_index]), axis=1) if len(label) else np.zeros((2, 0), dtype=np.int64)
-    n_runs = np.bincount(pairs[0], minlength=n).astype(np.int64)
-    seg_topics, seg_videos = topics[first], videos[first]
+    pairs = np.unique(label * max(len(runs), 1) + run_index)
+    n_runs = np.bincount(pairs // max(len(runs), 1), minlength=n).astype(np.int64)
+    topic_code, video_code = top["topic"][first], top["video"][first]  # codes sort as the names do
+    seg_topics, seg_videos = top["topic_names"][topic_code], top["video_names"][video_code]
     judging_order = np.zeros(n, dtype=np.int64)
     # a fixed order inside each topic before shuffling, so the result depends only on the segments and the seed
-    canonical = np.lexsort((seg_end, seg_start, seg_videos, seg_topics))
-    for topic in np.unique(seg_topics).tolist():
-        members = canonical[seg_topics[canonical] == topic]
-        judging_order[members] = _topic_rng(seed, topic).permutation(len(members))
-    order = np.lexsort((judging_order, seg_topics))
+    canonical = np.lexsort((seg_end, seg_start, video_code, topic_code))
+    sorted_topics = topic_code[canonical]
+    bounds = np.flatnonzero(np.r_[True, sorted_topics[1:] != sorted_topics[:-1], True]) if n else np.array([0])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        topic = str(top["topic_names"][sorted_topics[lo]])
+        judging_order[canonical[lo:hi]] = _topic_rng(seed, topic).permutation(hi - lo)
+    order = np.lexsort((judging_order, topic_code))
     return MomentPoolTable(
         topics=seg_topics[order],
         videos=seg_videos[order],
