@@ -109,3 +109,56 @@ def test_segment_set_iou_by_hand():
     empty = np.array([])
     assert segment_set_iou(empty, empty, empty, empty) == 1.0
     assert segment_set_iou(empty, empty, np.array([1.0]), np.array([2.0])) == 0.0
+
+
+def _plain_pool(runs, depth: int, iou: float) -> list[tuple]:
+    """The pool by plain Python: every pair of top-k moments compared, clusters by union-find."""
+    moments = []
+    for index, run in enumerate(runs):
+        by_topic: dict[str, list] = {}
+        for t, v, s, e, score, line in zip(
+            run.topics.tolist(), run.videos.tolist(), run.starts.tolist(), run.ends.tolist(),
+            run.scores.tolist(), run.lines.tolist(), strict=True,
+        ):  # fmt: skip
+            by_topic.setdefault(t, []).append((-score, line, v, s, e))
+        for t, rows in by_topic.items():
+            for rank, (_, _, v, s, e) in enumerate(sorted(rows)[:depth], start=1):
+                moments.append((t, v, s, e, rank, index))
+    parent = list(range(len(moments)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(moments):
+        for j in range(i + 1, len(moments)):
+            b = moments[j]
+            if a[:2] == b[:2]:
+                inter = max(0.0, min(a[3], b[3]) - max(a[2], b[2]))
+                if inter / (a[3] - a[2] + b[3] - b[2] - inter) >= iou:
+                    parent[find(i)] = find(j)
+    clusters: dict[int, list] = {}
+    for i, m in enumerate(moments):
+        clusters.setdefault(find(i), []).append(m)
+    return sorted(
+        (c[0][0], c[0][1], min(m[2] for m in c), max(m[3] for m in c), min(m[4] for m in c), len({m[5] for m in c}))
+        for c in clusters.values()
+    )
+
+
+@pytest.mark.parametrize("iou", [0.1, 0.5, 0.9])
+def test_the_pool_equals_a_plain_python_pool_on_random_runs(iou):
+    rng = np.random.default_rng(5)
+    runs = []
+    for _ in range(4):
+        lines = []
+        for topic in ("1", "2", "10"):
+            for _ in range(15):
+                start = round(float(rng.uniform(0, 50)), 1)
+                length = round(float(rng.uniform(0.5, 15)), 1)
+                score = round(float(rng.integers(0, 5)), 1)  # many ties: broken by file order
+                lines.append(f"{topic}\tv{rng.integers(0, 3)}\t{start}\t{start + length}\t{score}\n")
+        runs.append(parse_moment_run("".join(lines)))
+    pool = build_moment_pool(runs, depth=8, iou=iou, seed=2)
+    assert _rows(pool) == _plain_pool(runs, 8, iou)
