@@ -7,6 +7,9 @@ HTTP client, looping `POST /api/judging/next` + `POST /api/judging/items/{id}` u
 assessor are judged or its queue is empty. Prints p50/p90/p99/max latency of both calls (after --warmup seconds, and
 over every call) and the throughput.
 
+--step judges as the judging page does: one `POST /api/judging/step` per verdict (the verdict, the next items with one
+leased ahead, the assessor's counts); `next` is then the first step and `submit` every later one.
+
 --think-ms adds a pause between seeing an item and judging it (a real assessor takes seconds); 0 is a stress test
 where every assessor has a request in flight all the time.
 
@@ -14,7 +17,7 @@ where every assessor has a request in flight all the time.
 another, into a second campaign) and runs evaluation jobs (qrels cut from the pool, one evaluation after another,
 run by a worker process); it prints the unloaded and the loaded figures (target: loaded p99 < 100 ms).
 
-    .venv/bin/python scripts/bench/judging.py [--assessors 50] [--seconds 60] [--think-ms 2000] [--with-load]
+    .venv/bin/python scripts/bench/judging.py [--assessors 50] [--seconds 60] [--think-ms 2000] [--with-load] [--step]
 """
 
 from __future__ import annotations
@@ -159,6 +162,8 @@ def assess(base: str, headers: dict[str, str], deadline: float, args: argparse.N
     with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
         if args.think_ms:  # real assessors do not all press a key in the same millisecond
             time.sleep(rng.uniform(0, 1.5) * args.think_ms / 1000)
+        if args.step:
+            return _assess_by_steps(http, deadline, args, rng, out)
         for _ in range(args.items):
             if time.monotonic() >= deadline:
                 break
@@ -179,6 +184,33 @@ def assess(base: str, headers: dict[str, str], deadline: float, args: argparse.N
             out.submit.append((start, time.perf_counter() - start))
             if response.status_code != 200:
                 out.errors.append(f"submit {response.status_code}")
+    return out
+
+
+def _assess_by_steps(
+    http: httpx.Client, deadline: float, args: argparse.Namespace, rng: random.Random, out: Timings
+) -> Timings:
+    """One assessor as the judging page works: a first step, then one step per verdict (it returns the next items)."""
+    start = time.perf_counter()
+    response = http.post("/api/judging/step", json={})
+    out.next.append((start, time.perf_counter() - start))
+    shown = response.json()["next"] if response.status_code == 200 else []
+    for _ in range(args.items):
+        if not shown:
+            out.emptied = response.status_code == 200
+            break
+        if time.monotonic() >= deadline:
+            break
+        if args.think_ms:
+            time.sleep(rng.uniform(0.5, 1.5) * args.think_ms / 1000)
+        body = {"task_id": shown[0]["task_id"], "verdict": rng.choice(VERDICTS)}
+        start = time.perf_counter()
+        response = http.post("/api/judging/step", json=body)
+        out.submit.append((start, time.perf_counter() - start))
+        if response.status_code != 200:
+            out.errors.append(f"submit {response.status_code}")
+            response = http.post("/api/judging/step", json={})
+        shown = response.json()["next"] if response.status_code == 200 else []
     return out
 
 
@@ -304,11 +336,12 @@ def report(phase: Phase, args: argparse.Namespace, target_ms: float) -> float:
         f"{sum(r.emptied for r in results)} queues emptied; {len(errors)} errors {sorted(set(errors))[:5]}"
     )
     print(f"after the first {args.warmup:g} s:")
-    print(describe("next", next_times))
-    print(describe("submit", submit_times))
+    first, then = ("step {}", "step") if args.step else ("next", "submit")
+    print(describe(first, next_times))
+    print(describe(then, submit_times))
     print("every call, warm-up included:")
-    print(describe("next", every_next))
-    print(describe("submit", every_submit))
+    print(describe(first, every_next))
+    print(describe(then, every_submit))
     worst = max(np.percentile(np.asarray(v) * 1000, 99) for v in (next_times, submit_times) if v)
     print(f"p99 target < {target_ms:g} ms: {'met' if worst < target_ms else 'NOT met'} (worst p99 {worst:.1f} ms)")
     return worst
@@ -348,6 +381,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5, help="seconds of calls left out of the percentiles")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--with-load", action="store_true", help="judge again under upload and evaluation load")
+    parser.add_argument("--step", action="store_true", help="one POST /api/judging/step per verdict, as the page does")
     args = parser.parse_args()
 
     from app.storage import migrations

@@ -332,7 +332,6 @@
     timeline.setAttribute("aria-valuetext", where);
     $("time").textContent = `${where} (shot ${start.toFixed(1)}–${end.toFixed(1)} s)`;
     $("play").textContent = video.paused ? "Play" : "Pause";
-    $("play").setAttribute("aria-pressed", String(!video.paused));
   }
 
   /** While the shown player plays: move the play head, and stop at the end of the window. */
@@ -386,7 +385,8 @@
     const on = Boolean(video && !video.muted);
     const button = $("sound");
     button.setAttribute("aria-pressed", String(on));
-    $("sound-state").textContent = on ? "Sound on" : prefs.sound ? "Sound off (press a key)" : "Sound off";
+    // the browser may refuse sound until the assessor presses a key: then the state says how to turn it on
+    $("sound-state").textContent = on ? "Sound on" : prefs.sound ? "Sound off (press M)" : "Sound off";
     button.classList.toggle("on", on);
   }
 
@@ -806,7 +806,8 @@
     try {
       takeStep(await step({}));
     } catch (error) {
-      handleError(error);
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) handleError(error);
+      else fatal(`The shots to judge could not be loaded (${error.message}). Reload the page to try again.`);
     } finally {
       afterRequest();
     }
