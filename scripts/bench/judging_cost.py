@@ -1,0 +1,223 @@
+"""Benchmark: judgements each judging order needs to reproduce the ranking of the full qrels, replaying real qrels
+as an oracle assessor.
+
+Setting (TREC-COVID round 1: 30 runs of 10 teams, 30 topics, 8,691 judgements). The qrels are the only verdicts we
+know, so every run's list is *condensed* to its judged docs (Sakai's condensed lists); the orders work over those
+lists, per topic, with every run an arm, and the oracle answers from the qrels (grade >= 1 relevant):
+
+- depth: the fixed-depth pool on the condensed lists, grown one depth at a time (judgements = pool size at depth d);
+- shuffled: the seeded shuffle of all judged docs (the mean over `--seeds` seeds is printed);
+- move_to_front, mm_ns: `app/evaluation/pools/orders.py`.
+
+Every order gets the same budget n per topic (the first n docs it picks, all if fewer); the qrels judged so far
+give every run's MAP (the uncondensed runs, unjudged = not relevant, trec_eval's AP over the full qrels' topics)
+and tau_b against the MAP ranking on the full qrels. Printed per order: the judgements (all topics) at the first
+budget reaching tau_b >= 0.9 and >= 0.95, and their share of the depth pool's judgements for the same tau. At that
+budget, leave-one-team-out is done by *rebuilding the judgements without the team*: the order is replayed over the
+other teams' lists with the same per-topic budget, the team's runs are scored on those qrels, and the largest drop
+in MAP (against the qrels built with the team) and the tau_b of the ranking with each team's runs so scored are
+printed. That is the question reusability asks of an adaptive order (a team that did not take part gets judged
+docs picked without it), and it treats the depth pool the same way.
+
+AVS 2021 (`--avs`): NIST's stratified qrels have no real runs, only four synthetic ones (`runs/syn7_*`); the same
+replay runs over the judged shots with each run its own team, but tau over 4 runs only takes 7 values, so it is
+printed as a curiosity, not evidence.
+
+    .venv/bin/python scripts/bench/judging_cost.py [--seeds 3] [--avs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+
+from app.evaluation.analyses.kendall import tau_b
+from app.evaluation.analyses.lines import APKernel, index_lines
+from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.pools.orders import make_order
+from app.evaluation.prepared_runs import prepare_runs
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+ORDERS = ("depth", "shuffled", "move_to_front", "mm_ns")
+TARGETS = (0.9, 0.95)
+
+
+class Replay:
+    """Runs, qrels and the condensed lists of one collection."""
+
+    def __init__(self, qrels_path: Path, run_paths: list[Path], team_of: dict[str, str] | None) -> None:
+        self.qrels = read_qrels(qrels_path)
+        runs = [read_run(p) for p in run_paths]
+        self.prepared = prepare_runs(runs)
+        self.names = list(self.prepared.names)
+        self.teams = [team_of.get(n, n) if team_of else n for n in self.names]
+        judged_only = np.asarray(self.qrels.grades) >= 0
+        self.index = index_lines(self.prepared, self.qrels)
+        self.kernel = APKernel(self.index)
+        self.relevant = self.index.relevant & judged_only
+        self.judged_line = judged_only
+        self.full = self.kernel.mean(self.relevant)
+        prepared_topic = {name: i for i, name in enumerate(self.prepared.topics)}
+        self.topic_lists: list[list[list[int]]] = []  # [topic][run] condensed list of judged line ids
+        for topic in self.index.topics:
+            p = prepared_topic.get(topic)
+            lists = []
+            for r in range(len(self.names)):
+                if p is None:
+                    lists.append([])
+                    continue
+                block = self.prepared.pairs[r, p]
+                line = self.index.pair_line[np.where(block >= 0, block, len(self.index.pair_line) - 1)]
+                line = line[line >= 0]
+                lists.append(line[self.judged_line[line]].tolist())
+            self.topic_lists.append(lists)
+
+    def sequence(self, order: str, topic: int, runs: list[int], seed: int) -> np.ndarray:
+        """The judged line ids of one topic in the order `order` picks them from the lists of `runs`."""
+        lists = [self.topic_lists[topic][r] for r in runs]
+        if order == "depth":
+            best: dict[int, tuple[int, int]] = {}
+            for r, ranked in enumerate(lists):
+                for k, line in enumerate(ranked):
+                    best[line] = min(best.get(line, (k, r)), (k, r))
+            return np.array(sorted(best, key=lambda line: (best[line], line)), dtype=np.int64)
+        policy = make_order(order, [[str(x) for x in ranked] for ranked in lists], seed=seed,
+                            topic=self.index.topics[topic])  # fmt: skip
+        out = []
+        while True:
+            doc = policy.next()
+            if doc is None:
+                break
+            line = int(doc)
+            policy.record(doc, bool(self.relevant[line]))
+            out.append(line)
+        return np.array(out, dtype=np.int64)
+
+    def depth_budgets(self, runs: list[int]) -> list[np.ndarray]:
+        """Per depth d = 1, 2, ...: the size per topic [topic] of the depth-d pool of `runs` (condensed lists)."""
+        best_ranks = []
+        for t in range(len(self.topic_lists)):
+            best: dict[int, int] = {}
+            for r in runs:
+                for k, line in enumerate(self.topic_lists[t][r], start=1):
+                    best[line] = min(best.get(line, k), k)
+            best_ranks.append(np.sort(np.array(list(best.values()), dtype=np.int64)))
+        longest = max((int(b[-1]) for b in best_ranks if len(b)), default=0)
+        depths = np.arange(1, longest + 1)
+        sizes = np.stack([np.searchsorted(b, depths, side="right") for b in best_ranks], axis=1)  # [depth, topic]
+        return list(sizes)
+
+    def keep(self, sequences: list[np.ndarray], budget: np.ndarray) -> np.ndarray:
+        """bool [line]: judged relevant within the per-topic budget."""
+        mask = np.zeros(self.index.n_lines, dtype=bool)
+        for t, seq in enumerate(sequences):
+            mask[seq[: int(budget[t])]] = True
+        return mask & self.relevant
+
+
+def budgets_for(replay: Replay, order: str, sequences: list[np.ndarray], runs: list[int]) -> list[np.ndarray]:
+    """The per-topic budgets tried, in increasing order."""
+    if order == "depth":
+        return replay.depth_budgets(runs)
+    longest = max(len(s) for s in sequences)
+    return [np.full(len(sequences), n) for n in range(1, longest + 1)]
+
+
+def study(replay: Replay, order: str, seed: int) -> dict:
+    """Judgements to each target tau and leave-one-team-out at that budget."""
+    everyone = list(range(len(replay.names)))
+    sequences = [replay.sequence(order, t, everyone, seed) for t in range(len(replay.index.topics))]
+    found: dict[float, tuple[int, np.ndarray, float, int]] = {}
+    for step, budget in enumerate(budgets_for(replay, order, sequences, everyone)):
+        scores = replay.kernel.mean(replay.keep(sequences, budget))
+        tau = tau_b(replay.full, scores)
+        for target in TARGETS:
+            if target not in found and tau >= target:
+                spent = int(sum(min(int(b), len(s)) for b, s in zip(budget, sequences, strict=True)))
+                found[target] = (spent, budget, tau, step)
+        if len(found) == len(TARGETS):
+            break
+    out: dict = {}
+    teams = list(dict.fromkeys(replay.teams))
+    for target in TARGETS:
+        if target not in found:
+            out[target] = None
+            continue
+        spent, budget, tau, step = found[target]
+        with_all = replay.kernel.mean(replay.keep(sequences, budget))
+        reduced = with_all.copy()
+        for team in teams:
+            others = [r for r in everyone if replay.teams[r] != team]
+            mine = np.array([replay.teams[r] == team for r in everyone])
+            seq_without = [replay.sequence(order, t, others, seed) for t in range(len(sequences))]
+            if order == "depth":  # the same depth, pooled from the other teams' runs
+                sizes = replay.depth_budgets(others)
+                budget_without = sizes[min(step, len(sizes) - 1)]
+            else:
+                budget_without = budget
+            scores = replay.kernel.mean(replay.keep(seq_without, budget_without))
+            reduced[mine] = scores[mine]
+        out[target] = {
+            "judgements": spent,
+            "tau": tau,
+            "loto_max_drop": float(max(0.0, np.max(with_all - reduced))),
+            "loto_tau": tau_b(with_all, reduced),
+        }
+    return out
+
+
+def report(name: str, replay: Replay, seeds: int) -> None:
+    """Print the table for one collection."""
+    print(f"\n== {name}: {len(replay.names)} runs, {len(set(replay.teams))} teams, {len(replay.index.topics)} topics, "
+          f"{int(replay.judged_line.sum())} judged lines ({int(replay.relevant.sum())} relevant)")  # fmt: skip
+    results: dict[str, dict] = {}
+    for order in ORDERS:
+        started = time.perf_counter()
+        runs = [study(replay, order, seed) for seed in range(seeds if order == "shuffled" else 1)]
+        merged = {}
+        for target in TARGETS:
+            found = [r[target] for r in runs if r[target] is not None]
+            merged[target] = None if len(found) < len(runs) else {
+                key: float(np.mean([f[key] for f in found])) for key in found[0]
+            }  # fmt: skip
+        results[order] = merged
+        print(f"   ({order}: {time.perf_counter() - started:.1f} s)")
+    head = "".join(f"{'tau_b >= ' + str(t):^40}" for t in TARGETS)
+    print(f"{'order':<15}{head}")
+    print(f"{'':<15}" + f"{'judged':>10}{'/depth':>8}{'LOTO drop':>11}{'LOTO tau':>9}  " * len(TARGETS))
+    for order in ORDERS:
+        line = f"{order:<15}"
+        for target in TARGETS:
+            r, base = results[order][target], results["depth"][target]
+            if r is None:
+                line += f"{'not reached':>38}  "
+                continue
+            share = r["judgements"] / base["judgements"] if base else float("nan")
+            line += f"{r['judgements']:>10.0f}{share:>8.2f}{r['loto_max_drop']:>11.4f}{r['loto_tau']:>9.3f}  "
+        print(line)
+
+
+def main() -> None:
+    """Replay TREC-COVID round 1 (and AVS 2021 with --avs)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3, help="seeds for the shuffled order (mean printed)")
+    parser.add_argument("--avs", action="store_true", help="also replay AVS 2021 over its 4 synthetic runs")
+    args = parser.parse_args()
+    covid = SHARED / "trec-covid-round1"
+    with open(covid / "run_groups.tsv", newline="") as handle:
+        team_of = {row["run"]: row["team"] for row in csv.DictReader(handle, delimiter="\t")}
+    report("TREC-COVID round 1", Replay(covid / "qrels.txt", sorted((covid / "runs").glob("*.gz")), team_of),
+           args.seeds)  # fmt: skip
+    if args.avs:
+        avs = SHARED / "trecvid-avs-2021"
+        print("\nAVS 2021: only 4 synthetic runs exist; tau over 4 runs takes 7 values (a curiosity, not evidence).")
+        report("AVS 2021 (judged shots, AP)", Replay(avs / "avs.qrels.main.tv21", sorted((avs / "runs").iterdir()),
+               None), 1)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
