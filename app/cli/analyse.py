@@ -427,6 +427,13 @@ def agreement_command(
         table.add_row(name, *[_fmt(v) for v in matrix[i]])
     console = _console()
     console.print(table)
+    tau_ap = Table(title="tau_AP (row = the reference measure's ranking, column = the ranking compared with it)")
+    tau_ap.add_column("measure")
+    for name in names:
+        tau_ap.add_column(name, justify="right")
+    for name, row in zip(names, data["tau_ap"], strict=True):  # type: ignore[call-overload]
+        tau_ap.add_row(name, *[_fmt(v) for v in row])
+    console.print(tau_ap)
     _write_outputs(console, json_path, data, plot, "agreement")
 
 

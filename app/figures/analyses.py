@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from app.figures.campaign_analyses import FIGURES as CAMPAIGN_FIGURES
+from app.figures.campaign_analyses import type_significance
 
 FORMATS = {".png": "png", ".svg": "svg"}
 Data = Mapping[str, Any]
@@ -100,39 +101,52 @@ def leave_out(data: Data) -> Figure:
 
 
 def agreement(data: Data) -> Figure:
-    """AxIoU paper Fig. 4: heat map of tau_b between measures."""
+    """AxIoU paper Fig. 4: heat maps of tau_b between measures and, when the result holds it, of tau_AP (row = the
+    reference measure's ranking; results stored before tau_AP was added draw tau_b alone)."""
     measures = list(data["measures"])
-    matrix = _floats([v for row in data["tau_b"] for v in row]).reshape(len(measures), len(measures))
     n = len(measures)
-    fig = Figure(figsize=(1.2 + 0.7 * n, 0.9 + 0.6 * n))
-    ax = fig.subplots()
-    image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
-    ax.set_xticks(range(n), measures, rotation=60, ha="right")
-    ax.set_yticks(range(n), measures)
-    for i in range(n):
-        for j in range(n):
-            value = matrix[i, j]
-            ax.text(j, i, "nan" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8)
-    fig.colorbar(image, ax=ax, label="Kendall tau_b")
-    ax.set_title("Measure agreement")
+    panels = [("tau_b", "Kendall tau_b")] + ([("tau_ap", "tau_AP (row = reference)")] if "tau_ap" in data else [])
+    fig = Figure(figsize=(len(panels) * (1.2 + 0.7 * n), 0.9 + 0.6 * n))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        matrix = _floats([v for row in data[key] for v in row]).reshape(n, n)
+        image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_xticks(range(n), measures, rotation=60, ha="right")
+        ax.set_yticks(range(n), measures)
+        for i in range(n):
+            for j in range(n):
+                value = matrix[i, j]
+                ax.text(j, i, "nan" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8)
+        fig.colorbar(image, ax=ax, label=label)
+        ax.set_title("Measure agreement" + ("" if key == "tau_b" else ": tau_AP"))
     return fig
 
 
 def stability(data: Data) -> Figure:
-    """AxIoU paper Fig. 6: mean and variance of tau_b vs topic subset size, subset-vs-full and split halves."""
+    """AxIoU paper Fig. 6: mean and variance of tau_b (and tau_AP, dashed) vs topic subset size, subset-vs-full and
+    split halves."""
     fig = Figure(figsize=(11, 7))
     axes = fig.subplots(2, 2, sharex="col")
     for column, part in enumerate(("subset_vs_full", "split_halves")):
         for measure, rows in data[part].items():
             sizes = [row["size"] for row in rows]
-            axes[0, column].plot(sizes, _floats([row["mean"] for row in rows]), label=measure)
-            axes[1, column].plot(sizes, _floats([row["var"] for row in rows]), label=measure)
+            line = axes[0, column].plot(sizes, _floats([row["mean"] for row in rows]), label=f"{measure} tau_b")[0]
+            axes[1, column].plot(sizes, _floats([row["var"] for row in rows]), label=f"{measure} tau_b")
+            if rows and "tau_ap_mean" in rows[0]:  # results stored before tau_AP was added have none
+                for axis, key in ((axes[0, column], "tau_ap_mean"), (axes[1, column], "tau_ap_var")):
+                    axis.plot(
+                        sizes,
+                        _floats([row[key] for row in rows]),
+                        ls="--",
+                        color=line.get_color(),
+                        label=f"{measure} tau_AP",
+                    )
     axes[0, 0].set_title("subset vs full set")
     axes[0, 1].set_title("disjoint split halves")
     for ax in axes[0]:
-        ax.set_ylabel("mean tau_b")
+        ax.set_ylabel("mean tau_b (solid), tau_AP (dashed)")
     for ax in axes[1]:
-        ax.set_ylabel("variance of tau_b")
+        ax.set_ylabel("variance")
         ax.set_xlabel("topics per subset")
     for ax in axes.ravel():
         ax.grid(alpha=0.3)
@@ -187,7 +201,6 @@ def power(data: Data) -> Figure:
 
 
 FIGURES: dict[str, Callable[[Data], Figure]] = {
-    **CAMPAIGN_FIGURES,
     "pool-depth": pool_depth,
     "leave-out": leave_out,
     "agreement": agreement,
@@ -197,6 +210,7 @@ FIGURES: dict[str, Callable[[Data], Figure]] = {
     "power": power,
 }
 
+LOOKUP = {**CAMPAIGN_FIGURES, **FIGURES, "type-significance": type_significance}  # every figure, by its key
 KIND_FIGURE = {"novelty": "unique-hits", "run-vs-median": "run-vs-median-best"}  # the rest: figure key = kind
 
 
@@ -210,4 +224,4 @@ def figure_of(kind: str, data: Data, run: str | None = None) -> Figure:
         if not rows:
             raise ValueError(f"no run {run!r} in this analysis")
         data = rows[0]
-    return FIGURES[KIND_FIGURE.get(kind, kind)](data)
+    return LOOKUP[KIND_FIGURE.get(kind, kind)](data)

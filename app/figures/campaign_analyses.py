@@ -323,7 +323,6 @@ def type_significance(data: Data) -> Figure:
 
 
 FIGURES: dict[str, Callable[[Data], Figure]] = {
-    "type-significance": type_significance,
     "judged-fraction": judged_fraction,
     "run-vs-median-best": run_vs_median_best,
     "unique-hits": unique_hits,

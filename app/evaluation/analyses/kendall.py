@@ -70,3 +70,27 @@ def tau_ap(reference: np.ndarray, estimate: np.ndarray) -> float:
 def tau_ap_symmetric(x: np.ndarray, y: np.ndarray) -> float:
     """The symmetrised tau_AP of the paper: the mean of tau_AP(x, y) and tau_AP(y, x)."""
     return 0.5 * (tau_ap(x, y) + tau_ap(y, x))
+
+
+def tau_ap_batch(reference: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """`tau_ap` of many score-vector pairs at once: reference, estimate [..., n_system] -> [...] (NaN below 2).
+
+    The same definition and tie rules as `tau_ap`: the estimate's ties broken by input order, the reference's ties
+    counted as correctly ordered.
+    """
+    reference = np.asarray(reference, dtype=np.float64)
+    estimate = np.asarray(estimate, dtype=np.float64)
+    reference, estimate = np.broadcast_arrays(reference, estimate)
+    n = reference.shape[-1]
+    if n < 2:
+        return np.full(reference.shape[:-1], np.nan)
+    order = np.argsort(-estimate, axis=-1, kind="stable")
+    truth = np.take_along_axis(reference, order, axis=-1)  # reference score at each estimated rank
+    above = truth[..., None, :] >= truth[..., :, None]  # [..., i, j]: j not truly worse than i
+    correct = np.sum(np.tril(above, k=-1), axis=-1)[..., 1:]  # j above i only
+    return 2.0 / (n - 1) * np.sum(correct / np.arange(1, n), axis=-1) - 1.0
+
+
+def tau_ap_symmetric_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`tau_ap_symmetric` of many pairs at once: the mean of both directions."""
+    return 0.5 * (tau_ap_batch(x, y) + tau_ap_batch(y, x))

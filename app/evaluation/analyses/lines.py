@@ -159,7 +159,8 @@ class SubsetScorer:
 
     def __init__(self, index: LineIndex, measure: str) -> None:
         self.index = index
-        self.measure = resolve(measure).name
+        spec = resolve(measure)
+        self.measure, self.aggregate = spec.name, spec.aggregate
         self.kernel = APKernel(index) if fast_ap(measure) else None
 
     def per_topic(self, keep: np.ndarray | None = None) -> np.ndarray:
@@ -177,9 +178,21 @@ class SubsetScorer:
         return out
 
     def mean(self, keep: np.ndarray | None = None) -> np.ndarray:
-        """[n_run] mean over all topics of the full qrels."""
-        values = self.per_topic(keep)
-        return values.mean(axis=1) if values.shape[1] else np.zeros(values.shape[0])
+        """[n_run] the measure's aggregate over all topics of the full qrels (the registry's: the mean, the geometric
+        mean for gm_map and gm_bpref, the total for counts)."""
+        return aggregate_topics(self.per_topic(keep), self.aggregate)
+
+
+def aggregate_topics(values: np.ndarray, aggregate: str) -> np.ndarray:
+    """[n_run] per-run aggregate of values [n_run, n_topic] as the registry names it: "mean"; "gm" the geometric
+    mean, each value floored at 1e-5 (trec_eval's gm_map); "sum" / "sum_all" the total. No topics: 0."""
+    if values.shape[1] == 0:
+        return np.zeros(values.shape[0])
+    if aggregate == "gm":
+        return np.exp(np.log(np.maximum(values, 1e-5)).mean(axis=1))
+    if aggregate in ("sum", "sum_all"):
+        return values.sum(axis=1)
+    return values.mean(axis=1)
 
 
 def run_mask(names: Sequence[str], selected: Sequence[str] | None) -> np.ndarray:

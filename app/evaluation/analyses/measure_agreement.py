@@ -1,4 +1,6 @@
-"""Measure agreement (AxIoU paper, Fig. 4): tau_b between the system rankings of every pair of measures."""
+"""Measure agreement (AxIoU paper, Fig. 4): tau_b between the system rankings of every pair of measures, and tau_AP
+(Yilmaz et al. 2008: swaps near the top cost more), which is not symmetric: row = the reference measure's ranking,
+column = the ranking compared with it."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.analyses.kendall import tau_b_batch
+from app.evaluation.analyses.kendall import tau_ap_batch, tau_b_batch
 from app.evaluation.results import Results
 
 
@@ -19,6 +21,15 @@ def agreement_matrix(means: np.ndarray) -> np.ndarray:
     return tau_b_batch(columns[:, None, :], columns[None, :, :])
 
 
+def agreement_tau_ap(means: np.ndarray) -> np.ndarray:
+    """[n_measure, n_measure] tau_AP of the ranking by column j (estimate) against the one by column i (reference)."""
+    means = np.asarray(means, dtype=np.float64)
+    if means.ndim != 2:
+        raise ValueError("means must be [n_run, n_measure]")
+    columns = means.T
+    return tau_ap_batch(columns[:, None, :], columns[None, :, :])
+
+
 def measure_agreement(results: Results, measures: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """The measures and their pairwise tau_b matrix from evaluation results (means over topics)."""
     names = list(results.measures) if measures is None else list(measures)
@@ -27,5 +38,10 @@ def measure_agreement(results: Results, measures: Sequence[str] | None = None) -
 
 
 def agreement_result(measures: Sequence[str], means: np.ndarray) -> dict[str, object]:
-    """The agreement analysis as plain data (CLI and REST alike): means [n_run, n_measure] -> the tau_b matrix."""
-    return {"measures": list(measures), "tau_b": agreement_matrix(means).tolist()}
+    """The agreement analysis as plain data (CLI and REST alike): means [n_run, n_measure] -> the tau_b matrix and
+    the tau_AP matrix (row = reference)."""
+    return {
+        "measures": list(measures),
+        "tau_b": agreement_matrix(means).tolist(),
+        "tau_ap": agreement_tau_ap(means).tolist(),
+    }

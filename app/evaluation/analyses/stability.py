@@ -2,9 +2,11 @@
 
 For each subset size s, `trials` seeded random topic subsets:
 - *subset vs full*: tau_b between the ranking by the mean over s random topics and the ranking by all n topics
-  (s = n gives 1 unless the full ranking is constant);
-- *split halves*: two disjoint random sets of s topics each, tau_b between their rankings (only sizes with 2s <= n).
-Trials whose ranking is constant (tau undefined) are left out of the mean and variance and counted.
+  (s = n gives 1 unless the full ranking is constant), and tau_AP of the subset's ranking against the full one;
+- *split halves*: two disjoint random sets of s topics each, tau_b between their rankings (only sizes with 2s <= n),
+  and the symmetric tau_AP (neither half is the reference).
+Trials whose ranking is constant (tau_b undefined) are left out of tau_b's mean and variance and counted; tau_AP is
+always defined (ties broken as `kendall.tau_ap` says).
 
 Sampling: trial t draws one uniformly random order of the n topics (`trial_orders`); its subset of size s is the
 first s topics of that order and its other half the next s. Each size's subsets are therefore uniformly random and
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.analyses.kendall import tau_b_batch
+from app.evaluation.analyses.kendall import tau_ap_batch, tau_ap_symmetric_batch, tau_b_batch
 from app.evaluation.results import Results
 
 Progress = Callable[[float], None]
@@ -52,11 +54,22 @@ class StabilityResult:
     split_mean: np.ndarray  # [n_measure, n_split]
     split_var: np.ndarray
     split_undefined: np.ndarray
+    full_tau_ap_mean: np.ndarray  # [n_measure, n_size]: tau_AP of the subset's ranking against the full one
+    full_tau_ap_var: np.ndarray
+    split_tau_ap_mean: np.ndarray  # [n_measure, n_split]: symmetric tau_AP between the halves
+    split_tau_ap_var: np.ndarray
 
     def to_dict(self) -> dict:
         """Plain data for JSON."""
 
-        def rows(sizes: np.ndarray, mean: np.ndarray, var: np.ndarray, undefined: np.ndarray) -> dict:
+        def rows(
+            sizes: np.ndarray,
+            mean: np.ndarray,
+            var: np.ndarray,
+            undefined: np.ndarray,
+            ap_mean: np.ndarray,
+            ap_var: np.ndarray,
+        ) -> dict:
             return {
                 m: [
                     {
@@ -64,6 +77,8 @@ class StabilityResult:
                         "mean": float(mean[i, j]),
                         "var": float(var[i, j]),
                         "undefined": int(undefined[i, j]),
+                        "tau_ap_mean": float(ap_mean[i, j]),
+                        "tau_ap_var": float(ap_var[i, j]),
                     }
                     for j, s in enumerate(sizes.tolist())
                 ]
@@ -75,8 +90,22 @@ class StabilityResult:
             "seed": self.seed,
             "n_topics": self.n_topics,
             "sizes": self.sizes.tolist(),
-            "subset_vs_full": rows(self.sizes, self.full_mean, self.full_var, self.full_undefined),
-            "split_halves": rows(self.split_sizes, self.split_mean, self.split_var, self.split_undefined),
+            "subset_vs_full": rows(
+                self.sizes,
+                self.full_mean,
+                self.full_var,
+                self.full_undefined,
+                self.full_tau_ap_mean,
+                self.full_tau_ap_var,
+            ),
+            "split_halves": rows(
+                self.split_sizes,
+                self.split_mean,
+                self.split_var,
+                self.split_undefined,
+                self.split_tau_ap_mean,
+                self.split_tau_ap_var,
+            ),
         }
 
 
@@ -122,19 +151,23 @@ def _size_means(columns: np.ndarray, orders: np.ndarray, sizes: np.ndarray, spli
     return first, second
 
 
-def _taus(x: np.ndarray, y: np.ndarray, n_measure: int) -> np.ndarray:
-    """tau_b [n_measure, n_size, trials]: x [trials, n_size, n_measure * n_run] against y, alike or [1, 1, ...]."""
+def _taus(x: np.ndarray, y: np.ndarray, n_measure: int, *, halves: bool) -> tuple[np.ndarray, np.ndarray]:
+    """tau_b and tau_AP [n_measure, n_size, trials]: x [trials, n_size, n_measure * n_run] against y, alike or
+    [1, 1, ...]. tau_AP is x's ranking against y's (the reference), or the symmetric one between `halves`."""
     trials, n_size, k = x.shape
     n_run = k // n_measure
     x = x.reshape(trials, n_size, n_measure, n_run).transpose(2, 1, 0, 3)  # [measure, size, trial, run]
     y = y.reshape(y.shape[0], y.shape[1], n_measure, n_run).transpose(2, 1, 0, 3)
-    pairs = max(1, n_run * (n_run - 1) // 2)
+    pairs = max(1, n_run * n_run)
     step = max(1, _TAU_CELLS // max(1, n_measure * trials * pairs))
     out = np.empty((n_measure, n_size, trials))
+    ap = np.empty((n_measure, n_size, trials))
     for start in range(0, n_size, step):
         part = slice(start, start + step)
-        out[:, part] = tau_b_batch(x[:, part], y[:, part] if y.shape[1] == n_size else y)  # else broadcast
-    return out
+        other = y[:, part] if y.shape[1] == n_size else y  # else broadcast
+        out[:, part] = tau_b_batch(x[:, part], other)
+        ap[:, part] = tau_ap_symmetric_batch(x[:, part], other) if halves else tau_ap_batch(other, x[:, part])
+    return out, ap
 
 
 def stability(
@@ -171,18 +204,24 @@ def stability(
     block = max(1, _BLOCK_CELLS // max(1, n * n_measure * n_run))
     full_taus = np.empty((n_measure, len(full_sizes), trials))
     split_taus = np.empty((n_measure, len(split_sizes), trials))
+    full_aps, split_aps = np.empty_like(full_taus), np.empty_like(split_taus)
     done = 0
     while done < trials:
         m = min(block, trials - done)
         first, second = _size_means(columns, trial_orders(rng, m, n), full_sizes, split)
-        full_taus[:, :, done : done + m] = _taus(first, full_means, n_measure)
+        block_of = slice(done, done + m)
+        full_taus[:, :, block_of], full_aps[:, :, block_of] = _taus(first, full_means, n_measure, halves=False)
         if len(split_sizes):
-            split_taus[:, :, done : done + m] = _taus(first[:, split], second, n_measure)
+            split_taus[:, :, block_of], split_aps[:, :, block_of] = _taus(
+                first[:, split], second, n_measure, halves=True
+            )
         done += m
         if progress is not None:
             progress(done / trials)
     full_mean, full_var, full_undefined = _summary(full_taus)
     split_mean, split_var, split_undefined = _summary(split_taus)
+    full_ap_mean, full_ap_var, _ = _summary(full_aps)
+    split_ap_mean, split_ap_var, _ = _summary(split_aps)
     return StabilityResult(
         measures=list(measures),
         trials=trials,
@@ -196,6 +235,10 @@ def stability(
         split_mean=split_mean,
         split_var=split_var,
         split_undefined=split_undefined,
+        full_tau_ap_mean=full_ap_mean,
+        full_tau_ap_var=full_ap_var,
+        split_tau_ap_mean=split_ap_mean,
+        split_tau_ap_var=split_ap_var,
     )
 
 
