@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
 from sqlalchemy import delete, func, insert, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from app.evaluation.pools.moments import DEFAULT_IOU, build_moment_pool, merge_intervals, segment_set_iou
@@ -264,20 +264,20 @@ def mark(
     """Store (or replace) the caller's marks on an item: the relevant moments of its video; empty = none relevant."""
     clean = check_segments(segments)
     me, item = _own_item(session, principal, item_id)
-    own = session.scalar(
-        select(MomentJudgement)
-        .where(MomentJudgement.item_id == item.id, MomentJudgement.assessor_id == me)
-        .with_for_update()
+    # one statement, so a double submit cannot race two first inserts into a unique violation
+    upsert = pg_insert(MomentJudgement).values(
+        item_id=item.id, assessor_id=me, segments=clean, seconds_spent=seconds_spent
     )
-    if own is None:
-        own = MomentJudgement(item_id=item.id, assessor_id=me, segments=clean, seconds_spent=seconds_spent)
-        session.add(own)
-    else:
-        own.segments = clean
-        own.seconds_spent = seconds_spent if seconds_spent is not None else own.seconds_spent
-        own.updated_at = datetime.now(UTC)
-    session.flush()
-    return _view(session, item, own)
+    upsert = upsert.on_conflict_do_update(
+        index_elements=[MomentJudgement.item_id, MomentJudgement.assessor_id],
+        set_={
+            "segments": upsert.excluded.segments,
+            "seconds_spent": func.coalesce(upsert.excluded.seconds_spent, MomentJudgement.seconds_spent),
+            "updated_at": func.now(),
+        },
+    )
+    session.execute(upsert)
+    return replace(_view(session, item, None), segments=clean)
 
 
 def own_progress(session: Session, principal: Principal) -> dict[str, int]:
