@@ -12,7 +12,7 @@ from app.services import teams as service
 from app.services import tokens
 from app.services.auth import Principal
 from app.services.inputs import Id, Text
-from app.storage.models import Role
+from app.storage.models import Role, TaskKind
 
 MAX_TOKEN_SECONDS = 10 * 365 * 24 * 3600  # ten years: a longer lifetime is no lifetime
 
@@ -70,9 +70,10 @@ class JudgeLinkOut(BaseModel):
     expires_at: datetime
 
 
-def _judge_url(request: Request, link: str) -> str:
-    """The judging page's URL carrying a one-time link (never a token)."""
-    return str(request.url_for("judge_page").include_query_params(link=link))
+def _judge_url(request: Request, session: SessionDep, assessor_id: int, link: str) -> str:
+    """The URL of the assessor's page (judging shots, or marking moments) carrying a one-time link (never a token)."""
+    page = "mark_page" if service.assessor_task_kind(session, assessor_id) is TaskKind.moments else "judge_page"
+    return str(request.url_for(page).include_query_params(link=link))
 
 
 def _issue(session: SessionDep, principal: Principal, role: Role, member_id: int, body: TokenIn | None) -> TokenOut:
@@ -124,7 +125,7 @@ def issue_judge_link(assessor_id: Id, request: Request, session: SessionDep, pri
     lifetime = request.app.state.settings.judge_link_seconds
     link, expires_at = tokens.issue_judge_link(session, principal, assessor_id, lifetime)
     session.commit()
-    return JudgeLinkOut(judge_url=_judge_url(request, link), expires_at=expires_at)
+    return JudgeLinkOut(judge_url=_judge_url(request, session, assessor_id, link), expires_at=expires_at)
 
 
 @router.post("/campaigns/{campaign_id}/assessors", status_code=201, response_model=AssessorWithToken)
@@ -145,7 +146,7 @@ def create_assessor(
         campaign_id=assessor.campaign_id,
         name=assessor.name,
         token=token,
-        judge_url=_judge_url(request, link),
+        judge_url=_judge_url(request, session, assessor.id, link),
         judge_url_expires_at=expires_at,
     )
 

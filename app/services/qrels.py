@@ -57,6 +57,10 @@ def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) 
     qrels of the judged items.
     """
     pool = get_pool(session, principal, pool_id)
+    if pool.kind == "moments":
+        raise Conflict(
+            f"pool {pool.id} is a moment pool: cut its ground truth with POST /api/moment-pools/{pool.id}/truth"
+        )
     _check_label(session, pool.campaign_id, label)
     by_item = verdicts_by_round(session, pool)
     items = session.execute(

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from app.services.auth import Principal, create_token
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, NotFound
-from app.storage.models import Assessor, Role, Team
+from app.storage.models import Assessor, Campaign, Role, TaskKind, Team
 
 
 def _create_member(
@@ -57,3 +57,13 @@ def list_assessors(session: Session, principal: Principal, campaign_id: int) -> 
     """The campaign's assessors (organisers only)."""
     get_organised(session, principal, campaign_id)
     return list(session.scalars(select(Assessor).where(Assessor.campaign_id == campaign_id).order_by(Assessor.id)))
+
+
+def assessor_task_kind(session: Session, assessor_id: int) -> TaskKind:
+    """What the assessor's campaign judges: shots (the judging page) or moments (the marking page)."""
+    kind = session.scalar(
+        select(Campaign.task_kind).join(Assessor, Assessor.campaign_id == Campaign.id).where(Assessor.id == assessor_id)
+    )
+    if kind is None:
+        raise NotFound(f"assessor {assessor_id} not found")
+    return kind
