@@ -89,15 +89,16 @@ class Heartbeat(threading.Thread):
     def run(self) -> None:
         """Beat every heartbeat interval until the job ends."""
         while not self.done.wait(self.runtime.settings.job_heartbeat_seconds):
+            past_hard_deadline = time.monotonic() > self.hard_deadline  # read once: exit only after marking failed
             try:
                 with session_scope(self.runtime.sessions) as session:
                     jobs.beat(session, self.model, self.job_id)
-                    if time.monotonic() > self.hard_deadline:
+                    if past_hard_deadline:
                         jobs.mark_failed(session, self.model, self.job_id, self.late_reason() + " (did not stop)")
             except Exception:  # noqa: BLE001 - a missed beat is not fatal; the next one may succeed
                 log.exception("heartbeat of %s %s failed", self.model.__tablename__, self.job_id)
                 continue
-            if time.monotonic() > self.hard_deadline:
+            if past_hard_deadline:
                 log.error("%s %s ignored its deadline: stopping this worker", self.model.__tablename__, self.job_id)
                 os._exit(HARD_STOP_EXIT_CODE)
 

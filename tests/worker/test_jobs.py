@@ -141,10 +141,13 @@ def test_an_exception_in_the_job_fails_it_with_the_reason_and_no_retry(api, jobs
     assert body["status"] == "failed"
     assert "bogus@3" in body["error"]
     assert row(jobs_sessions, evaluation_id).attempts == 1
-    with jobs_sessions() as session:
-        queued = row(jobs_sessions, evaluation_id).queue_job_id
-        status = session.scalar(text("SELECT status FROM procrastinate_jobs WHERE id = :id"), {"id": queued})
-    assert status == "failed"
+    queued = row(jobs_sessions, evaluation_id).queue_job_id
+
+    def queue_status() -> str:
+        with jobs_sessions() as session:  # the queue records the failure just after the job's own row
+            return str(session.scalar(text("SELECT status FROM procrastinate_jobs WHERE id = :id"), {"id": queued}))
+
+    wait_for(lambda: queue_status() == "failed", 10, "the queue to record the failure")
 
 
 def test_cancel_a_queued_job(api, jobs_sessions, spawn_worker):
