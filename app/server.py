@@ -14,6 +14,7 @@ from app.api import (
     health,
     judging,
     leaderboards,
+    live,
     moment_judging,
     organiser,
     pools,
@@ -47,6 +48,7 @@ ROUTERS = (
     analyses,
     tokens,
     organiser,
+    live,
 )
 
 

@@ -73,6 +73,8 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/pools/{pool_id}/adjudication"): ORG,
     ("POST", "/api/pools/{pool_id}/adjudication"): ORG,
     ("GET", "/api/pools/{pool_id}/agreement"): ORG,
+    ("GET", "/api/pools/{pool_id}/budget"): ORG,
+    ("GET", "/api/pools/{pool_id}/live"): ORG,
     ("POST", "/api/pools/{pool_id}/assignments"): ORG,
     ("GET", "/api/pools/{pool_id}/progress"): ORG,
     ("POST", "/api/pools/{pool_id}/qrels"): ORG,

@@ -1,0 +1,48 @@
+"""A pool while it is judged: the live view and the budget advisor (organiser only)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+
+from app.api.security import Organiser, SessionDep
+from app.services import live_view
+from app.services.inputs import Id
+
+router = APIRouter(prefix="/api", tags=["pools"])
+
+
+@router.get("/pools/{pool_id}/live")
+def live(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """Per topic: judged, relevant, relevant per 100 judged (overall and recent), estimated relevant with its interval,
+    stop/continue; leave-one-team-out tau_b and largest drop over the qrels so far. Cached per pool until the next
+    verdict, so polling between verdicts costs one small query."""
+    return live_view.live_view(session, principal, pool_id)
+
+
+@router.get("/pools/{pool_id}/budget")
+def budget(
+    pool_id: Id,
+    session: SessionDep,
+    principal: Organiser,
+    target_width: float | None = Query(
+        None, gt=0, le=1e9, description="Target width of the R_hat interval per topic; default relative_width x R_hat"
+    ),
+    relative_width: float = Query(0.2, gt=0, le=10, description="Target width relative to R_hat (no target_width)"),
+    alpha: float = Query(0.05, gt=0, lt=1, description="1 - confidence level of the interval"),
+    replicates: int = Query(200, ge=2, le=live_view.MAX_REPLICATES, description="Bootstrap replicates of xinfAP"),
+    seed: int = Query(0, ge=0, le=2**31 - 1, description="Seed of the bootstrap"),
+    target_tau: float = Query(0.9, gt=-1, le=1, description="Target expected tau_b of the run ranking"),
+) -> dict[str, object]:
+    """Further judgements per topic and stratum to reach the target interval width, stop/continue per topic; xinfAP
+    sampling variance per topic and run (seeded bootstrap) and the judgements predicted to reach `target_tau`."""
+    return live_view.budget_advice(
+        session,
+        principal,
+        pool_id,
+        target_width=target_width,
+        relative_width=relative_width,
+        alpha=alpha,
+        replicates=replicates,
+        seed=seed,
+        target_tau=target_tau,
+    )

@@ -1,0 +1,289 @@
+"""The live view and budget advisor of a shot pool while it is judged (read-only: no flush, no writes).
+
+Per pool the process keeps one `LiveBoard` (the pool's runs prepared and its lines indexed once) and the grades it
+has been fed. Each request reads one aggregate of the pool's judgements, its state key (number of judgements,
+largest judgement id, latest update): while the key is unchanged, the cached result is returned as it is, so polls
+between verdicts cost one small query. When it changes, the pool's judgements are re-read (one query), settled with
+`qrels.final_grade` as a qrels cut would, and only items whose final grade changed are fed to the board (in order of
+their first judgement), so the counts, estimates and the recent window move incrementally; the leave-one-team-out
+part is recomputed once per new state (`LiveBoard.reusability`). The cache holds a few pools per process; each
+process builds its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.evaluation.analyses.budget import allocation, relevant_estimate, tau_advice, topic_samples, xinfap_variance
+from app.evaluation.analyses.lines import index_lines
+from app.evaluation.analyses.live import LiveBoard
+from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.records import Qrels
+from app.services.auth import Principal
+from app.services.errors import InvalidInput
+from app.services.pools import get_pool
+from app.services.qrels import UNJUDGED, final_grade
+from app.services.run_arrays import load_runs
+from app.storage.models import Campaign, Judgement, Pool, PoolItem, Run, Team, Topic
+
+MAX_REPLICATES = 2000
+MAX_POOLS = 8  # boards kept per process (least recently used dropped)
+
+
+@dataclass
+class _Entry:
+    """One pool's board, the grades it was fed, and the results computed at the last state."""
+
+    board: LiveBoard
+    items: np.ndarray  # pool item ids, in the board's line order
+    line_of_item: dict[int, int]
+    fed: np.ndarray  # int64 [line] grade fed to the board, UNJUDGED if none
+    state: tuple = ()
+    live: dict | None = None
+    budgets: dict[tuple, dict] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_CACHE: OrderedDict[int, _Entry] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _finite(value: object) -> Any:
+    """The value with NaN and infinite floats as None, numpy scalars as Python ones (JSON has neither)."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, np.integer | np.bool_):
+        return value.item()
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else None
+    return value
+
+
+def _state(session: Session, pool: Pool) -> tuple:
+    """(judgements, largest id, latest update) of the pool: changes with every verdict, second opinion or regrade."""
+    row = session.execute(
+        select(func.count(), func.max(Judgement.id), func.max(Judgement.updated_at))
+        .join(PoolItem, PoolItem.id == Judgement.pool_item_id)
+        .where(PoolItem.pool_id == pool.id)
+    ).one()
+    return (int(row[0]), row[1], row[2])
+
+
+def _shot_pool(session: Session, principal: Principal, pool_id: int) -> Pool:
+    """A shot pool of a campaign the caller organises."""
+    pool = get_pool(session, principal, pool_id)
+    if pool.kind == "moments":
+        raise InvalidInput("a moment pool has no live view", [{"field": "pool_id", "message": "moment pool"}])
+    return pool
+
+
+def _build(session: Session, pool: Pool) -> _Entry:
+    """The pool's board: its runs prepared, its lines indexed, nothing judged yet."""
+    campaign = session.get(Campaign, pool.campaign_id)
+    assert campaign is not None
+    run_ids = [int(r) for r in pool.params["run_ids"]]
+    rows = session.execute(select(Run.id, Run.name, Team.name).join(Team, Team.id == Run.team_id).where(
+        Run.id.in_(run_ids))).all()  # fmt: skip
+    by_id = {run_id: (name, team) for run_id, name, team in rows}
+    run_ids = [r for r in run_ids if r in by_id]
+    prepared = prepare_runs(load_runs(session, run_ids), campaign.max_results, names=[by_id[r][0] for r in run_ids])
+    items = session.execute(
+        select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id)
+        .order_by(PoolItem.id)
+    ).all()
+    columns = list(zip(*items, strict=True)) if items else [[]] * 4
+    board = LiveBoard(
+        prepared,
+        np.array(columns[1], dtype=str),
+        np.array(columns[2], dtype=str),
+        strata=np.array(columns[3], dtype=np.int64),
+        teams=[by_id[r][1] for r in run_ids],
+        depth=int(pool.params["strata"][-1][1]),
+    )
+    ids = np.array(columns[0], dtype=np.int64)
+    return _Entry(
+        board=board,
+        items=ids,
+        line_of_item={int(i): k for k, i in enumerate(ids.tolist())},
+        fed=np.full(len(ids), UNJUDGED, dtype=np.int64),
+    )
+
+
+def _entry(session: Session, pool: Pool) -> _Entry:
+    """The cached entry of the pool (built on first use)."""
+    with _CACHE_LOCK:
+        entry = _CACHE.get(pool.id)
+        if entry is not None:
+            _CACHE.move_to_end(pool.id)
+            return entry
+    entry = _build(session, pool)
+    with _CACHE_LOCK:
+        entry = _CACHE.setdefault(pool.id, entry)
+        _CACHE.move_to_end(pool.id)
+        while len(_CACHE) > MAX_POOLS:
+            _CACHE.popitem(last=False)
+    return entry
+
+
+def _catch_up(session: Session, pool: Pool, entry: _Entry, state: tuple) -> None:
+    """Feed the board the items whose final grade changed since the last state (entry.lock held)."""
+    rounds: dict[int, dict[int, Judgement]] = {}
+    first: dict[int, int] = {}
+    for judgement in session.scalars(
+        select(Judgement).join(PoolItem).where(PoolItem.pool_id == pool.id).order_by(Judgement.id)
+    ):
+        rounds.setdefault(judgement.pool_item_id, {})[judgement.round] = judgement
+        first.setdefault(judgement.pool_item_id, judgement.id)
+    board = entry.board
+    for item in sorted(rounds, key=first.__getitem__):
+        line = entry.line_of_item.get(item)
+        grade = final_grade(rounds[item])
+        if line is None or grade == UNJUDGED or entry.fed[line] == grade:
+            continue
+        board.record(board.index.qrels.topics[line], board.index.qrels.docs[line], grade)
+        entry.fed[line] = grade
+    entry.state = state
+    entry.live = None
+    entry.budgets = {}
+
+
+def live_view(session: Session, principal: Principal, pool_id: int) -> dict:
+    """Per topic saturation, R_hat with its interval and advice; leave-one-team-out over the qrels so far.
+
+    Cached per pool and state (module docstring): the same object is returned until a judgement arrives or changes.
+    """
+    pool = _shot_pool(session, principal, pool_id)
+    entry = _entry(session, pool)
+    state = _state(session, pool)
+    with entry.lock:
+        if entry.state != state:
+            _catch_up(session, pool, entry, state)
+        if entry.live is None:
+            board = entry.board
+            entry.live = {
+                "pool_id": pool.id,
+                "judgements": state[0],
+                "window": board.window,
+                **board.snapshot(),
+                "strata": [int(s) for s in board.strata],
+            }
+            entry.live = _finite(entry.live)
+        return entry.live
+
+
+def budget_advice(
+    session: Session,
+    principal: Principal,
+    pool_id: int,
+    *,
+    target_width: float | None = None,
+    relative_width: float = 0.2,
+    alpha: float = 0.05,
+    replicates: int = 200,
+    seed: int = 0,
+    target_tau: float = 0.9,
+) -> dict:
+    """Per topic: further judgements per stratum for the R_hat interval to reach the target width, stop/continue;
+    per topic and run the bootstrap sampling variance of xinfAP (seeded), and the share of the unjudged docs
+    predicted to bring the expected tau_b to `target_tau`. Cached per pool, state and parameters."""
+    if not 1 <= replicates <= MAX_REPLICATES:
+        raise InvalidInput("replicates out of range", [{"field": "replicates", "message": f"1..{MAX_REPLICATES}"}])
+    pool = _shot_pool(session, principal, pool_id)
+    entry = _entry(session, pool)
+    state = _state(session, pool)
+    key = (target_width, relative_width, alpha, replicates, seed, target_tau)
+    with entry.lock:
+        if entry.state != state:
+            _catch_up(session, pool, entry, state)
+        if key not in entry.budgets:
+            entry.budgets[key] = _finite(_advise(pool, entry, state, *key))
+        return entry.budgets[key]
+
+
+def _advise(
+    pool: Pool,
+    entry: _Entry,
+    state: tuple,
+    target_width: float | None,
+    relative_width: float,
+    alpha: float,
+    replicates: int,
+    seed: int,
+    target_tau: float,
+) -> dict:
+    """The budget advice at the entry's current grades."""
+    board = entry.board
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    est = relevant_estimate(board.pooled, board.judged, board.relevant, z=z, level=1.0 - alpha)
+    if target_width is None:
+        target = relative_width * np.maximum(np.nan_to_num(est.estimate), 1.0)
+    else:
+        target = np.full(len(board.topics), float(target_width))
+    extra = allocation(board.pooled, board.judged, board.relevant, target_width=target, z=z)
+    topics = []
+    for t, topic in enumerate(board.topics):
+        census = bool(np.all(board.judged[t] >= board.pooled[t]))
+        done = census or bool(np.isfinite(est.variance[t]) and est.width[t] <= target[t])
+        topics.append(
+            {
+                "topic": topic,
+                "judged": int(board.judged[t].sum()),
+                "estimated_relevant": None if np.isnan(est.estimate[t]) else float(est.estimate[t]),
+                "low": float(est.low[t]),
+                "high": float(est.high[t]),
+                "width": float(est.width[t]),
+                "target_width": float(target[t]),
+                "advice": "stop" if done else "continue",
+                "more_per_stratum": {str(s): 0 if done else int(extra[t, c]) for c, s in enumerate(board.strata)},
+            }
+        )
+    grades = np.where(entry.fed >= 0, entry.fed, UNJUDGED)
+    qrels = board.index.qrels
+    stratified = Qrels(topics=qrels.topics, docs=qrels.docs, grades=grades,
+                       strata=np.asarray(board.strata, dtype=np.int64)[board.line_stratum])  # fmt: skip
+    index = index_lines(board.index.prepared, stratified)
+    variance = xinfap_variance(index, replicates=replicates, seed=seed)
+    _, samples = topic_samples(index)
+    return {
+        "pool_id": pool.id,
+        "judgements": state[0],
+        "alpha": alpha,
+        "z": z,
+        "strata": [int(s) for s in board.strata],
+        "random_order": board.random,
+        "topics": topics,
+        "xinfap": {
+            "replicates": replicates,
+            "seed": seed,
+            "topics": variance.topics,
+            "runs": [
+                {
+                    "run": run,
+                    "mean": float(variance.point[i].mean()) if variance.topics else None,
+                    "mean_variance": float(variance.mean_variance[i]),
+                    "per_topic": [
+                        {
+                            "topic": topic,
+                            "xinfap": float(variance.point[i, t]),
+                            "variance": float(variance.variance[i, t]),
+                        }
+                        for t, topic in enumerate(variance.topics)
+                    ],
+                }
+                for i, run in enumerate(variance.runs)
+            ],
+        },
+        "tau": tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None,
+    }

@@ -1,0 +1,180 @@
+"""The live view and budget advisor of a pool through the API: every number equals the numeric core called directly
+on the same judgements (read back from the database), the per-pool cache holds until a verdict arrives, and only
+the campaign's organiser may look."""
+
+from __future__ import annotations
+
+import zlib
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+
+from app.evaluation.analyses.budget import allocation, relevant_estimate, xinfap_variance
+from app.evaluation.analyses.leave_out import leave_out
+from app.evaluation.analyses.lines import index_lines
+from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.records import Qrels
+from app.services import live_view
+from app.services.auth import authenticate
+from app.services.run_arrays import load_runs
+from app.storage.database import session_scope
+from app.storage.models import Pool, PoolItem, Run, Team, Topic
+from tests.api.test_pools import make_assessor, setup_campaign
+
+STRATA = "1-10:1.0, 11-60:0.5"
+DEPTH = 60
+
+
+def _relevant(shot: str) -> bool:
+    """A fixed oracle: about a third of the shots are relevant."""
+    return zlib.crc32(shot.encode()) % 3 == 0
+
+
+def _judged_pool(make_campaign, client, organiser, per_topic: int):
+    """A stratified pool of 4 runs (2 teams) over 3 topics, `per_topic` items of each judged through the API (one
+    assessor per topic, taking turns); the assessors' headers and the items in the order judged."""
+    campaign, _ = setup_campaign(make_campaign, client, organiser, depth=DEPTH, seed=3)
+    body = {"kind": "stratified", "strata": STRATA, "seed": 7}
+    pool = client.post(f"/api/campaigns/{campaign.id}/pools", json=body, headers=organiser).json()
+    assessors = []
+    for topic in campaign.topics:
+        assessor_id, headers = make_assessor(client, organiser, campaign, f"live{topic}")
+        assignments = [{"topic": topic, "assessor_id": assessor_id}]
+        assert client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments},
+                           headers=organiser).status_code == 201  # fmt: skip
+        assessors.append(headers)
+    seen = [judge_one(client, headers) for _ in range(per_topic) for headers in assessors]
+    return campaign, pool, assessors, seen
+
+
+def judge_one(client, headers) -> dict:
+    """Take the next item and judge it with the oracle."""
+    item = client.post("/api/judging/next", headers=headers).json()
+    verdict = "relevant" if _relevant(item["shot_id"]) else "not_relevant"
+    response = client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": verdict}, headers=headers)
+    assert response.status_code == 200, response.text
+    return item
+
+
+def _reference(sessions, pool_id: int, seen: list[dict]):
+    """The pool's lines (topic, shot, stratum), the judged ones' grades, and the runs with their teams, read back."""
+    with session_scope(sessions) as session:
+        pool = session.get(Pool, pool_id)
+        items = session.execute(
+            select(Topic.number, PoolItem.docno, PoolItem.stratum)
+            .join(Topic, Topic.id == PoolItem.topic_id)
+            .where(PoolItem.pool_id == pool_id)
+        ).all()
+        run_ids = list(pool.params["run_ids"])
+        rows = {r: (n, t) for r, n, t in session.execute(select(Run.id, Run.name, Team.name).join(Team).where(
+            Run.id.in_(run_ids)))}  # fmt: skip
+        prepared = prepare_runs(load_runs(session, run_ids), 100, names=[rows[r][0] for r in run_ids])
+    topics = np.array([i[0] for i in items])
+    docs = np.array([i[1] for i in items])
+    strata = np.array([i[2] for i in items], dtype=np.int64)
+    judged = {(s["topic"], s["shot_id"]): int(_relevant(s["shot_id"])) for s in seen}
+    grades = np.array([judged.get((t, d), -1) for t, d in zip(topics, docs, strict=True)], dtype=np.int64)
+    return topics, docs, strata, grades, prepared, [rows[r][1] for r in run_ids]
+
+
+def _cells(topics, strata, grades, topic):
+    """[stratum] pooled, judged, relevant of one topic."""
+    mine = topics == topic
+    return [
+        [int(np.sum(mine & (strata == s) & cond)) for s in (1, 2)]
+        for cond in (np.ones(len(grades), bool), grades >= 0, grades >= 1)
+    ]
+
+
+def test_live_view_equals_the_core_on_the_same_judgements(make_campaign, client, organiser, sessions):
+    campaign, pool, _, seen = _judged_pool(make_campaign, client, organiser, 50)
+    response = client.get(f"/api/pools/{pool['id']}/live", headers=organiser)
+    assert response.status_code == 200, response.text
+    live = response.json()
+    topics, docs, strata, grades, prepared, teams = _reference(sessions, pool["id"], seen)
+    assert live["judgements"] == 150 and live["strata"] == [1, 2] and live["random_order"]
+    assert [t["topic"] for t in live["topics"]] == campaign.topics
+    for row in live["topics"]:
+        pooled, judged, relevant = _cells(topics, strata, grades, row["topic"])
+        expected = relevant_estimate([pooled], [judged], [relevant])
+        assert (row["pooled"], row["judged"], row["relevant"]) == (sum(pooled), sum(judged), sum(relevant))
+        assert row["relevant_per_100"] == pytest.approx(100 * sum(relevant) / sum(judged))
+        assert row["estimated_relevant"] == pytest.approx(expected.estimate[0])
+        assert (row["low"], row["high"]) == pytest.approx((expected.low[0], expected.high[0]))
+        assert row["advice"] in ("stop", "continue")
+    assert sum(t["judged"] for t in live["topics"]) == 150
+    # the last-window rate: the assessor's verdicts per topic in the order given (window 100 > verdicts per topic)
+    for row in live["topics"]:
+        mine = [_relevant(s["shot_id"]) for s in seen if s["topic"] == row["topic"]][-live["window"] :]
+        assert row["recent_relevant_per_100"] == pytest.approx(100 * sum(mine) / len(mine))
+    so_far = Qrels(topics[grades >= 0], docs[grades >= 0], grades[grades >= 0])
+    reference = leave_out(so_far, prepared, units=teams, by="team", depth=DEPTH, max_results=100)
+    reusability = live["reusability"]
+    assert reusability["max_drop"] == pytest.approx(reference.max_drop)
+    assert reusability["tau_b"] == pytest.approx(reference.tau_b)
+    assert [u["team"] for u in reusability["teams"]] == reference.units
+    assert [u["tau_b"] for u in reusability["teams"]] == pytest.approx(reference.unit_tau_b.tolist())
+    assert [r["map"] for r in reusability["runs"]] == pytest.approx(reference.original.tolist())
+    assert max(r["map"] for r in reusability["runs"]) > 0
+
+    # the budget advisor: Neyman allocation to an absolute width at 90 %, xinfAP variance by the seeded bootstrap
+    url = f"/api/pools/{pool['id']}/budget?target_width=4&alpha=0.1&replicates=40&seed=5"
+    budget = client.get(url, headers=organiser).json()
+    z = NormalDist().inv_cdf(0.95)
+    assert budget["z"] == pytest.approx(z)
+    for row in budget["topics"]:
+        pooled, judged, relevant = _cells(topics, strata, grades, row["topic"])
+        expected = relevant_estimate([pooled], [judged], [relevant], z=z)
+        more = allocation([pooled], [judged], [relevant], target_width=4.0, z=z)[0].tolist()
+        done = expected.high[0] - expected.low[0] <= 4.0 and np.isfinite(expected.variance[0])
+        assert row["advice"] == ("stop" if done else "continue")
+        assert row["more_per_stratum"] == ({"1": 0, "2": 0} if done else {"1": more[0], "2": more[1]})
+        assert (row["low"], row["high"]) == pytest.approx((expected.low[0], expected.high[0]))
+    assert any(row["advice"] == "continue" for row in budget["topics"])
+    stratified = Qrels(topics, docs, grades, strata=strata)
+    variance = xinfap_variance(index_lines(prepared, stratified), replicates=40, seed=5)
+    assert budget["xinfap"]["topics"] == variance.topics
+    for i, run in enumerate(budget["xinfap"]["runs"]):
+        assert run["run"] == variance.runs[i]
+        assert [t["xinfap"] for t in run["per_topic"]] == pytest.approx(variance.point[i].tolist())
+        assert [t["variance"] for t in run["per_topic"]] == pytest.approx(variance.variance[i].tolist())
+        assert run["mean_variance"] == pytest.approx(float(variance.mean_variance[i]))
+    assert np.all(variance.variance > 0)  # half of stratum 2 is unjudged: the estimates do vary
+    assert budget["tau"]["target_tau"] == 0.9 and budget["tau"]["expected_tau"] is not None
+    assert client.get(url, headers=organiser).json() == budget  # seeded: the same answer again
+
+
+def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser, sessions):
+    _, pool, assessors, _ = _judged_pool(make_campaign, client, organiser, 7)
+
+    def view():
+        with session_scope(sessions) as session:
+            principal = authenticate(session, organiser["Authorization"].removeprefix("Bearer "))
+            return live_view.live_view(session, principal, pool["id"])
+
+    first = view()
+    assert first["judgements"] == 21
+    assert view() is first  # a poll between verdicts reuses the result
+    assert client.get(f"/api/pools/{pool['id']}/live", headers=organiser).json() == first
+    item = judge_one(client, assessors[1])
+    after = view()
+    assert after is not first and after["judgements"] == 22
+    row = next(t for t in after["topics"] if t["topic"] == item["topic"])
+    before = next(t for t in first["topics"] if t["topic"] == item["topic"])
+    assert row["judged"] == before["judged"] + 1
+    assert row["relevant"] == before["relevant"] + int(_relevant(item["shot_id"]))
+    assert view() is after
+
+
+def test_only_the_organiser_sees_the_live_view(make_campaign, client, organiser):
+    campaign, pool, assessors, _ = _judged_pool(make_campaign, client, organiser, 1)
+    _, team = campaign.team()
+    for path in ("live", "budget?replicates=2"):
+        url = f"/api/pools/{pool['id']}/{path}"
+        assert client.get(url, headers=team).status_code == 403
+        assert client.get(url, headers=assessors[0]).status_code == 403
+        assert client.get(url).status_code == 401
+    assert client.get("/api/pools/999999999/live", headers=organiser).status_code == 404
+    assert client.get(f"/api/pools/{pool['id']}/budget?replicates=100000", headers=organiser).status_code == 422
