@@ -166,6 +166,14 @@ def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser
     assert row["judged"] == before["judged"] + 1
     assert row["relevant"] == before["relevant"] + int(_relevant(item["shot_id"]))
     assert view() is after
+    # a changed verdict keeps the number of judgements and the last id: the cache key's latest update moves it
+    flipped = "not_relevant" if _relevant(item["shot_id"]) else "relevant"
+    response = client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": flipped}, headers=assessors[1])
+    assert response.status_code == 200, response.text
+    regraded = view()
+    assert regraded is not after and regraded["judgements"] == 22
+    row = next(t for t in regraded["topics"] if t["topic"] == item["topic"])
+    assert row["judged"] == before["judged"] + 1 and row["relevant"] == before["relevant"] + int(flipped == "relevant")
 
 
 def test_only_the_organiser_sees_the_live_view(make_campaign, client, organiser):
