@@ -25,10 +25,13 @@ def budget(
     session: SessionDep,
     principal: Organiser,
     target_width: float | None = Query(
-        None, gt=0, le=1e9, description="Target width of the R_hat interval per topic; default relative_width x R_hat"
+        None,
+        ge=1e-6,
+        le=1e9,
+        description="Target width of the R_hat interval per topic (default: relative_width x R_hat)",
     ),
-    relative_width: float = Query(0.2, gt=0, le=10, description="Target width relative to R_hat (no target_width)"),
-    alpha: float = Query(0.05, gt=0, lt=1, description="1 - confidence level of the interval"),
+    relative_width: float = Query(0.2, ge=1e-4, le=10, description="Target width relative to R_hat (no target_width)"),
+    alpha: float = Query(0.05, ge=1e-9, le=0.5, description="1 - confidence level of the interval (1e-9 to 0.5)"),
     replicates: int = Query(200, ge=2, le=live_view.MAX_REPLICATES, description="Bootstrap replicates of xinfAP"),
     seed: int = Query(0, ge=0, le=2**31 - 1, description="Seed of the bootstrap"),
     target_tau: float = Query(0.9, gt=-1, le=1, description="Target expected tau_b of the run ranking"),

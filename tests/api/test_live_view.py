@@ -186,3 +186,7 @@ def test_only_the_organiser_sees_the_live_view(make_campaign, client, organiser)
         assert client.get(url).status_code == 401
     assert client.get("/api/pools/999999999/live", headers=organiser).status_code == 404
     assert client.get(f"/api/pools/{pool['id']}/budget?replicates=100000", headers=organiser).status_code == 422
+    budget = f"/api/pools/{pool['id']}/budget?replicates=2"
+    assert client.get(f"{budget}&alpha=5e-324", headers=organiser).status_code == 422  # 1 - alpha/2 rounds to 1
+    extreme = client.get(f"{budget}&alpha=1e-9&target_width=1e-6", headers=organiser)
+    assert extreme.status_code == 200, extreme.text
