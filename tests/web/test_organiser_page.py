@@ -101,7 +101,7 @@ def test_the_organiser_sees_progress_and_cancels_jobs(make_campaign, client, org
     # a queued job is cancelled at once
     evaluation = _job_row(f"evaluation-{evaluation_id}")
     assert page.get_attribute(evaluation, "data-status") == "queued"
-    page.click(f"{evaluation} button.cancel")
+    page.get_by_role("button", name=f"Cancel evaluation {evaluation_id}").click()
     page.wait_for_selector(f'{evaluation}[data-status="cancelled"]')
     page.wait_for_function(
         "t => document.getElementById('status').textContent === t", arg=f"Cancelled evaluation {evaluation_id}."
