@@ -16,8 +16,9 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from app import __version__
-from app.services import organiser_view
+from app.services import live_view, organiser_view
 from app.services.auth import Principal
+from app.services.errors import ServiceError
 from app.services.inputs import Id
 from app.web.pages import templates
 
@@ -78,6 +79,7 @@ def make_router(page_role: Any, organiser_role: Any, session_dependency: Any) ->
         view = organiser_view.campaign_view(session, principal, campaign_id)
         context = {
             "view": view,
+            "live": _live(session, principal, view.pool_id, view.pool_kind),
             "json_url": f"/api/campaigns/{campaign_id}/overview",
             "duration": duration,
             "moment": moment,
@@ -85,3 +87,13 @@ def make_router(page_role: Any, organiser_role: Any, session_dependency: Any) ->
         return templates.TemplateResponse(request, "organiser_panel.html", context, headers=HEADERS)
 
     return router
+
+
+def _live(session: Session, principal: Principal, pool_id: int | None, pool_kind: str | None) -> dict | None:
+    """The live view of the campaign's shot pool (cached per pool until the next verdict), if it has one."""
+    if pool_id is None or pool_kind == "moments":
+        return None
+    try:
+        return live_view.live_view(session, principal, pool_id)
+    except ServiceError:  # a pool the live view cannot read (no runs): the rest of the page still shows
+        return None
