@@ -3,16 +3,17 @@ agreement. Assessor payloads carry the topic, the video and a proposed segment: 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
+from app.api.pools import PoolOut, RunSelection
 from app.api.security import Organiser, SessionDep, role
 from app.services import moment_judging
 from app.services.auth import Principal
-from app.services.inputs import INT32_MAX, Id, Text
+from app.services.inputs import Id, Text
 from app.storage.models import Role
 
 router = APIRouter(prefix="/api", tags=["moment judging"])
@@ -20,26 +21,11 @@ Assessor = Annotated[Principal, role(Role.assessor)]
 Seconds = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class MomentPoolIn(BaseModel):
+class MomentPoolIn(RunSelection):
     """How to build a moment pool: each run's top `depth` moments per topic, merged when IoU >= `iou`."""
 
     depth: int = Field(default=10, ge=1, le=100_000, description="The top k moments of every run per topic")
     iou: float = Field(default=0.5, gt=0, le=1, allow_inf_nan=False, description="Merge threshold (temporal IoU)")
-    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Random when omitted; stored with the pool")
-    max_priority: int | None = Field(default=None, ge=1, le=INT32_MAX, description="Only runs with priority <= this")
-    system_types: list[Literal["F", "M", "R"]] | None = None
-    run_ids: list[Id] | None = Field(default=None, max_length=100_000)
-
-
-class MomentPoolOut(BaseModel):
-    """A moment pool with its parameters, seed and per-topic counts."""
-
-    id: int
-    campaign_id: int
-    kind: str
-    seed: int
-    params: dict[str, object]
-    topics: list[dict[str, object]]
 
 
 class SegmentIn(BaseModel):
@@ -88,8 +74,8 @@ class TruthOut(BaseModel):
     n_entries: int
 
 
-@router.post("/campaigns/{campaign_id}/moment-pools", status_code=201, response_model=MomentPoolOut)
-def create_moment_pool(campaign_id: Id, body: MomentPoolIn, session: SessionDep, principal: Organiser) -> MomentPoolOut:
+@router.post("/campaigns/{campaign_id}/moment-pools", status_code=201, response_model=PoolOut)
+def create_moment_pool(campaign_id: Id, body: MomentPoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
     """Build the moment pool of a closed moment campaign (assign its topics with POST /api/pools/{id}/assignments)."""
     spec = moment_judging.MomentPoolSpec(
         depth=body.depth,
@@ -100,7 +86,7 @@ def create_moment_pool(campaign_id: Id, body: MomentPoolIn, session: SessionDep,
         run_ids=tuple(body.run_ids) if body.run_ids else None,
     )
     pool = moment_judging.create_moment_pool(session, principal, campaign_id, spec)
-    out = MomentPoolOut(
+    out = PoolOut(
         id=pool.id,
         campaign_id=pool.campaign_id,
         kind=pool.kind,
@@ -112,12 +98,12 @@ def create_moment_pool(campaign_id: Id, body: MomentPoolIn, session: SessionDep,
     return out
 
 
-@router.get("/moment-pools/{pool_id}", response_model=MomentPoolOut)
-def get_moment_pool(pool_id: Id, session: SessionDep, principal: Organiser) -> MomentPoolOut:
+@router.get("/moment-pools/{pool_id}", response_model=PoolOut)
+def get_moment_pool(pool_id: Id, session: SessionDep, principal: Organiser) -> PoolOut:
     """A moment pool with proposed and marked segments per topic."""
     pool = moment_judging.get_moment_pool(session, principal, pool_id)
     topics = moment_judging.moment_topic_counts(session, pool)
-    return MomentPoolOut(
+    return PoolOut(
         id=pool.id, campaign_id=pool.campaign_id, kind=pool.kind, seed=pool.seed, params=pool.params, topics=topics
     )
 

@@ -15,7 +15,16 @@ from app.storage.models import Verdict
 router = APIRouter(prefix="/api", tags=["pools"])
 
 
-class PoolIn(BaseModel):
+class RunSelection(BaseModel):
+    """Which runs a pool is built from, and its seed: shared by shot and moment pools."""
+
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Random when omitted; stored with the pool")
+    max_priority: int | None = Field(default=None, ge=1, le=INT32_MAX, description="Only runs with priority <= this")
+    system_types: list[Literal["F", "M", "R"]] | None = None
+    run_ids: list[Id] | None = Field(default=None, max_length=100_000)
+
+
+class PoolIn(RunSelection):
     """How to build a pool."""
 
     kind: Literal["depth", "stratified"] = "stratified"
@@ -23,10 +32,6 @@ class PoolIn(BaseModel):
     strata: Text | None = Field(
         default=None, max_length=1000, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'"
     )
-    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Random when omitted; stored with the pool")
-    max_priority: int | None = Field(default=None, ge=1, le=INT32_MAX, description="Only runs with priority <= this")
-    system_types: list[Literal["F", "M", "R"]] | None = None
-    run_ids: list[Id] | None = Field(default=None, max_length=100_000)
 
 
 class PoolOut(BaseModel):
