@@ -88,3 +88,32 @@ def test_outside_verdicts_skip_docs_without_credit_and_replay_restores():
 def test_unknown_order_is_refused():
     with pytest.raises(ValueError, match="unknown judging order"):
         make_order("best_first", [A])
+
+
+def test_plan_is_the_proposal_then_the_proposing_runs_next_unjudged_docs():
+    order = MoveToFront(in_seeded_order(A, B, C), topic="t")
+    assert order.plan(3) == ["d1", "d3", "d2"]
+    order.record("d3", False)  # judged elsewhere: skipped in the plan, the proposal stands
+    assert order.plan(3) == ["d1", "d2", "d8"]
+    order.record("d1", True)
+    assert order.plan(5) == ["d2", "d8"]  # A's list is all that follows the proposal
+    assert order.plan(0) == []
+
+
+def test_plan_of_the_shuffle_is_its_next_unjudged_docs():
+    order = Shuffled([A, B, C], seed=3, topic="t")
+    everything = judge_all(Shuffled([A, B, C], seed=3, topic="t"), RELEVANT)
+    assert order.plan(4) == everything[:4]
+    order.record(everything[1], False)
+    assert order.plan(3) == [everything[0], everything[2], everything[3]]
+
+
+def test_planning_does_not_change_what_the_policy_does():
+    planned = MaxMeanNonStationary(in_seeded_order(A, B, C), topic="t", discount=0.5)
+    plain = MaxMeanNonStationary(in_seeded_order(A, B, C), topic="t", discount=0.5)
+    judged = []
+    while (doc := planned.next()) is not None:
+        planned.plan(3)
+        planned.record(doc, RELEVANT.get(doc, False))
+        judged.append(doc)
+    assert judged == judge_all(plain, RELEVANT)

@@ -130,6 +130,28 @@ class JudgingOrder:
         elif self._proposed >= 0 and self._lists.judged[self._proposed]:
             self._proposed, self._proposed_by = -1, -1
 
+    def plan(self, k: int) -> list[str]:
+        """Up to `k` docs to queue: the proposed doc first, then those the policy would propose next if each turned
+        out relevant (the proposing run's following unjudged docs): what a judging queue leases ahead."""
+        first = self.next()
+        if first is None or k < 1:
+            return []
+        return [first] + [self._lists.names[i] for i in self._following(k - 1)]
+
+    def _following(self, k: int) -> list[int]:
+        """Up to `k` unjudged doc ids after the proposed one, as the policy would go on if it were relevant."""
+        run = self._proposed_by
+        if run < 0:
+            return []
+        ranked, judged = self._lists.lists[run], self._lists.judged
+        out: list[int] = []
+        for i in ranked[int(self._lists.cursor[run]) + 1 :]:
+            if len(out) >= k:
+                break
+            if not judged[i]:
+                out.append(int(i))
+        return out
+
     def _choose(self) -> tuple[int, int]:
         """(doc id, run) to propose next; (-1, -1) when nothing is left."""
         raise NotImplementedError
@@ -155,6 +177,16 @@ class Shuffled(JudgingOrder):
         while self._at < len(self._order) and judged[self._order[self._at]]:
             self._at += 1
         return (int(self._order[self._at]), -1) if self._at < len(self._order) else (-1, -1)
+
+    def _following(self, k: int) -> list[int]:
+        """The next `k` unjudged docs of the shuffle after the proposed one."""
+        judged, out = self._lists.judged, []
+        for i in self._order[self._at + 1 :]:
+            if len(out) >= k:
+                break
+            if not judged[i]:
+                out.append(int(i))
+        return out
 
 
 class MoveToFront(JudgingOrder):
