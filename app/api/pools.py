@@ -32,6 +32,12 @@ class PoolIn(RunSelection):
     strata: Text | None = Field(
         default=None, max_length=1000, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'"
     )
+    order: Literal["shuffled", "move_to_front", "mm_ns"] = Field(
+        default="shuffled",
+        description="Judging order within each topic: the seeded shuffle (a random sample at every point, the default"
+        " for xinfAP), move-to-front (Cormack et al. 1998) or the MM-NS bandit (Losada et al. 2016). Scores from"
+        " qrels cut before a non-random order is judged to the end are marked biased.",
+    )
 
 
 class PoolOut(BaseModel):
@@ -94,6 +100,7 @@ def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Or
         max_priority=body.max_priority,
         system_types=tuple(body.system_types) if body.system_types else None,
         run_ids=tuple(body.run_ids) if body.run_ids else None,
+        order=body.order,
     )
     pool = pools.create_pool(session, principal, campaign_id, spec)
     session.commit()

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from app.services import judging_orders
 from app.services.auth import Principal
 from app.services.collection import format_media_url
 from app.services.errors import Conflict, Forbidden, NotFound
@@ -160,10 +161,14 @@ _LEASE_AND_VIEW = text(
     """
 )
 # A task, locked, with the judgement already made in its round (if any).
+# With the item's pool, topic and the pool's judging order (an adaptive order is moved on by every first verdict).
 _TASK_FOR_VERDICT = text(
     """
-    SELECT t.id, t.pool_item_id, t.round, t.leased_to, t.leased_at, j.id AS judgement_id, j.assessor_id
+    SELECT t.id, t.pool_item_id, t.round, t.leased_to, t.leased_at, j.id AS judgement_id, j.assessor_id,
+           i.pool_id, i.topic_id, coalesce(p.params->>'order', 'shuffled') AS judging_order, p.seed
     FROM judging_tasks t
+    JOIN pool_items i ON i.id = t.pool_item_id
+    JOIN pools p ON p.id = i.pool_id
     LEFT JOIN judgements j ON j.pool_item_id = t.pool_item_id AND j.round = t.round
     WHERE t.id = :task
     FOR UPDATE OF t
@@ -283,6 +288,9 @@ def judge(
         raise Conflict(f"item {task_id} is not leased to you (the lease may have expired); ask for the next item")
     if seconds_spent is None and task.leased_at is not None:
         seconds_spent = (_now() - task.leased_at).total_seconds()
+    adaptive = task.round == 1 and not judging_orders.is_random(task.judging_order)
+    if adaptive:
+        judging_orders.lock_topic(session, task.pool_id, task.topic_id)
     params = {
         "task": task.id,
         "item": task.pool_item_id,
@@ -292,7 +300,10 @@ def judge(
         "grade": GRADES[verdict],
         "seconds": seconds_spent,
     }
-    return _task_view(session.execute(_FIRST_VERDICT, params).one(), verdict)
+    view = _task_view(session.execute(_FIRST_VERDICT, params).one(), verdict)
+    if adaptive:
+        judging_orders.advance(session, task.pool_id, task.judging_order, task.seed, task.topic_id)
+    return view
 
 
 def own_task(session: Session, principal: Principal, task_id: int) -> TaskView:

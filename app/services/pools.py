@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sqlalchemy import delete, func, insert, literal, select, text
@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
 from app.evaluation.pools.builders import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
+from app.services import judging_orders
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -47,6 +48,7 @@ class PoolSpec:
     max_priority: int | None = None  # only runs with priority <= this
     system_types: tuple[str, ...] | None = None  # only these run types
     run_ids: tuple[int, ...] | None = None  # only these runs
+    order: str = "shuffled"  # judging order per topic: shuffled | move_to_front | mm_ns (`judging_orders`)
 
 
 def _strata_of(spec: PoolSpec) -> tuple[Stratum, ...]:
@@ -96,6 +98,10 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     if campaign.status not in (CampaignStatus.closed, CampaignStatus.pooled, CampaignStatus.judging):
         raise Conflict(f"close submissions before pooling (campaign is {campaign.status.value})")
     strata = _strata_of(spec)
+    try:
+        judging_orders.check_order(spec.order)
+    except ValueError as exc:
+        raise InvalidInput("unknown judging order", [{"field": "order", "message": str(exc)}]) from None
     previous = current_pool(session, campaign_id)
     if previous is not None:
         judged = session.scalar(
@@ -106,13 +112,19 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
         session.execute(delete(Pool).where(Pool.id == previous.id))
     runs = _select_runs(session, campaign, spec)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
-    table = build_pool(load_runs(session, [r.id for r in runs]), strata=strata, seed=seed)
+    tables = load_runs(session, [r.id for r in runs])
+    table = build_pool(tables, strata=strata, seed=seed)
+    if not judging_orders.is_random(spec.order):
+        table = replace(
+            table, judging_order=judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
+        )
     params = {
         "strata": [[s.first, s.last, s.rate] for s in strata],
         "depth": spec.depth,
         "max_priority": spec.max_priority,
         "system_types": list(spec.system_types or []),
         "run_ids": [r.id for r in runs],
+        "order": spec.order,
     }
     pool = Pool(campaign_id=campaign_id, kind=spec.kind, params=params, seed=seed)
     session.add(pool)

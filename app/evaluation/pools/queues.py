@@ -1,0 +1,58 @@
+"""Per-topic judging queues for a built pool: the pooled runs' ranked lists over its sampled docs, and the first
+docs each topic's judging order puts at the head of the queue."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.evaluation.pools.builders import PoolTable, RankedRun, rank_rows
+from app.evaluation.pools.orders import make_order
+
+
+def topic_lists(
+    runs: Sequence[RankedRun], topics: np.ndarray, docs: np.ndarray, depth: int
+) -> dict[str, list[list[str]]]:
+    """{topic: each run's top `depth` (`ordering.ranked_order`) restricted to the given (topic, doc) pairs}: the
+    part of its ranking that the run itself put in the pool; every run has a (maybe empty) list for every topic."""
+    wanted = {(str(t), str(d)) for t, d in zip(np.asarray(topics).tolist(), np.asarray(docs).tolist(), strict=True)}
+    by_topic: dict[str, list[list[str]]] = {
+        str(t): [[] for _ in runs] for t in dict.fromkeys(np.asarray(topics).tolist())
+    }
+    if not runs or not wanted:
+        return by_topic
+    run_index, run_topics, run_docs, ranks = rank_rows(runs)
+    order = np.lexsort((ranks, run_index))
+    order = order[ranks[order] <= depth]
+    for r, t, d in zip(run_index[order].tolist(), run_topics[order].tolist(), run_docs[order].tolist(), strict=True):
+        if (t, d) in wanted:
+            by_topic[t][r].append(d)
+    return by_topic
+
+
+def planned_orders(
+    table: PoolTable, lists: dict[str, list[list[str]]], order: str, seed: int, ahead: int
+) -> np.ndarray:
+    """The pool's `judging_order` with each topic's first `ahead` docs of `order` put at the head of its queue
+    (`queue_position` with nothing judged yet), ahead of the seeded shuffle (0, 1, ...) that stays behind them as a
+    fallback; unsampled docs keep -1."""
+    out = np.asarray(table.judging_order, dtype=np.int64).copy()
+    if order == "shuffled":
+        return out
+    sampled = np.asarray(table.sampled, dtype=bool)
+    topics = np.asarray(table.topics).astype(str)
+    docs = np.asarray(table.docs).astype(str)
+    for topic, ranked in lists.items():
+        in_topic = np.flatnonzero((topics == topic) & sampled)
+        position = {d: int(i) for d, i in zip(docs[in_topic].tolist(), in_topic.tolist(), strict=True)}
+        plan = make_order(order, ranked, seed=seed, topic=topic, pool=list(position)).plan(ahead)
+        for k, doc in enumerate(plan):
+            out[position[doc]] = queue_position(0, k, ahead)
+    return out
+
+
+def queue_position(judged: int, k: int, ahead: int) -> int:
+    """The `judging_order` of the k-th doc (0-based) of a plan of `ahead` docs made after `judged` verdicts: below
+    every earlier plan's positions, the shuffle's (>= 0) and the unsampled marker (-1)."""
+    return -(judged + 1) * ahead - 1 + k
