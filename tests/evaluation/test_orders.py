@@ -1,10 +1,11 @@
-"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front and MM-NS."""
+"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front, MM-NS and Hedge."""
 
 from __future__ import annotations
 
 import pytest
 
 from app.evaluation.pools.orders import (
+    Hedge,
     MaxMeanNonStationary,
     MoveToFront,
     Shuffled,
@@ -117,3 +118,29 @@ def test_planning_does_not_change_what_the_policy_does():
         planned.record(doc, RELEVANT.get(doc, False))
         judged.append(doc)
     assert judged == judge_all(plain, RELEVANT)
+
+
+def test_hedge_hand_worked():
+    # two disjoint 3-long lists: losses by rank (H3 - H_{r-1}) / H3 = 1, 5/11, 2/11; weights start 1/2 each.
+    # a1, b1 tie at 1/2 -> a1 (pool order); a1 not (beta 1/2): w ~ (1/2, 1) = (1/3, 2/3) -> b1 (2/3 > a2 5/33);
+    # b1 relevant: w ~ (1/3, 4/3) = (1/5, 4/5) -> b2 (4/11 > a2 1/11); b2 not: w ~ (1/5, 4/5 * 2^(-5/11))
+    # -> b3 (0.745 * 2/11 = 0.135) before a2 (0.255 * 5/11 = 0.116); then a2, a3
+    lists = [["a1", "a2", "a3"], ["b1", "b2", "b3"]]
+    verdicts = {"b1": True}
+    order = Hedge(lists, beta=0.5)
+    assert order.loss[:3, 0].tolist() == pytest.approx([1.0, 5 / 11, 2 / 11])
+    judged = []
+    for _ in range(2):
+        doc = order.next()
+        order.record(doc, verdicts.get(doc, False))
+        judged.append(doc)
+    assert judged == ["a1", "b1"]
+    assert order.weights.tolist() == pytest.approx([1 / 5, 4 / 5])
+    assert order.plan(2) == ["b2", "b3"]  # the next docs by the current scores
+    assert judge_all(order, verdicts) == ["b2", "b3", "a2", "a3"]
+    # B had 2^1 (b1) 2^(-5/11) 2^(-2/11), A 2^(-1) 2^(-5/11) 2^(-2/11): the ratio is 4
+    assert order.weights[1] / order.weights[0] == pytest.approx(4.0)
+    assert not order.random
+    # without learning (beta 1) the same lists go round-robin by rank
+    assert judge_all(Hedge(lists, beta=1.0), verdicts) == ["a1", "b1", "a2", "b2", "a3", "b3"]
+    assert judge_all(make_order("hedge", lists), verdicts)[0] == "a1"

@@ -1,6 +1,6 @@
 """Judging orders over one topic's pool as online policies: ask `next()` for a doc, feed the verdict back.
 
-Three orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
+Four orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
 the ranking rule's order, `ordering.ranked_order`):
 
 - `shuffled`: the pool in a seeded random order (today's judging order). Every prefix is a simple random sample of
@@ -16,7 +16,17 @@ the ranking rule's order, `ordering.ranked_order`):
   fades). The arm with the largest posterior mean (1 + a) / (2 + a + b) is pulled, ties to the first arm in a
   seeded order; used-up arms drop out. Only the pulled arm is credited.
 
-Move-to-front and MM-NS are *not* random samples: estimates from their judgements are biased (`random = False`),
+- `hedge` (Aslam, Pavlu & Savell, CIKM 2003, "a unified model for metasearch, pooling, and system evaluation";
+  the adjudication method of Losada, Parapar & Barreiro, JASIST 2019): Freund & Schapire's Hedge over the runs.
+  A run's loss on a doc at rank r of its N-long list is (H_N - H_{r-1}) / H_N (H the harmonic numbers: the
+  AP-like rank weight, 1 at the top, 1 / (N H_N) at the bottom; 0 for a doc it does not rank). The next doc is the
+  unjudged one with the largest weighted loss sum_run w_run loss_run(doc), ties to the first in pool order; its
+  verdict multiplies every run's weight by beta^-loss if relevant, beta^loss if not (then normalised), so runs
+  that rank relevant docs high gain weight. Every run is updated, not only one arm; outside verdicts update none.
+  Our reading of the published method (the loss's exact scaling and beta = 0.1 are not checked against the authors'
+  code).
+
+Move-to-front, MM-NS and Hedge are *not* random samples: estimates from their judgements are biased (`random = False`),
 which callers must mark on every score computed from them.
 
 Verdicts may also arrive for docs the policy did not propose (another assessor, an import): `record` marks them
@@ -31,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-ORDERS = ("shuffled", "move_to_front", "mm_ns")
+ORDERS = ("shuffled", "move_to_front", "mm_ns", "hedge")
 
 
 def topic_rng(seed: int, topic: str) -> np.random.Generator:
@@ -269,11 +279,63 @@ class MaxMeanNonStationary(JudgingOrder):
         self.failures[run] = self.discount * self.failures[run] + float(not relevant)
 
 
+class Hedge(JudgingOrder):
+    """Aslam et al.'s Hedge: the doc with the largest weighted rank loss, run weights updated by every verdict."""
+
+    name = "hedge"
+
+    def __init__(
+        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None, beta: float = 0.1
+    ) -> None:
+        super().__init__(lists, pool=pool)
+        if not 0.0 < beta <= 1.0:
+            raise ValueError(f"beta must be in (0, 1], got {beta}")
+        self.beta = beta
+        n_docs, n_runs = len(self._lists.names), len(self._lists.lists)
+        self.loss = np.zeros((n_docs, n_runs))
+        for run, ranked in enumerate(self._lists.lists):
+            if len(ranked):
+                tail = np.cumsum(1.0 / np.arange(len(ranked), 0, -1))[::-1]  # H_N - H_{r-1} at r = 1..N
+                self.loss[ranked, run] = tail / tail[0]
+        self.weights = np.full(n_runs, 1.0 / max(n_runs, 1))
+        self._scored = -1  # the doc the last _choose proposed
+
+    def scores(self) -> np.ndarray:
+        """Each doc's weighted loss sum_run w_run loss_run(doc) (judged docs included)."""
+        return self.loss @ self.weights
+
+    def _ranking(self) -> np.ndarray:
+        """Unjudged doc ids by decreasing score, ties in pool order."""
+        unjudged = np.flatnonzero(~self._lists.judged)
+        return unjudged[np.argsort(-self.scores()[unjudged], kind="stable")]
+
+    def _choose(self) -> tuple[int, int]:
+        """The unjudged doc with the largest weighted loss, proposed by the run that weighs most on it."""
+        ranking = self._ranking()
+        if not len(ranking):
+            return -1, -1
+        doc = int(ranking[0])
+        contribution = self.loss[doc] * self.weights
+        run = int(np.argmax(contribution)) if len(contribution) else -1
+        self._scored = doc
+        return doc, run
+
+    def _following(self, k: int) -> list[int]:
+        """The next `k` unjudged docs by the current scores (the weights do not move until a verdict)."""
+        return [int(i) for i in self._ranking() if i != self._scored][:k]
+
+    def _credit(self, run: int, relevant: bool) -> None:
+        """Multiply every run's weight by beta^-loss (relevant) or beta^loss (not), then normalise."""
+        loss = self.loss[self._scored]
+        self.weights = self.weights * self.beta ** (-loss if relevant else loss)
+        self.weights /= self.weights.sum()
+
+
 def make_order(
     name: str, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
 ) -> JudgingOrder:
     """The judging order called `name` (one of ORDERS) over one topic's ranked lists."""
-    kinds = {"shuffled": Shuffled, "move_to_front": MoveToFront, "mm_ns": MaxMeanNonStationary}
+    kinds = {"shuffled": Shuffled, "move_to_front": MoveToFront, "mm_ns": MaxMeanNonStationary, "hedge": Hedge}
     if name not in kinds:
         raise ValueError(f"unknown judging order {name!r}; known: {', '.join(ORDERS)}")
     return kinds[name](lists, seed=seed, topic=topic, pool=pool)
