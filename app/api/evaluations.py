@@ -8,9 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Request, UploadFile
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.qrels import JudgingOrderMark
 from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
-from app.services import evaluations, jobs
+from app.services import evaluations, jobs, qrels
 from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["evaluations"])
@@ -31,12 +32,22 @@ class EvaluationOut(BaseModel):
     id: int
     campaign_id: int
     qrels_version_id: int | None
+    judging_order: JudgingOrderMark | None = Field(
+        default=None, description="How the qrels' judgements were ordered; `biased` marks every score of it"
+    )
     status: str
     progress: float
     measures: dict[str, object]
     error: str | None
     created_at: datetime
     finished_at: datetime | None
+
+
+def _out(session: SessionDep, evaluation) -> EvaluationOut:  # type: ignore[no-untyped-def]
+    """An evaluation's output, with the judging-order mark of its qrels."""
+    out = EvaluationOut.model_validate(evaluation)
+    mark = qrels.order_mark_of(session, evaluation.qrels_version_id)
+    return out.model_copy(update={"judging_order": JudgingOrderMark(**mark) if mark else None})
 
 
 @router.post("/campaigns/{campaign_id}/evaluations", status_code=202, response_model=EvaluationOut)
@@ -53,13 +64,13 @@ def start(
     )
     jobs.enqueue(session, evaluation, campaign_concurrency=request.app.state.settings.job_campaign_concurrency)
     session.commit()
-    return EvaluationOut.model_validate(evaluation)
+    return _out(session, evaluation)
 
 
 @router.get("/evaluations/{evaluation_id}", response_model=EvaluationOut)
 def status(evaluation_id: Id, session: SessionDep, principal: Organiser) -> EvaluationOut:
     """An evaluation's status and progress."""
-    return EvaluationOut.model_validate(evaluations.get_evaluation(session, principal, evaluation_id))
+    return _out(session, evaluations.get_evaluation(session, principal, evaluation_id))
 
 
 @router.post("/evaluations/{evaluation_id}/cancel", response_model=EvaluationOut)
@@ -67,7 +78,7 @@ def cancel(evaluation_id: Id, session: SessionDep, principal: Organiser) -> Eval
     """Cancel an evaluation: a queued one at once, a running one at its next progress report (409 once finished)."""
     evaluation = jobs.cancel(session, principal, jobs.Evaluation, evaluation_id)
     session.commit()
-    return EvaluationOut.model_validate(evaluation)
+    return _out(session, evaluation)
 
 
 @router.put("/campaigns/{campaign_id}/ground-truth")

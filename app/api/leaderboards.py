@@ -6,9 +6,10 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.media import CSV_OR_JSON
+from app.api.qrels import JudgingOrderMark
 from app.api.security import Member, Organiser, SessionDep, public
 from app.evaluation.measures.registry import measure_help
 from app.services import leaderboards, publication, reports
@@ -72,6 +73,9 @@ class Leaderboard(BaseModel):
     campaign: CampaignRef
     evaluation_id: int
     qrels_version_id: int | None
+    judging_order: JudgingOrderMark | None = Field(
+        default=None, description="How the qrels' judgements were ordered; `biased` marks every score on the board"
+    )
     measure: str
     measures: list[str]
     filters: FiltersOut

@@ -173,4 +173,10 @@ def cut_qrels(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organi
     """Freeze the current judgements as an immutable qrels version."""
     version = qrels.cut_qrels(session, principal, pool_id, body.label)
     session.commit()
-    return {"id": version.id, "label": version.label, "kind": version.kind, "n_entries": version.n_entries}
+    return {
+        "id": version.id,
+        "label": version.label,
+        "kind": version.kind,
+        "n_entries": version.n_entries,
+        "judging_order": qrels.order_mark(version),
+    }

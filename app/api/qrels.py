@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Request, Response, UploadFile
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, Field
 
 from app.api.media import TEXT_FILE
 from app.api.security import Organiser, SessionDep
@@ -17,10 +17,19 @@ from app.services.tables import attachment
 router = APIRouter(prefix="/api", tags=["qrels"])
 
 
+class JudgingOrderMark(BaseModel):
+    """How a cut qrels version's judgements were ordered; `biased` when the order is not random and the cut left
+    sampled items unjudged, so every score and estimate from the version is biased."""
+
+    order: str
+    random: bool
+    unjudged_sampled: int | None
+    biased: bool
+    note: str | None = None
+
+
 class QrelsOut(BaseModel):
     """A qrels version."""
-
-    model_config = ConfigDict(from_attributes=True)
 
     id: int
     campaign_id: int
@@ -29,6 +38,13 @@ class QrelsOut(BaseModel):
     source: str
     pool_id: int | None
     n_entries: int
+    judging_order: JudgingOrderMark | None = Field(default=None, description="None for imported versions")
+
+    @classmethod
+    def of(cls, version) -> QrelsOut:  # type: ignore[no-untyped-def]
+        """The output of a stored version, with its judging-order mark."""
+        fields = ("id", "campaign_id", "label", "kind", "source", "pool_id", "n_entries")
+        return cls(**{f: getattr(version, f) for f in fields}, judging_order=qrels.order_mark(version))
 
 
 @router.post("/campaigns/{campaign_id}/qrels", status_code=201, response_model=QrelsOut)
@@ -46,13 +62,13 @@ def import_qrels(
         session, principal, campaign_id, data, label, max_errors=request.app.state.settings.max_errors
     )
     session.commit()
-    return QrelsOut.model_validate(version)
+    return QrelsOut.of(version)
 
 
 @router.get("/campaigns/{campaign_id}/qrels", response_model=list[QrelsOut])
 def list_qrels(campaign_id: Id, session: SessionDep, principal: Organiser) -> list[QrelsOut]:
     """The campaign's qrels versions."""
-    return [QrelsOut.model_validate(v) for v in qrels.list_qrels(session, principal, campaign_id)]
+    return [QrelsOut.of(v) for v in qrels.list_qrels(session, principal, campaign_id)]
 
 
 @router.get("/qrels/{qrels_id}/download", response_class=Response, responses=TEXT_FILE)

@@ -18,11 +18,13 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = engine_from_config(config.get_section(config.config_ini_section, {}), prefix="sqlalchemy.",
-                                poolclass=pool.NullPool)
+    engine = engine_from_config(
+        config.get_section(config.config_ini_section, {}), prefix="sqlalchemy.", poolclass=pool.NullPool
+    )
     with engine.connect() as connection:
-        context.configure(connection=connection, target_metadata=target_metadata, compare_type=True,
-                          include_name=include_name)
+        context.configure(
+            connection=connection, target_metadata=target_metadata, compare_type=True, include_name=include_name
+        )
         with context.begin_transaction():
             context.run_migrations()
 

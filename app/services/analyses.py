@@ -47,7 +47,7 @@ from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
 from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
-from app.services.qrels import load_qrels
+from app.services.qrels import load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, TaskKind
 
@@ -218,6 +218,8 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     else:
         result = _score_analysis(campaign, table, job.kind, params, reporter)
     progress(COMPUTED)
+    if isinstance(result, dict):  # every analysis says how the qrels its scores come from were judged
+        result = {**result, "judging_order": order_mark_of(session, evaluation.qrels_version_id)}
     job.result, job.status, job.progress, job.finished_at = json_safe(result), "done", 1.0, datetime.now(UTC)
     session.flush()
     return job

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from psycopg import sql
 from sqlalchemy import bindparam, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from app.evaluation.errors import MeasureError
 from app.evaluation.measures.registry import resolve
@@ -26,6 +26,7 @@ from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
 from app.services.errors import Forbidden, InvalidInput, NotFound
 from app.services.evaluations import latest_done
+from app.services.qrels import order_mark_of
 from app.storage.bulk import copy_out
 from app.storage.models import (
     Campaign,
@@ -215,6 +216,7 @@ def _header(campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
         "campaign": {"id": campaign.id, "name": campaign.name, "task_kind": campaign.task_kind.value},
         "evaluation_id": evaluation.id,
         "qrels_version_id": evaluation.qrels_version_id,
+        "judging_order": order_mark_of(object_session(evaluation), evaluation.qrels_version_id),
     }
 
 
@@ -553,7 +555,10 @@ def _legacy_table(session: Session, campaign_id: int, head: dict[str, Any], meas
 
 def _head(head: dict[str, Any]) -> dict[str, object]:
     """The header a published board repeats from its snapshot."""
-    return {k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")}
+    return {
+        **{k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")},
+        "judging_order": head.get("judging_order"),
+    }
 
 
 def published_leaderboard(

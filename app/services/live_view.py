@@ -27,6 +27,7 @@ from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.live import LiveBoard
 from app.evaluation.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
+from app.services import judging_orders
 from app.services.auth import Principal
 from app.services.errors import InvalidInput
 from app.services.pools import get_pool
@@ -111,6 +112,7 @@ def _build(session: Session, pool: Pool) -> _Entry:
         strata=np.array(columns[3], dtype=np.int64),
         teams=[by_id[r][1] for r in run_ids],
         depth=int(pool.params["strata"][-1][1]),
+        random=judging_orders.is_random(judging_orders.order_of(pool)),
     )
     ids = np.array(columns[0], dtype=np.int64)
     return _Entry(
@@ -174,6 +176,7 @@ def live_view(session: Session, principal: Principal, pool_id: int) -> dict:
             board = entry.board
             entry.live = {
                 "pool_id": pool.id,
+                "judging_order": judging_orders.order_of(pool),
                 "judgements": state[0],
                 "window": board.window,
                 **board.snapshot(),
@@ -241,6 +244,7 @@ def _advise(
                 "topic": topic,
                 "judged": int(board.judged[t].sum()),
                 "estimated_relevant": None if np.isnan(est.estimate[t]) else float(est.estimate[t]),
+                "estimate_biased": not board.random,
                 "low": float(est.low[t]),
                 "high": float(est.high[t]),
                 "width": float(est.width[t]),
@@ -262,6 +266,7 @@ def _advise(
         "alpha": alpha,
         "z": z,
         "strata": [int(s) for s in board.strata],
+        "judging_order": judging_orders.order_of(pool),
         "random_order": board.random,
         "topics": topics,
         "xinfap": {

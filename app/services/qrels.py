@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.evaluation.errors import FormatError
 from app.evaluation.formats.trec_files import parse_qrels
 from app.evaluation.records import Qrels
+from app.services import judging_orders
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -64,13 +65,14 @@ def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) 
     _check_label(session, pool.campaign_id, label)
     by_item = verdicts_by_round(session, pool)
     items = session.execute(
-        select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum)
+        select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled)
         .join(Topic, Topic.id == PoolItem.topic_id)
         .where(PoolItem.pool_id == pool.id)
     ).all()
     stratified = pool.kind == "stratified"
-    columns = list(zip(*items, strict=True)) if items else [[]] * 4
+    columns = list(zip(*items, strict=True)) if items else [[]] * 5
     grades = np.array([final_grade(by_item.get(i, {})) for i in columns[0]], dtype=np.int64)
+    unjudged_sampled = int(((grades == UNJUDGED) & np.array(columns[4], dtype=bool)).sum())
     keep = np.ones(len(items), dtype=bool) if stratified else grades != UNJUDGED
     qrels = Qrels(
         topics=np.array(columns[1], dtype=str)[keep],
@@ -82,8 +84,38 @@ def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) 
         session, pool.campaign_id, label, qrels, topic_ids_by_number(session, pool.campaign_id), source="cut"
     )
     version.pool_id = pool.id
+    version.judging_order = judging_orders.order_of(pool)
+    version.unjudged_sampled = unjudged_sampled
     session.flush()
     return version
+
+
+def order_mark(version: QrelsVersion | None) -> dict[str, object] | None:
+    """How a cut version's judgements were ordered, marked `biased` when the order is not random and the cut left
+    sampled items unjudged (every score from it must say so); None for imported versions and moment truth."""
+    if version is None or version.judging_order is None:
+        return None
+    random = judging_orders.is_random(version.judging_order)
+    left = version.unjudged_sampled
+    biased = not random and (left is None or left > 0)
+    return {
+        "order": version.judging_order,
+        "random": random,
+        "unjudged_sampled": left,
+        "biased": biased,
+        "note": (
+            f"judged in the non-random order {version.judging_order} and cut with "
+            f"{'an unknown number of' if left is None else left} sampled items unjudged: "
+            "scores and estimates from these qrels are biased"
+        )
+        if biased
+        else None,
+    }
+
+
+def order_mark_of(session: Session, version_id: int | None) -> dict[str, object] | None:
+    """`order_mark` of a version given by id (None for none)."""
+    return order_mark(session.get(QrelsVersion, version_id)) if version_id is not None else None
 
 
 def import_qrels(

@@ -415,6 +415,8 @@ class QrelsVersion(Base):
     pool_id: Mapped[int | None] = mapped_column(ForeignKey("pools.id", ondelete="SET NULL"))
     n_entries: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    judging_order: Mapped[str | None] = mapped_column(String(32))  # the cutting pool's order; NULL if imported
+    unjudged_sampled: Mapped[int | None] = mapped_column(Integer)  # sampled items without a judgement at the cut
 
     __table_args__ = (UniqueConstraint("campaign_id", "label"),)
 

@@ -145,3 +145,50 @@ def test_a_rolled_back_verdict_is_forgotten_by_the_policy(make_campaign, client,
     oracle = {shot: _relevant(shot) for ranked in lists.values() for run in ranked for shot in run}
     for topic in campaign.topics:
         assert seen[topic] == judge_all(make_order("move_to_front", lists[topic], seed=11, topic=topic), oracle)
+
+
+def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(make_campaign, client, organiser):
+    from tests.api.test_analyses import run_analysis
+    from tests.api.test_evaluations import wait_done
+
+    campaign, _, pool, headers = _pool(make_campaign, client, organiser, "mm_ns")
+    sampled = sum(t["sampled"] for t in pool["topics"])
+    for _ in range(10):
+        item = client.post("/api/judging/next", headers=headers).json()
+        verdict = "relevant" if _relevant(item["shot_id"]) else "not_relevant"
+        client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": verdict}, headers=headers)
+
+    def cut_and_evaluate(label: str) -> tuple[dict, dict, dict, dict]:
+        """Cut a version, evaluate on it; the version, the evaluation, the live leaderboard and a ties analysis."""
+        version = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": label}, headers=organiser).json()
+        started = client.post(
+            f"/api/campaigns/{campaign.id}/evaluations", json={"qrels_version_id": version["id"]}, headers=organiser
+        )
+        assert started.status_code == 202, started.text
+        evaluation = wait_done(client, organiser, started.json()["id"])
+        board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
+        return version, evaluation, board, run_analysis(client, organiser, campaign.id, "ties")
+
+    version, evaluation, board, ties = cut_and_evaluate("partial")
+    expected = {"order": "mm_ns", "random": False, "unjudged_sampled": sampled - 10, "biased": True}
+    for marked in (version, evaluation, board, ties):
+        assert {k: marked["judging_order"][k] for k in expected} == expected
+    assert "biased" in board["judging_order"]["note"]
+    listed = client.get(f"/api/campaigns/{campaign.id}/qrels", headers=organiser).json()
+    assert [q["judging_order"]["biased"] for q in listed] == [True]
+
+    partial_evaluation = evaluation["id"]
+    _judge_in_turn(client, headers)  # to the end: every sampled item judged, whatever the order
+    version, evaluation, board, ties = cut_and_evaluate("complete")
+    expected = {"order": "mm_ns", "random": False, "unjudged_sampled": 0, "biased": False}
+    for marked in (version, evaluation, board, ties):
+        assert {k: marked["judging_order"][k] for k in expected} == expected
+
+    published = client.post(
+        f"/api/campaigns/{campaign.id}/publish", json={"evaluation_id": partial_evaluation}, headers=organiser
+    )
+    assert published.status_code == 201, published.text
+    public = client.get(f"/api/public/campaigns/{campaign.id}/leaderboard").json()
+    assert public["judging_order"]["biased"] is True
+    for page in ("leaderboard", "report"):
+        assert "Biased: judged in the non-random order mm_ns" in client.get(f"/campaigns/{campaign.id}/{page}").text

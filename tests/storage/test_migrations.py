@@ -65,6 +65,7 @@ RELEASED = {
     "0004_tokens_and_audit.py": ("73997cf283b5ab50e5fc9e0d5ff994019ea5cb82bf4d747ad1377dc0776778f3"),
     "0005_team_results_setting.py": ("0272d402372fdc8998ee955f5bfa29c06757d941c7b727f29521e399a760e2c0"),
     "0006_run_elapsed_seconds.py": ("885d5129251536ea30b5a17e455b626e9f70ec2e3f00cd39ca58e51c3913ece3"),
+    "0007_moment_pools_and_marks.py": ("236bc55a75ce51d699ab197fdb6c55bac94c2b74f81091dda5fb63815c2aeaaa"),
 }
 
 
@@ -302,6 +303,7 @@ def test_a_database_made_at_0006_with_a_moment_campaign_upgrades_to_0007_and_poo
         assert {"moment_pool_items", "moment_judgements", "moment_truth_segments"} <= set(
             inspect(engine).get_table_names()
         )
+        migrations.upgrade(url)  # today's app runs on head: later revisions must keep 0006's data working too
         with make_session_factory(engine)() as session:
             spec = moment_judging.MomentPoolSpec(depth=2, iou=0.5, seed=1)
             pool = moment_judging.create_moment_pool(session, organiser, 1, spec)
@@ -322,6 +324,56 @@ def test_a_database_made_at_0006_with_a_moment_campaign_upgrades_to_0007_and_poo
         with engine.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM ground_truth_segments")).scalar_one() == 1
             assert conn.execute(text("SELECT count(*) FROM qrels_versions")).scalar_one() == 1
+        migrations.upgrade(url)
+    finally:
+        engine.dispose()
+
+
+AT_0007 = """
+INSERT INTO campaigns (id, name, description, task_kind, status, max_results, max_runs_per_team) VALUES
+  (1, 'shots', '', 'shots', 'judging', 100, 5);
+INSERT INTO topics (id, campaign_id, number, title, description) VALUES (11, 1, '1', 'one', '');
+INSERT INTO pools (id, campaign_id, kind, params, seed) VALUES
+  (1, 1, 'depth', '{"strata": [[1, 2, 1.0]], "depth": 2, "run_ids": []}', 3);
+INSERT INTO qrels_versions (id, campaign_id, label, kind, source, pool_id, n_entries) VALUES
+  (1, 1, 'cut', 'trec', 'cut', 1, 1), (2, 1, 'imported', 'trec', 'imported', NULL, 1);
+INSERT INTO qrels_entries (qrels_version_id, topic_id, docno, stratum, grade) VALUES
+  (1, 11, 'a', NULL, 1), (2, 11, 'b', NULL, 0);
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'topics', 'pools',
+  'qrels_versions']) AS t;
+"""
+
+
+def test_a_database_made_at_0007_with_qrels_upgrades_to_0008_and_marks_their_judging_order(create_database):
+    """0008 records how a cut version's judgements were ordered: versions cut before it came from shuffled pools
+    (the only order there was), imported ones have none; their marks say neither is biased, and the downgrade gives
+    back 0007's table with its rows."""
+    from app.services.qrels import order_mark
+    from app.storage.database import make_session_factory
+    from app.storage.models import QrelsVersion
+
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0007")
+        with engine.begin() as conn:
+            for statement in AT_0007.split(";\n"):
+                if statement.strip():
+                    conn.execute(text(statement))
+            columns_0007 = {c["name"] for c in inspect(conn).get_columns("qrels_versions")}
+        migrations.upgrade(url, "0008")
+        with make_session_factory(engine)() as session:
+            cut, imported = session.get(QrelsVersion, 1), session.get(QrelsVersion, 2)
+            assert (cut.judging_order, cut.unjudged_sampled) == ("shuffled", None)
+            assert (imported.judging_order, imported.unjudged_sampled) == (None, None)
+            assert order_mark(cut) == {
+                "order": "shuffled", "random": True, "unjudged_sampled": None, "biased": False, "note": None
+            }  # fmt: skip
+            assert order_mark(imported) is None
+        migrations.downgrade(url, "0007")
+        assert {c["name"] for c in inspect(engine).get_columns("qrels_versions")} == columns_0007
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM qrels_entries")).scalar_one() == 2
         migrations.upgrade(url)
     finally:
         engine.dispose()
