@@ -158,6 +158,14 @@ def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(
         verdict = "relevant" if _relevant(item["shot_id"]) else "not_relevant"
         client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": verdict}, headers=headers)
 
+    live = client.get(f"/api/pools/{pool['id']}/live", headers=organiser).json()
+    assert (live["judging_order"], live["random_order"]) == ("mm_ns", False)
+    assert all(t["estimate_biased"] for t in live["topics"])
+    budget = client.get(f"/api/pools/{pool['id']}/budget", headers=organiser).json()
+    assert budget["random_order"] is False and all(t["estimate_biased"] for t in budget["topics"])
+    page = client.get(f"/organise/campaigns/{campaign.id}/panel", headers=organiser).text
+    assert "judging order mm_ns, not random: estimates biased" in page
+
     def cut_and_evaluate(label: str) -> tuple[dict, dict, dict, dict]:
         """Cut a version, evaluate on it; the version, the evaluation, the live leaderboard and a ties analysis."""
         version = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": label}, headers=organiser).json()
