@@ -55,13 +55,16 @@ def check_order(order: str) -> str:
     return order
 
 
-def initial_orders(runs: list[Any], table: PoolTable, order: str, seed: int, depth: int) -> np.ndarray:
-    """The pool's judging_order column with each topic's first plan at the head (the shuffle when `order` is)."""
+def initial_orders(
+    runs: list[Any], table: PoolTable, order: str, seed: int, depth: int
+) -> tuple[np.ndarray, dict[str, list[list[str]]]]:
+    """The pool's judging_order column with each topic's first plan at the head (the shuffle when `order` is), and
+    {topic number: the runs' lists} the plans come from ({} for the shuffle)."""
     if is_random(order):
-        return np.asarray(table.judging_order)
+        return np.asarray(table.judging_order), {}
     sampled = np.asarray(table.sampled, dtype=bool)
     lists = topic_lists(runs, np.asarray(table.topics)[sampled], np.asarray(table.docs)[sampled], depth)
-    return planned_orders(table, lists, order, seed, AHEAD)
+    return planned_orders(table, lists, order, seed, AHEAD), lists
 
 
 @dataclass

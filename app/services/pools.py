@@ -114,10 +114,8 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     tables = load_runs(session, [r.id for r in runs])
     table = build_pool(tables, strata=strata, seed=seed)
-    if not judging_orders.is_random(spec.order):
-        table = replace(
-            table, judging_order=judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
-        )
+    planned, lists = judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
+    table = replace(table, judging_order=planned)
     params = {
         "strata": [[s.first, s.last, s.rate] for s in strata],
         "depth": spec.depth,
@@ -130,7 +128,10 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     session.add(pool)
     session.flush()
     session.execute(insert(PoolRun), [{"pool_id": pool.id, "run_id": r.id} for r in runs])
-    _store_items(session, pool, table, topic_ids_by_number(session, campaign_id))
+    topic_ids = topic_ids_by_number(session, campaign_id)
+    _store_items(session, pool, table, topic_ids)
+    if lists:  # the first verdicts need not load the runs again
+        judging_orders.remember_lists(pool.id, {topic_ids[number]: ranked for number, ranked in lists.items()})
     campaign.status = CampaignStatus.pooled
     session.flush()
     # fresh statistics, so the judging queue's queries use their indexes from the first item on

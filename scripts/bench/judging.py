@@ -10,6 +10,9 @@ over every call) and the throughput.
 --step judges as the judging page does: one `POST /api/judging/step` per verdict (the verdict, the next items with one
 leased ahead, the assessor's counts); `next` is then the first step and `submit` every later one.
 
+--order builds the pool with that judging order: with an adaptive one (mm_ns, move_to_front) every verdict also
+takes the topic's lock, feeds the topic's policy and moves its plan to the head of the queue.
+
 --think-ms adds a pause between seeing an item and judging it (a real assessor takes seconds); 0 is a stress test
 where every assessor has a request in flight all the time.
 
@@ -18,6 +21,7 @@ another, into a second campaign) and runs evaluation jobs (qrels cut from the po
 run by a worker process); it prints the unloaded and the loaded figures (target: loaded p99 < 100 ms).
 
     .venv/bin/python scripts/bench/judging.py [--assessors 50] [--seconds 60] [--think-ms 2000] [--with-load] [--step]
+        [--order mm_ns]
 """
 
 from __future__ import annotations
@@ -128,7 +132,7 @@ def set_up(http: httpx.Client, args: argparse.Namespace) -> tuple[int, list[dict
             files={"file": ("run.txt", ("\n".join(lines) + "\n").encode())},
         ).raise_for_status()
     http.post(f"/api/campaigns/{campaign}/close").raise_for_status()
-    built = http.post(f"/api/campaigns/{campaign}/pools", json={"kind": "depth", "depth": args.depth, "seed": 1})
+    built = http.post(f"/api/campaigns/{campaign}/pools", json={"kind": "depth", "depth": args.depth, "seed": 1, "order": args.order})
     built.raise_for_status()
     pool = built.json()
     headers, ids = [], []
@@ -382,6 +386,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--with-load", action="store_true", help="judge again under upload and evaluation load")
     parser.add_argument("--step", action="store_true", help="one POST /api/judging/step per verdict, as the page does")
+    parser.add_argument(
+        "--order",
+        default="shuffled",
+        help="the pool's judging order (shuffled, move_to_front, mm_ns, ...): an adaptive one moves its policy on at "
+        "every verdict",
+    )
     args = parser.parse_args()
 
     from app.storage import migrations
