@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from app.api.security import Organiser, SessionDep
-from app.services import judging, pools, qrels, quality
+from app.services import judging, judging_orders, pools, qrels, quality
 from app.services.inputs import INT32_MAX, Id, Text
 from app.storage.models import Verdict
 
@@ -32,10 +32,11 @@ class PoolIn(RunSelection):
     strata: Text | None = Field(
         default=None, max_length=1000, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'"
     )
-    order: Literal["shuffled", "move_to_front", "mm_ns"] = Field(
+    order: Literal[judging_orders.ORDERS] = Field(  # type: ignore[valid-type]
         default="shuffled",
         description="Judging order within each topic: the seeded shuffle (a random sample at every point, the default"
-        " for xinfAP), move-to-front (Cormack et al. 1998) or the MM-NS bandit (Losada et al. 2016). Scores from"
+        " for xinfAP), move-to-front (Cormack et al. 1998), the MM-NS bandit (Losada et al. 2016) or Hedge (Aslam"
+        " et al. 2003). Scores from"
         " qrels cut before a non-random order is judged to the end are marked biased.",
     )
 

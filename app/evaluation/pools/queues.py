@@ -46,7 +46,7 @@ def planned_orders(
     for topic, ranked in lists.items():
         in_topic = np.flatnonzero((topics == topic) & sampled)
         position = {d: int(i) for d, i in zip(docs[in_topic].tolist(), in_topic.tolist(), strict=True)}
-        plan = make_order(order, ranked, seed=seed, topic=topic, pool=list(position)).plan(ahead)
+        plan = make_order(order, ranked, seed=seed, topic=topic).plan(ahead)  # as the service rebuilds it
         for k, doc in enumerate(plan):
             out[position[doc]] = queue_position(0, k, ahead)
     return out
