@@ -56,54 +56,14 @@
     }
   }
 
-  class ApiError extends Error {
-    constructor(status, detail) {
-      super(detail || `HTTP ${status}`);
-      this.status = status;
-    }
-  }
-
-  /**
-   * Trade a one-time ?link=... for an assessor session token (by POST, in a header: no token is ever in a URL), keep it in
-   * sessionStorage, and drop the spent link from the address bar and history. Without a link: the stored token.
-   * Returns { token } or { error } (the link was refused: used, expired or unknown).
-   */
-  async function takeToken() {
-    const url = new URL(window.location.href);
-    const link = url.searchParams.get("link");
-    if (!link) return { token: sessionStorage.getItem(TOKEN_KEY) };
-    url.searchParams.delete("link");
-    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
-    const response = await fetch("/api/judging/session", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${link}`, Accept: "application/json" },
-      cache: "no-store",
-    });
-    const data = await response.json().catch(() => null);
-    if (!response.ok || !data || !data.token) {
-      const stored = sessionStorage.getItem(TOKEN_KEY);
-      if (stored) return { token: stored }; // a reload of a tab that already traded its link
-      return { error: (data && data.detail) || `HTTP ${response.status}` };
-    }
-    sessionStorage.setItem(TOKEN_KEY, data.token);
-    return { token: data.token };
-  }
+  const { ApiError, takeToken: takeLinkToken, request } = window.trecpoolAssessor;
+  const takeToken = () => takeLinkToken(TOKEN_KEY);
 
   async function api(method, path, body) {
-    const headers = { Authorization: `Bearer ${state.token}`, Accept: "application/json" };
-    const init = { method, headers, cache: "no-store" };
-    if (body !== undefined) {
-      headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(body);
-    }
     state.inflight += 1;
     setBusy();
     try {
-      const response = await fetch(path, init);
-      if (response.status === 204) return null;
-      const data = await response.json().catch(() => null);
-      if (!response.ok) throw new ApiError(response.status, data && data.detail);
-      return data;
+      return await request(state.token, method, path, body);
     } finally {
       state.inflight -= 1;
       setBusy();
