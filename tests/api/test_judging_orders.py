@@ -200,3 +200,21 @@ def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(
     assert public["judging_order"]["biased"] is True
     for page in ("leaderboard", "report"):
         assert "Biased: judged in the non-random order mm_ns" in client.get(f"/campaigns/{campaign.id}/{page}").text
+
+
+def test_a_verdict_on_an_adaptive_pool_adds_three_statements(make_campaign, client, organiser, sessions):
+    from tests.api.test_judging_round_trips import counted
+
+    _, _, _, headers = _pool(make_campaign, client, organiser, "mm_ns")
+    engine = sessions.kw["bind"]
+    for _ in range(2):  # warm: the connections in use, the topic's policy in the process
+        item = client.post("/api/judging/next", headers=headers).json()
+        client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": "relevant"}, headers=headers)
+    item = client.post("/api/judging/next", headers=headers).json()
+    with counted(engine) as statements:
+        judged = client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": "relevant"}, headers=headers)
+    assert judged.status_code == 200
+    # the shuffle's four, then the topic's advisory lock (before the judgement), the verdicts since the policy's last,
+    # the plan moved to the head of the queue
+    assert len(statements) == 7, statements
+    assert "pg_advisory_xact_lock" in statements[3] and statements[-1].startswith("UPDATE pool_items")
