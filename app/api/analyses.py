@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from app.api.qrels import JudgingOrderMark
 from app.api.security import Organiser, SessionDep
 from app.services import analyses, jobs
 from app.services.analysis_params import checked_params
@@ -56,9 +57,19 @@ class AnalysisOut(BaseModel):
     status: str
     progress: float
     result: dict[str, Any] | None
+    judging_order: JudgingOrderMark | None = Field(
+        default=None, description="How the evaluation's qrels were judged; `biased` marks every number of the result"
+    )
     error: str | None
     created_at: datetime
     finished_at: datetime | None
+
+
+def _out(session: SessionDep, job) -> AnalysisOut:  # type: ignore[no-untyped-def]
+    """An analysis job's output, with the judging-order mark of its qrels."""
+    mark = analyses.analysis_order_mark(session, job)
+    out = AnalysisOut.model_validate(job)
+    return out.model_copy(update={"judging_order": JudgingOrderMark(**mark) if mark else None})
 
 
 @router.post("/campaigns/{campaign_id}/analyses", status_code=202, response_model=AnalysisOut)
@@ -73,13 +84,13 @@ def start(
     job = analyses.start_analysis(session, principal, campaign_id, body.kind, body.params)
     jobs.enqueue(session, job, campaign_concurrency=request.app.state.settings.job_campaign_concurrency)
     session.commit()
-    return AnalysisOut.model_validate(job)
+    return _out(session, job)
 
 
 @router.get("/analyses/{job_id}", response_model=AnalysisOut)
 def get(job_id: Id, session: SessionDep, principal: Organiser) -> AnalysisOut:
     """An analysis job and its result."""
-    return AnalysisOut.model_validate(analyses.get_analysis(session, principal, job_id))
+    return _out(session, analyses.get_analysis(session, principal, job_id))
 
 
 @router.post("/analyses/{job_id}/cancel", response_model=AnalysisOut)
@@ -87,7 +98,7 @@ def cancel(job_id: Id, session: SessionDep, principal: Organiser) -> AnalysisOut
     """Cancel an analysis: a queued one at once, a running one at its next progress report (409 once finished)."""
     job = jobs.cancel(session, principal, jobs.AnalysisJob, job_id)
     session.commit()
-    return AnalysisOut.model_validate(job)
+    return _out(session, job)
 
 
 @router.get(

@@ -747,6 +747,7 @@ def swap_rate_command(
 ) -> None:
     """Swap rate and minimum detectable difference (Voorhees & Buckley 2002) on disjoint random topic sets."""
     from app.evaluation.analyses.swap_rate import swap_rates
+    from app.evaluation.measures.registry import aggregate_of
 
     check_plot_path(plot)
     options = {"measure": "--measure", "trials": "--trials", "sizes": "--sizes", "seed": "--seed"}
@@ -776,6 +777,7 @@ def swap_rate_command(
             relative=params.relative,
             threshold=params.threshold,
             min_comparisons=params.min_comparisons,
+            aggregate=aggregate_of(results.measures[0]),
             progress=progress,
         )
     data = result.to_dict()
@@ -817,6 +819,7 @@ def type_significance_command(
     """Significance within each run type (the groups file's runtype column): the top runs of a type tested pairwise."""
     from app.evaluation.analyses import read_run_groups
     from app.evaluation.analyses.type_significance import significance_by_type
+    from app.evaluation.measures.registry import aggregate_of
 
     check_plot_path(plot)
     options = {"measure": "--measure", "method": "--method", "top": "--top", "alpha": "--alpha"}
@@ -842,6 +845,7 @@ def type_significance_command(
         alpha=params.alpha,
         n_resamples=params.n_resamples,
         seed=params.seed,
+        aggregate=aggregate_of(results.measures[0]),
     )
     data = {"measure": results.measures[0], "by": "runtype", **result.to_dict()}
     console = _console()

@@ -37,7 +37,7 @@ from app.evaluation.analyses.ties import ties_result
 from app.evaluation.analyses.topic_comparison import topic_comparison
 from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.errors import MeasureError
-from app.evaluation.measures.registry import resolve
+from app.evaluation.measures.registry import aggregate_of, resolve
 from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
 from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels
@@ -218,8 +218,6 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     else:
         result = _score_analysis(campaign, table, job.kind, params, reporter)
     progress(COMPUTED)
-    if isinstance(result, dict):  # every analysis says how the qrels its scores come from were judged
-        result = {**result, "judging_order": order_mark_of(session, evaluation.qrels_version_id)}
     job.result, job.status, job.progress, job.finished_at = json_safe(result), "done", 1.0, datetime.now(UTC)
     session.flush()
     return job
@@ -306,6 +304,7 @@ def _table_reader(
             relative=params.relative,
             threshold=params.threshold,
             min_comparisons=params.min_comparisons,
+            aggregate=aggregate_of(measure),
             progress=reporter,
         ).to_dict()
     if kind == "type-significance":
@@ -318,6 +317,7 @@ def _table_reader(
             alpha=params.alpha,
             n_resamples=params.n_resamples,
             seed=params.seed,
+            aggregate=aggregate_of(measure),
         )
         return {"measure": measure, "by": params.by, **result.to_dict()}
     if kind == "run-vs-median":
@@ -472,6 +472,12 @@ def _label_noise(
         progress=reporter,
     )
     return result.to_dict()
+
+
+def analysis_order_mark(session: Session, job: AnalysisJob) -> dict[str, object] | None:
+    """The judging-order mark of the qrels the analysis's evaluation scored against (`qrels.order_mark`)."""
+    evaluation = session.get(Evaluation, job.params.get("evaluation_id")) if job.params else None
+    return order_mark_of(session, evaluation.qrels_version_id) if evaluation is not None else None
 
 
 def get_analysis(session: Session, principal: Principal, job_id: int) -> AnalysisJob:

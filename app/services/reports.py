@@ -25,6 +25,7 @@ from app.evaluation.campaign_summary import (
     top_runs_per_topic,
     topic_box_stats,
 )
+from app.evaluation.measures.registry import aggregate_of
 from app.evaluation.prepared_runs import prepare_runs
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
@@ -68,7 +69,12 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
     labels = run_labels(names, [table.teams[r.team_id] for r in table.runs])
     if len(table.topics):
         report["significance_by_type"] = significance_by_type(
-            labels, [r.system_type for r in table.runs], scores, method="pairwise", top=SIGNIFICANCE_TOP
+            labels,
+            [r.system_type for r in table.runs],
+            scores,
+            method="pairwise",
+            top=SIGNIFICANCE_TOP,
+            aggregate=aggregate_of(measure),
         ).to_dict()
     seconds = np.array([mean_seconds(r.elapsed_seconds) for r in table.runs])
     if np.isfinite(seconds).any():

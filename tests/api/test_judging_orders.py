@@ -148,7 +148,7 @@ def test_a_rolled_back_verdict_is_forgotten_by_the_policy(make_campaign, client,
 
 
 def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(make_campaign, client, organiser):
-    from tests.api.test_analyses import run_analysis
+    from tests.api.test_analyses import start_analysis
     from tests.api.test_evaluations import wait_done
 
     campaign, _, pool, headers = _pool(make_campaign, client, organiser, "mm_ns")
@@ -175,7 +175,7 @@ def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(
         assert started.status_code == 202, started.text
         evaluation = wait_done(client, organiser, started.json()["id"])
         board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
-        return version, evaluation, board, run_analysis(client, organiser, campaign.id, "ties")
+        return version, evaluation, board, start_analysis(client, organiser, campaign.id, "ties")
 
     version, evaluation, board, ties = cut_and_evaluate("partial")
     expected = {"order": "mm_ns", "random": False, "unjudged_sampled": sampled - 10, "biased": True}

@@ -25,6 +25,8 @@ from app.evaluation.records import Qrels
 
 NEVER = np.iinfo(np.int64).max  # rank of a line no selected run retrieved
 
+GM_FLOOR = 1e-5  # trec_eval's floor for a topic's value in gm_map and gm_bpref
+
 
 @dataclass(frozen=True)
 class LineIndex:
@@ -189,7 +191,7 @@ def aggregate_topics(values: np.ndarray, aggregate: str) -> np.ndarray:
     if values.shape[1] == 0:
         return np.zeros(values.shape[0])
     if aggregate == "gm":
-        return np.exp(np.log(np.maximum(values, 1e-5)).mean(axis=1))
+        return np.exp(np.log(np.maximum(values, GM_FLOOR)).mean(axis=1))
     if aggregate in ("sum", "sum_all"):
         return values.sum(axis=1)
     return values.mean(axis=1)

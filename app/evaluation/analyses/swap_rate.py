@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation.analyses.lines import GM_FLOOR
+
 Progress = Callable[[float], None]
 DEFAULT_TRIALS = 1000
 MIN_COMPARISONS = 10  # a bin with fewer comparisons cannot tell 5 % (one swap in 9 is 11 %): not trusted
@@ -138,11 +140,14 @@ def swap_rates(
     relative: bool = False,
     threshold: float = 0.05,
     min_comparisons: int = MIN_COMPARISONS,
+    aggregate: str = "mean",
     progress: Progress | None = None,
 ) -> SwapRateResult:
     """Swap rate per difference bin and minimum detectable difference for topic-set sizes (default 1..n // 2).
 
-    `scores` is [n_run, n_topic] (NaN counts 0, as in the means). Seeded: same seed, same numbers.
+    `scores` is [n_run, n_topic] (NaN counts 0, as in the means). `aggregate` is how the measure averages topics,
+    as the registry names it: "gm" compares geometric means (each value floored at 1e-5, as trec_eval's gm_map),
+    anything else arithmetic means. Seeded: same seed, same numbers.
     """
     scores = np.nan_to_num(np.asarray(scores, dtype=np.float64))
     if scores.ndim != 2 or scores.shape[0] != len(runs):
@@ -159,6 +164,7 @@ def swap_rates(
     wanted = sorted({int(s) for s in (range(1, n // 2 + 1) if sizes is None else sizes)})
     if not wanted or wanted[0] < 1 or 2 * wanted[-1] > n:
         raise ValueError(f"topic-set sizes must be in 1..{n // 2} (two disjoint sets of n = {n} topics)")
+    logs = np.log(np.maximum(scores, GM_FLOOR)) if aggregate == "gm" else scores
     span = 1.0 if relative else float(scores.max() - scores.min())
     n_bin = int(np.floor(span / bin_width + 1e-9)) + 1
     first, second = np.triu_indices(n_run, k=1)
@@ -171,7 +177,10 @@ def swap_rates(
         left = trials
         while left:
             m = min(batch, left)
-            a, b = split_means(scores, rng, m, size)
+            if aggregate == "gm":
+                a, b = (np.exp(part) for part in split_means(logs, rng, m, size))
+            else:
+                a, b = split_means(scores, rng, m, size)
             d_a, d_b = a[first] - a[second], b[first] - b[second]  # [pairs, m]
             difference = np.abs(d_a)
             if relative:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.evaluation import significance
+from app.evaluation.analyses.lines import GM_FLOOR
 
 METHODS = ("pairwise", "holm", "bonferroni", "tukey")
 
@@ -113,9 +114,13 @@ def significance_by_type(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
+    aggregate: str = "mean",
 ) -> TypeSignificanceResult:
     """Within each run type, the `top` runs by mean (all when None) tested pairwise; scores [n_run, n_topic],
-    NaN counting 0 (as in the means). Types in order of first appearance; a type with one run has no test."""
+    NaN counting 0 (as in the means). Types in order of first appearance; a type with one run has no test.
+
+    `aggregate` "gm" (gm_map, gm_bpref) ranks by geometric means and tests the logs of the values (floored at
+    1e-5, as trec_eval does): a difference in mean log is a ratio of geometric means."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}")
     scores = np.nan_to_num(np.asarray(scores, dtype=np.float64))
@@ -123,7 +128,10 @@ def significance_by_type(
         raise ValueError("scores must be [n_run, n_topic] with one type per run")
     if top is not None and top < 2:
         raise ValueError("top must be at least 2")
+    if aggregate == "gm":
+        scores = np.log(np.maximum(scores, GM_FLOOR))
     means = scores.mean(axis=1) if scores.shape[1] else np.zeros(len(runs))
+    reported = np.exp(means) if aggregate == "gm" and scores.shape[1] else means
     names = list(runs)
     out = []
     for label in dict.fromkeys(types):
@@ -132,7 +140,7 @@ def significance_by_type(
         if top is not None:
             members = members[:top]
         chosen = [names[i] for i in members]
-        group_means = means[members]
+        group_means = reported[members]
         if len(members) < 2:
             out.append(TypeGroup(str(label), chosen, group_means, np.ones((1, 1)), [chosen], []))
             continue

@@ -210,6 +210,15 @@ def default_measures(stratified: bool) -> list[str]:
     return TREC_DEFAULT + [m for m in SAMPLE_EVAL_DEFAULT if m not in TREC_DEFAULT]
 
 
+def aggregate_of(name: str) -> str:
+    """How the measure called `name` averages its topics ("mean", "gm", "sum", "sum_all"); "mean" for a measure
+    outside the registry (the moment measures)."""
+    try:
+        return resolve(name).aggregate
+    except MeasureError:
+        return "mean"
+
+
 def resolve(name: str) -> MeasureSpec:
     """The measure called `name`, in any spelling of trecpool, trec_eval, pytrec_eval, ir_measures or sample_eval.
 

@@ -48,8 +48,14 @@ def test_split_halves_are_disjoint_random_sets_of_the_size():
     assert counts.min() > 0.25 * trials * size / n
 
 
-def _reference(scores, sizes, trials, seed, width, relative):
-    """The same seeded draws, counted with plain Python loops."""
+def _reference(scores, sizes, trials, seed, width, relative, geometric=False):
+    """The same seeded draws, counted with plain Python loops (`geometric`: geometric means, values floored at 1e-5)."""
+
+    def mean(values):
+        if geometric:
+            return math.exp(round(sum(math.log(max(v, 1e-5)) for v in values) / size, 12))
+        return round(sum(values) / size, 12)
+
     rng = np.random.default_rng(seed)
     n_run, n = scores.shape
     out = {}
@@ -61,8 +67,8 @@ def _reference(scores, sizes, trials, seed, width, relative):
         for trial in range(trials):
             first = part[trial, :size].tolist()
             second = part[trial, size : 2 * size].tolist()
-            mean_a = [round(sum(scores[r, t] for t in first) / size, 12) for r in range(n_run)]
-            mean_b = [round(sum(scores[r, t] for t in second) / size, 12) for r in range(n_run)]
+            mean_a = [mean([scores[r, t] for t in first]) for r in range(n_run)]
+            mean_b = [mean([scores[r, t] for t in second]) for r in range(n_run)]
             for i in range(n_run):
                 for j in range(i + 1, n_run):
                     d_a, d_b = mean_a[i] - mean_a[j], mean_b[i] - mean_b[j]
@@ -88,6 +94,22 @@ def test_equals_a_plain_python_count(relative):
             b: [int(result.comparisons[k, b]), int(result.swaps[k, b])] for b in np.flatnonzero(result.comparisons[k])
         }
         assert got == expected[size]
+
+
+def test_gm_measures_compare_geometric_means():
+    rng = np.random.default_rng(5)
+    scores = np.clip(np.linspace(0.2, 0.5, 4)[:, None] + 0.2 * rng.standard_normal((4, 10)), 0, 1)
+    scores[1, 3] = 0.0  # floored at 1e-5: one zero drags a geometric mean far down, an arithmetic one a little
+    scores = np.round(scores, 2)
+    result = swap_rates(scores, list("abcd"), sizes=[1, 2, 5], trials=30, seed=2, bin_width=0.05, aggregate="gm")
+    expected = _reference(scores, [1, 2, 5], 30, 2, 0.05, False, geometric=True)
+    for k, size in enumerate([1, 2, 5]):
+        got = {
+            b: [int(result.comparisons[k, b]), int(result.swaps[k, b])] for b in np.flatnonzero(result.comparisons[k])
+        }
+        assert got == expected[size]
+    arithmetic = swap_rates(scores, list("abcd"), sizes=[1, 2, 5], trials=30, seed=2, bin_width=0.05)
+    assert not np.array_equal(arithmetic.comparisons, result.comparisons)
 
 
 def test_seeded_and_more_topics_need_smaller_differences():

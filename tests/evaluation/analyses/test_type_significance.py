@@ -96,3 +96,18 @@ def test_top_keeps_the_best_runs_of_each_type_and_to_dict():
     assert data["top"] == 2 and data["types"][0]["type"] == "F" and len(data["types"][0]["pvalues"]) == 2
     with pytest.raises(ValueError, match="method"):
         significance_by_type(names, types, scores, method="anova")
+
+
+def test_gm_measures_rank_by_geometric_means_and_test_the_logs():
+    # x is better on 7 topics but 0 on one; y is steady: x has the larger arithmetic mean, y the larger geometric one
+    x = np.array([0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.0])
+    y = np.array([0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4])
+    scores = np.stack([x, y])
+    arithmetic = significance_by_type(["x", "y"], ["F", "F"], scores, n_resamples=10_000)
+    assert arithmetic.types[0].runs == ["x", "y"]
+    gm = significance_by_type(["x", "y"], ["F", "F"], scores, n_resamples=10_000, aggregate="gm")
+    group = gm.types[0]
+    assert group.runs == ["y", "x"]
+    assert group.means.tolist() == pytest.approx([0.4, np.exp((7 * np.log(0.6) + np.log(1e-5)) / 8)])
+    logs = np.log(np.maximum(scores, 1e-5))
+    assert group.pvalues[0, 1] == pytest.approx(_exact_p(logs[1], logs[0]), abs=1e-12)
