@@ -240,6 +240,65 @@ _ASSESSORS = text(
     ORDER BY a.id
     """
 )
+# A moment pool's counterparts: an item is a proposed segment, done once an assessor has marked it (marks on it,
+# or none); relevant when some assessor marked a segment on it; nothing is leased, nothing awaits adjudication.
+_MOMENT_TOPICS = text(
+    """
+    SELECT tp.id, tp.number, tp.title,
+           (SELECT count(*) FROM moment_pool_items i WHERE i.pool_id = :pool AND i.topic_id = tp.id) AS pooled
+    FROM topics tp WHERE tp.campaign_id = :campaign ORDER BY tp.id
+    """
+)
+_MOMENT_TASKS = text(
+    """
+    SELECT i.topic_id, 1 AS round, NULL AS excluded, count(*) AS total,
+           count(*) FILTER (WHERE EXISTS (SELECT 1 FROM moment_judgements j WHERE j.item_id = i.id)) AS done,
+           0 AS leased
+    FROM moment_pool_items i WHERE i.pool_id = :pool
+    GROUP BY i.topic_id
+    """
+)
+_MOMENT_VERDICTS = text(
+    """
+    SELECT i.topic_id, count(DISTINCT i.id) FILTER (WHERE jsonb_array_length(j.segments) > 0) AS relevant,
+           0 AS pending
+    FROM moment_judgements j JOIN moment_pool_items i ON i.id = j.item_id
+    WHERE i.pool_id = :pool
+    GROUP BY i.topic_id
+    """
+)
+_MOMENT_ASSESSORS = text(
+    """
+    WITH mine AS (
+        SELECT j.assessor_id, count(*) AS judged, avg(j.seconds_spent) AS mean_seconds, max(j.created_at) AS last,
+               (array_agg(j.seconds_spent ORDER BY j.created_at DESC, j.id DESC)
+                   FILTER (WHERE j.seconds_spent IS NOT NULL))[1:CAST(:recent AS integer)] AS recent
+        FROM moment_judgements j JOIN moment_pool_items i ON i.id = j.item_id
+        WHERE i.pool_id = :pool
+        GROUP BY j.assessor_id
+    )
+    SELECT a.id, a.name, coalesce(m.judged, 0), m.mean_seconds, m.recent, m.last
+    FROM assessors a LEFT JOIN mine m ON m.assessor_id = a.id
+    WHERE a.campaign_id = :campaign
+    ORDER BY a.id
+    """
+)
+
+
+@dataclass(frozen=True)
+class _PoolQueries:
+    """The queries that read a pool's topics, tasks, settled verdicts and assessors: shot or moment pools."""
+
+    topics: Any
+    tasks: Any
+    verdicts: Any
+    assessors: Any
+
+
+SHOT_QUERIES = _PoolQueries(_TOPICS, _TASKS, _VERDICTS, _ASSESSORS)
+MOMENT_QUERIES = _PoolQueries(_MOMENT_TOPICS, _MOMENT_TASKS, _MOMENT_VERDICTS, _MOMENT_ASSESSORS)
+
+
 _SECOND_OPINION_ITEMS = text(
     """
     SELECT t.id, tp.number, i.docno, t.reason,
@@ -327,11 +386,12 @@ def campaign_view(
     if pool is None:
         return CampaignView(**base, pool_id=None, pool_kind=None, judging=JudgingSummary(0, 0, 0, 0, None))
     params = {"pool": pool.id, "campaign": campaign_id}
-    tasks = [TaskCounts(*row) for row in session.execute(_TASKS, params)]
+    queries = MOMENT_QUERIES if pool.kind == "moments" else SHOT_QUERIES
+    tasks = [TaskCounts(*row) for row in session.execute(queries.tasks, params)]
     assigned = session.execute(_ASSIGNMENTS, params).all()
-    assessors = assessor_progress(session, campaign_id, pool.id, tasks, assigned, recent=recent)
+    assessors = assessor_progress(session, campaign_id, pool.id, tasks, assigned, recent=recent, queries=queries)
     topics = topic_progress(
-        session, campaign_id, pool.id, tasks, assigned, {a.assessor_id: a.assessor for a in assessors}
+        session, campaign_id, pool.id, tasks, assigned, {a.assessor_id: a.assessor for a in assessors}, queries
     )
     with_assessor = {topic_id for topic_id, _, _ in assigned}
     total, done = sum(t.total for t in tasks), sum(t.done for t in tasks)
@@ -366,6 +426,7 @@ def topic_progress(
     tasks: Sequence[TaskCounts],
     assigned: Sequence[Row[Any]],
     names: dict[int, str],
+    queries: _PoolQueries = SHOT_QUERIES,
 ) -> list[TopicProgress]:
     """Per topic of the campaign: pooled items, tasks done per round, relevant and awaiting adjudication so far."""
     params = {"pool": pool_id, "campaign": campaign_id}
@@ -376,9 +437,9 @@ def topic_progress(
     assessors: dict[int, list[str]] = {}
     for topic_id, assessor_id, _ in assigned:
         assessors.setdefault(topic_id, []).append(names.get(assessor_id, str(assessor_id)))
-    verdicts = {topic_id: (relevant, pending) for topic_id, relevant, pending in session.execute(_VERDICTS, params)}
+    verdicts = {t: (relevant, pending) for t, relevant, pending in session.execute(queries.verdicts, params)}
     out = []
-    for topic_id, number, title, pooled in session.execute(_TOPICS, params):
+    for topic_id, number, title, pooled in session.execute(queries.topics, params):
         own = [r for _, r in sorted(rounds.get(topic_id, {}).items())]
         first = next((r for r in own if r.round == 1), RoundProgress(1, 0, 0))
         relevant, pending = verdicts.get(topic_id, (0, 0))
@@ -406,6 +467,7 @@ def assessor_progress(
     assigned: Sequence[Row[Any]],
     *,
     recent: int = RECENT,
+    queries: _PoolQueries = SHOT_QUERIES,
 ) -> list[AssessorProgress]:
     """Per assessor of the campaign: topics, judgements in the pool, pace, open tasks and the time they should take."""
     topics: dict[int, list[str]] = {}
@@ -420,7 +482,7 @@ def assessor_progress(
         )
     params = {"pool": pool_id, "campaign": campaign_id, "recent": recent}
     out = []
-    for assessor_id, name, judged, mean, last_seconds, last in session.execute(_ASSESSORS, params):
+    for assessor_id, name, judged, mean, last_seconds, last in session.execute(queries.assessors, params):
         left = remaining.get(assessor_id, 0)
         pace = float(statistics.median(last_seconds)) if last_seconds else None
         out.append(

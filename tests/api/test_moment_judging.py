@@ -186,3 +186,23 @@ def test_moment_pools_are_for_closed_moment_campaigns(make_campaign, client, org
     assert response.status_code == 422 and response.json()["errors"][0]["field"] == "task_kind"
     moments = make_campaign(task_kind="moments")
     assert client.post(f"/api/campaigns/{moments.id}/moment-pools", json={}, headers=organiser).status_code == 409
+
+
+def test_the_organiser_overview_counts_moment_marks(moment_pool, client, organiser):
+    campaign, pool, ann, bob = moment_pool
+    _mark_all(client, bob, BOB)  # bob marks all of topic 1 (3 items, 2 with a segment)
+    body = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()
+    topics = {t["topic"]: t for t in body["topics"]}
+    assert {k: (t["pooled"], t["total"], t["judged"], t["relevant"]) for k, t in topics.items()} == {
+        "1": (3, 3, 3, 2),
+        "2": (2, 2, 0, 0),
+    }
+    assessors = {a["assessor"]: a for a in body["assessors"]}
+    assert (assessors["bob"]["judged"], assessors["bob"]["mean_seconds"]) == (3, 4.5)
+    assert (assessors["ann"]["judged"], assessors["ann"]["remaining"]) == (0, 2)  # topic 2 is ann's alone
+    assert (body["judging"]["total"], body["judging"]["done"], body["judging"]["remaining"]) == (5, 3, 2)
+    _mark_all(client, ann, ANN)  # ann marks topics 1 and 2: topic 1's items were done already (by bob)
+    body = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()
+    topics = {t["topic"]: t for t in body["topics"]}
+    assert (topics["2"]["judged"], topics["2"]["relevant"]) == (2, 1)
+    assert {a["assessor"]: a["judged"] for a in body["assessors"]} == {"ann": 5, "bob": 3}
