@@ -1,12 +1,16 @@
-"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front, MM-NS and Hedge."""
+"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front, MM-NS, Hedge and MTC."""
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pytest
 
 from app.evaluation.pools.orders import (
     Hedge,
     MaxMeanNonStationary,
+    MinimalTestCollection,
     MoveToFront,
     Shuffled,
     judge_all,
@@ -144,3 +148,65 @@ def test_hedge_hand_worked():
     # without learning (beta 1) the same lists go round-robin by rank
     assert judge_all(Hedge(lists, beta=1.0), verdicts) == ["a1", "b1", "a2", "b2", "a3", "b3"]
     assert judge_all(make_order("hedge", lists), verdicts)[0] == "a1"
+
+
+def test_mtc_hand_worked():
+    # A ranks d1 d2 d3 d4, B ranks d2 d4 d1. A doc's gain for a run, what judging it relevant adds to R * AP, is
+    # 1/r + sum over judged relevant j of 1/max(r, r_j); its weight is |gain_A - gain_B| (one pair).
+    # No verdicts: A 1, 1/2, 1/3, 1/4; B d1 1/3, d2 1, d4 1/2, d3 0 -> weights d1 2/3, d2 1/2, d3 1/3, d4 1/4: d1.
+    # d1 relevant (A rank 1, B rank 3): A adds 1/max(r, 1): d2 1, d3 2/3, d4 1/2; B adds 1/max(r, 3): d2 4/3,
+    # d4 5/6 -> weights d2 1/3, d3 2/3, d4 1/3: d3 jumps ahead of d2.
+    # d3 relevant (A rank 3, B none): A adds 1/max(r, 3): d2 4/3, d4 3/4 -> weights d2 0, d4 1/12: d4, then d2
+    # (with d1 and d3 relevant, d2 adds 1 + 1/3 to A's and B's R * AP alike: it cannot tell them apart).
+    lists = [["d1", "d2", "d3", "d4"], ["d2", "d4", "d1"]]
+    order = MinimalTestCollection(lists, topic="t")
+    assert order.weights().tolist() == pytest.approx([2 / 3, 1 / 2, 1 / 3, 1 / 4])
+    assert order.plan(4) == ["d1", "d2", "d3", "d4"]  # the plan assumes no relevant docs
+    assert order.next() == "d1"
+    order.record("d1", True)
+    assert order.weights()[1:].tolist() == pytest.approx([1 / 3, 2 / 3, 1 / 3])
+    assert order.next() == "d3"
+    order.record("d3", True)
+    assert order.weights()[[1, 3]].tolist() == pytest.approx([0.0, 1 / 12])
+    assert judge_all(order, {}) == ["d4", "d2"]
+    assert not order.random and make_order("mtc", lists).name == "mtc"
+    # with no relevant docs nothing moves: the order is the first weights'
+    assert judge_all(MinimalTestCollection(lists), {}) == ["d1", "d2", "d3", "d4"]
+    # a relevant verdict the policy did not propose moves the weights as well
+    outside = MinimalTestCollection(lists)
+    outside.record("d1", True)
+    assert outside.next() == "d3"
+
+
+def test_mtc_weights_are_the_pairwise_ap_differences_a_relevant_verdict_would_make():
+    # against AP computed from its definition: sum over pairs of |change in R * AP_a - change in R * AP_b|
+    rng = np.random.default_rng(7)
+    docs = [f"d{i}" for i in range(12)]
+    lists = [list(rng.choice(docs, size=int(rng.integers(3, 10)), replace=False)) for _ in range(5)]
+    relevant = {"d1", "d4", "d7", "d9"}
+
+    def numerator(ranked: list[str], rel: set[str]) -> float:
+        """R * AP: the sum of the precisions at the relevant docs of the list."""
+        hits, total = 0, 0.0
+        for k, doc in enumerate(ranked, start=1):
+            if doc in rel:
+                hits += 1
+                total += hits / k
+        return total
+
+    order = MinimalTestCollection(lists, seed=2, topic="x")
+    for doc in sorted(relevant):
+        order.record(doc, True)
+    order.record("d0", False)
+    for doc in docs:
+        i = order._lists.index.get(doc)
+        if i is None or doc in relevant:
+            continue
+        change = [numerator(ranked, relevant | {doc}) - numerator(ranked, relevant) for ranked in lists]
+        expected = sum(abs(a - b) for a, b in itertools.combinations(change, 2))
+        assert order.weights()[i] == pytest.approx(expected, abs=1e-9)
+    # deterministic given the verdicts, and replay restores it
+    again = replay(
+        MinimalTestCollection(lists, seed=2, topic="x"), [(d, True) for d in sorted(relevant)] + [("d0", False)]
+    )
+    assert judge_all(again, {}) == judge_all(order, {})

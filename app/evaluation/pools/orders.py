@@ -1,6 +1,6 @@
 """Judging orders over one topic's pool as online policies: ask `next()` for a doc, feed the verdict back.
 
-Four orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
+Five orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
 the ranking rule's order, `ordering.ranked_order`):
 
 - `shuffled`: the pool in a seeded random order (today's judging order). Every prefix is a simple random sample of
@@ -26,8 +26,20 @@ the ranking rule's order, `ordering.ranked_order`):
   Our reading of the published method (the loss's exact scaling and beta = 0.1 are not checked against the authors'
   code).
 
-Move-to-front, MM-NS and Hedge are *not* random samples: estimates from their judgements are biased (`random = False`),
-which callers must mark on every score computed from them.
+- `mtc` (Carterette, Allan & Sitaraman, SIGIR 2006, "minimal test collections"): AP written over pairs of docs,
+  R * AP = sum_{i <= j by rank} x_i x_j / max(r(i), r(j)) (x relevance, r the run's rank), so judging doc i
+  relevant adds to the run's R * AP its gain u_run(i) = 1 / r(i) + sum_{j judged relevant} 1 / max(r(i), r(j)) (0 if
+  the run does not rank i): the precision at i plus 1 / r(j) for each relevant j below it. For a pair of runs
+  (a, b) the doc's weight is u_a(i) - u_b(i), its effect on the sign of R * (AP_a - AP_b) (R is the same for both);
+  the next doc is the unjudged one with the largest sum over all run pairs of |u_a(i) - u_b(i)|, ties (to 1e-12)
+  in a seeded doc order. A relevant verdict adds 1 / max(r(i), r(j)) to every gain of each run ranking j; a
+  non-relevant one changes no gain (the paper's weights move only on relevant docs). Unlike the run-crediting
+  orders, every relevant verdict counts, also one on a doc the policy did not propose: it moves every run's AP.
+  Our reading of the paper's greedy selection for many runs (sum of absolute pair weights); the bounds on
+  Delta AP that drop pairs whose order is already proven are not kept (see `MinimalTestCollection`).
+
+Move-to-front, MM-NS, Hedge and MTC are *not* random samples: estimates from their judgements are biased
+(`random = False`), which callers must mark on every score computed from them.
 
 Verdicts may also arrive for docs the policy did not propose (another assessor, an import): `record` marks them
 judged (skipped by every list) without crediting any run. Feeding the same verdicts in the same order to a policy
@@ -41,7 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-ORDERS = ("shuffled", "move_to_front", "mm_ns", "hedge")
+ORDERS = ("shuffled", "move_to_front", "mm_ns", "hedge", "mtc")
 
 
 def topic_rng(seed: int, topic: str) -> np.random.Generator:
@@ -331,11 +343,72 @@ class Hedge(JudgingOrder):
         self.weights /= self.weights.sum()
 
 
+class MinimalTestCollection(JudgingOrder):
+    """Carterette et al.'s MTC: the doc whose relevance moves the runs' pairwise AP differences most (module doc)."""
+
+    name = "mtc"
+
+    def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
+        super().__init__(lists, pool=pool)
+        n_docs, n_runs = len(self._lists.names), len(self._lists.lists)
+        self._tie = np.empty(n_docs, dtype=np.int64)
+        self._tie[topic_rng(seed, topic).permutation(n_docs)] = np.arange(n_docs)
+        self.rank = np.zeros((n_runs, n_docs), dtype=np.int64)  # 1-based rank of doc in run, 0 if not ranked
+        self.gain = np.zeros((n_runs, n_docs))  # u_run(doc): what judging doc relevant adds to the run's R * AP
+        for run, ranked in enumerate(self._lists.lists):
+            self.rank[run, ranked] = np.arange(1, len(ranked) + 1)
+            self.gain[run, ranked] = 1.0 / np.arange(1, len(ranked) + 1)
+        self._coef = 2.0 * np.arange(1, n_runs + 1) - n_runs - 1  # sum_{a<b} |x_a - x_b| = coef . sorted(x)
+        self._weights: np.ndarray | None = None
+
+    def weights(self) -> np.ndarray:
+        """Each doc's weight sum over run pairs (a, b) of |u_a(doc) - u_b(doc)| (judged docs included)."""
+        if self._weights is None:
+            self._weights = np.round(self._coef @ np.sort(self.gain, axis=0), 12)
+        return self._weights
+
+    def _ranking(self) -> np.ndarray:
+        """Unjudged doc ids by decreasing weight, ties in the seeded doc order."""
+        unjudged = np.flatnonzero(~self._lists.judged)
+        return unjudged[np.lexsort((self._tie[unjudged], -self.weights()[unjudged]))]
+
+    def _choose(self) -> tuple[int, int]:
+        """The unjudged doc with the largest weight (ties: seeded doc order); no run is credited."""
+        unjudged = np.flatnonzero(~self._lists.judged)
+        if not len(unjudged):
+            return -1, -1
+        weight = self.weights()[unjudged]
+        best = unjudged[weight == weight.max()]
+        return int(best[np.argmin(self._tie[best])]), -1
+
+    def _following(self, k: int) -> list[int]:
+        """The next `k` unjudged docs by weight: exact if the proposal is not relevant (its verdict moves nothing)."""
+        return [int(i) for i in self._ranking() if i != self._proposed][:k]
+
+    def record(self, doc: str, relevant: bool) -> None:
+        """Take the verdict on `doc`; a relevant one, proposed or not, adds to every gain of the runs ranking it."""
+        i = self._lists.index.get(str(doc))
+        fresh = i is not None and not self._lists.judged[i]
+        super().record(doc, relevant)
+        if fresh and relevant:
+            for run, ranked in enumerate(self._lists.lists):
+                r = self.rank[run, i]
+                if r > 0:
+                    self.gain[run, ranked] += 1.0 / np.maximum(np.arange(1, len(ranked) + 1), r)
+            self._weights = None
+
+
 def make_order(
     name: str, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
 ) -> JudgingOrder:
     """The judging order called `name` (one of ORDERS) over one topic's ranked lists."""
-    kinds = {"shuffled": Shuffled, "move_to_front": MoveToFront, "mm_ns": MaxMeanNonStationary, "hedge": Hedge}
+    kinds = {
+        "shuffled": Shuffled,
+        "move_to_front": MoveToFront,
+        "mm_ns": MaxMeanNonStationary,
+        "hedge": Hedge,
+        "mtc": MinimalTestCollection,
+    }
     if name not in kinds:
         raise ValueError(f"unknown judging order {name!r}; known: {', '.join(ORDERS)}")
     return kinds[name](lists, seed=seed, topic=topic, pool=pool)
