@@ -3,7 +3,7 @@ agreement. Assessor payloads carry the topic, the video and a proposed segment: 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import Response, StreamingResponse
@@ -57,9 +57,14 @@ class MarkOut(BaseModel):
 
 
 class LabelIn(BaseModel):
-    """A label for a new moment ground-truth version."""
+    """A label for a new moment ground-truth version, and how several assessors' marks of one item combine."""
 
     label: Text = Field(min_length=1, max_length=200)
+    combine: Literal["first", "union", "majority", "all"] = Field(
+        default="first",
+        description="first: the first assessor's marks; union / majority / all: the time marked by any, by more than"
+        " half, by all of the item's assessors",
+    )
 
 
 class TruthOut(BaseModel):
@@ -117,7 +122,7 @@ def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[st
 @router.post("/moment-pools/{pool_id}/truth", status_code=201, response_model=TruthOut)
 def cut_truth(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organiser) -> TruthOut:
     """Freeze the marks as an immutable moment ground-truth version (evaluate with its id as qrels_version_id)."""
-    version = moment_judging.cut_moment_truth(session, principal, pool_id, body.label)
+    version = moment_judging.cut_moment_truth(session, principal, pool_id, body.label, body.combine)
     out = TruthOut.model_validate(version, from_attributes=True)
     session.commit()
     return out

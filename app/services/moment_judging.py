@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from app.evaluation.pools.moments import DEFAULT_IOU, build_moment_pool, merge_intervals, segment_set_iou
+from app.evaluation.pools.moments import DEFAULT_IOU, build_moment_pool, covered_by, merge_intervals, segment_set_iou
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.collection import format_media_url
@@ -314,17 +314,29 @@ def _marks(session: Session, pool: Pool) -> list[tuple[int, str, str, int, list[
     return [tuple(r) for r in rows]  # type: ignore[misc]
 
 
+COMBINE = ("first", "union", "majority", "all")
+
+
 def truth_from_marks(
-    marks: Sequence[tuple[int, str, str, int, list[list[float]]]],
+    marks: Sequence[tuple[int, str, str, int, list[list[float]]]], combine: str = "first"
 ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """Ground truth from marks: each item's first marks (the first assessor to mark it), then per topic and video the
-    marked segments merged where they overlap; topic, video, start, end columns."""
-    first: dict[int, tuple[str, str, list[list[float]]]] = {}
+    """Ground truth from marks: per item, the marks of the first assessor to mark it (`first`), or the time marked
+    by any (`union`), by more than half (`majority`) or by all (`all`) of the assessors who marked it ("none
+    relevant" counts as a vote); then per topic and video the segments merged where they overlap; topic, video,
+    start, end columns."""
+    if combine not in COMBINE:
+        raise InvalidInput("unknown combine rule", [{"field": "combine", "message": f"one of {', '.join(COMBINE)}"}])
+    by_item: dict[int, tuple[str, str, list[list[list[float]]]]] = {}
     for item_id, topic, video, _, segments in marks:
-        first.setdefault(item_id, (topic, video, segments))
+        by_item.setdefault(item_id, (topic, video, []))[2].append(segments)
     by_video: dict[tuple[str, str], list[list[float]]] = {}
-    for topic, video, segments in first.values():
-        by_video.setdefault((topic, video), []).extend(segments)
+    for topic, video, sets in by_item.values():
+        if combine == "first":
+            kept = sets[0]
+        else:
+            at_least = {"union": 1, "majority": len(sets) // 2 + 1, "all": len(sets)}[combine]
+            kept = [[s, e] for s, e in zip(*covered_by(sets, at_least), strict=True)]
+        by_video.setdefault((topic, video), []).extend(kept)
     topics: list[str] = []
     videos: list[str] = []
     starts, ends = [], []
@@ -345,11 +357,13 @@ def truth_from_marks(
     )
 
 
-def cut_moment_truth(session: Session, principal: Principal, pool_id: int, label: str) -> QrelsVersion:
+def cut_moment_truth(
+    session: Session, principal: Principal, pool_id: int, label: str, combine: str = "first"
+) -> QrelsVersion:
     """Freeze the pool's current marks as a new, immutable moment ground-truth version (see `truth_from_marks`)."""
     pool = get_moment_pool(session, principal, pool_id)
     _check_label(session, pool.campaign_id, label)
-    topics, videos, starts, ends = truth_from_marks(_marks(session, pool))
+    topics, videos, starts, ends = truth_from_marks(_marks(session, pool), combine)
     version = QrelsVersion(
         campaign_id=pool.campaign_id, label=label, kind=MOMENTS, source="cut", pool_id=pool.id, n_entries=len(topics)
     )

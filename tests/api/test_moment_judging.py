@@ -206,3 +206,26 @@ def test_the_organiser_overview_counts_moment_marks(moment_pool, client, organis
     topics = {t["topic"]: t for t in body["topics"]}
     assert (topics["2"]["judged"], topics["2"]["relevant"]) == (2, 1)
     assert {a["assessor"]: a["judged"] for a in body["assessors"]} == {"ann": 5, "bob": 3}
+
+
+def test_the_truth_combines_several_assessors_marks_as_asked(moment_pool, client, organiser):
+    campaign, pool, ann, bob = moment_pool
+    _mark_all(client, ann, ANN)
+    _mark_all(client, bob, BOB)
+
+    def cut(label: str, combine: str) -> str:
+        body = {"label": label, "combine": combine}
+        version = client.post(f"/api/moment-pools/{pool['id']}/truth", json=body, headers=organiser)
+        assert version.status_code == 201, version.text
+        return client.get(f"/api/moment-truth/{version.json()['id']}", headers=organiser).text
+
+    # item (1, vidA, 10): ann [12,18], bob [10,18]; item (1, vidA, 40): ann [40,45]+[50,52], bob [40,45];
+    # topic 2: ann alone, so each of her marks is a majority of one
+    assert cut("any", "union") == "1\tvidA\t10\t18\n1\tvidA\t40\t45\n1\tvidA\t50\t52\n2\tvidB\t0\t5\n"
+    assert cut("most", "majority") == "1\tvidA\t12\t18\n1\tvidA\t40\t45\n2\tvidB\t0\t5\n"
+    assert cut("all", "all") == cut("most again", "majority")  # with two assessors, more than half is both
+    assert cut("first", "first") == "1\tvidA\t12\t18\n1\tvidA\t40\t45\n1\tvidA\t50\t52\n2\tvidB\t0\t5\n"
+    refused = client.post(
+        f"/api/moment-pools/{pool['id']}/truth", json={"label": "x", "combine": "vote"}, headers=organiser
+    )
+    assert refused.status_code == 422 and "combine" in refused.text

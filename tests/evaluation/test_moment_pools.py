@@ -7,6 +7,7 @@ import pytest
 
 from app.evaluation.moments.parse import parse_moment_run
 from app.evaluation.pools.moments import (
+    covered_by,
     build_moment_pool,
     merge_intervals,
     segment_set_iou,
@@ -162,3 +163,40 @@ def test_the_pool_equals_a_plain_python_pool_on_random_runs(iou):
         runs.append(parse_moment_run("".join(lines)))
     pool = build_moment_pool(runs, depth=8, iou=iou, seed=2)
     assert _rows(pool) == _plain_pool(runs, 8, iou)
+
+
+def test_covered_by_hand_worked():
+    ann = [[0.0, 10.0], [20.0, 30.0]]
+    bob = [[5.0, 25.0]]
+    cat = [[8.0, 9.0], [8.5, 12.0]]  # her own overlap counts once
+    assert [x.tolist() for x in covered_by([ann, bob, cat], 1)] == [[0.0], [30.0]]
+    assert [x.tolist() for x in covered_by([ann, bob, cat], 2)] == [[5.0, 20.0], [12.0, 25.0]]
+    assert [x.tolist() for x in covered_by([ann, bob, cat], 3)] == [[8.0], [10.0]]
+    assert [x.tolist() for x in covered_by([ann, [], []], 2)] == [[], []]  # "none relevant" is a vote too
+    assert [x.tolist() for x in covered_by([[[0.0, 5.0]], [[5.0, 9.0]]], 2)] == [[], []]  # touching is not overlap
+    with pytest.raises(ValueError):
+        covered_by([ann], 0)
+
+
+def test_covered_by_equals_counting_on_a_grid():
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        sets = []
+        for _ in range(int(rng.integers(1, 5))):
+            n = int(rng.integers(0, 4))
+            starts = rng.integers(0, 20, n)
+            sets.append([[float(s), float(s + rng.integers(1, 8))] for s in starts])
+        k = int(rng.integers(1, len(sets) + 1))
+        grid = np.arange(0, 30, 0.5) + 0.25  # midpoints of half-second cells
+        votes = sum(
+            np.any([(grid > s) & (grid < e) for s, e in segments], axis=0) if segments else np.zeros(len(grid), bool)
+            for segments in sets
+        )
+        starts, ends = covered_by(sets, k)
+        inside = (
+            np.any([(grid > s) & (grid < e) for s, e in zip(starts, ends, strict=True)], axis=0)
+            if len(starts)
+            else np.zeros(len(grid), bool)
+        )
+        assert (inside == (votes >= k)).all()
+        assert (starts[1:] > ends[:-1]).all()  # disjoint, not touching, sorted

@@ -194,6 +194,22 @@ def merge_intervals(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, n
     return s[new_block], block_end
 
 
+def covered_by(segment_sets: Sequence[Sequence[Sequence[float]]], at_least: int) -> tuple[np.ndarray, np.ndarray]:
+    """The spans covered by the segments of at least `at_least` of the sets (each set's own overlaps count once):
+    1 gives their union, len(segment_sets) the part all agree on; merged and sorted by start."""
+    if at_least < 1:
+        raise ValueError(f"at_least must be >= 1, got {at_least}")
+    merged = [merge_intervals(*np.asarray(s, dtype=np.float64).reshape(-1, 2).T) for s in segment_sets if len(s)]
+    if len(merged) < at_least:
+        return np.array([], dtype=np.float64), np.array([], dtype=np.float64)
+    points = np.concatenate([np.concatenate([s, e]) for s, e in merged])
+    delta = np.concatenate([np.r_[np.ones(len(s)), -np.ones(len(e))] for s, e in merged])
+    order = np.lexsort((delta, points))  # at a shared point ends come first: touching segments do not overlap
+    points, count = points[order], np.cumsum(delta[order])
+    inside = (count[:-1] >= at_least) & (points[1:] > points[:-1])  # covered on [points[i], points[i + 1])
+    return merge_intervals(points[:-1][inside], points[1:][inside])
+
+
 def segment_set_iou(a_starts: np.ndarray, a_ends: np.ndarray, b_starts: np.ndarray, b_ends: np.ndarray) -> float:
     """Temporal IoU of two sets of segments of one video: covered by both / covered by either; 1 when both are
     empty (both said none relevant), 0 when only one is."""
