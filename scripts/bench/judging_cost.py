@@ -10,7 +10,8 @@ Rows (MAP rows: unjudged = not relevant; the last two estimate MAP with xinfAP i
 - depth: the fixed-depth pool on the condensed lists, grown one depth at a time (judgements = pool size at depth d);
   the baseline of every `/depth` ratio;
 - shuffled: the seeded shuffle of all judged docs, MAP on the judged prefix (mean over `--seeds` seeds);
-- move_to_front, mm_ns (discount 0.9), hedge (beta 0.1): the online orders of `app/evaluation/pools/orders.py`;
+- move_to_front, mm_ns (discount 0.9), hedge (beta 0.1), mtc (Carterette, Allan & Sitaraman, SIGIR 2006: the doc
+  whose relevance moves the runs' pairwise AP differences most): the online orders of `app/evaluation/pools/orders.py`;
 - infap: the same seeded simple random sample of each topic's pool (a shuffled prefix of ceil(f N) docs, f in
   steps of 0.01), scored with the inferred AP of Yilmaz & Aslam (CIKM 2006) as sample_eval's xinfAP with one
   stratum (`analyses.budget.xinf_ap_topic`), mean over `--seeds` seeds;
@@ -27,10 +28,13 @@ than the equal budget (MAP weighs every topic alike, and starving low-yield topi
 The qrels judged so far give every run's score (the uncondensed runs, trec_eval's AP or xinfAP over the full
 qrels' topics) and tau_b against the MAP ranking on the full qrels. Printed per row: the judgements (all topics)
 at the first budget reaching tau_b >= 0.9 and >= 0.95, and their share of the depth pool's judgements for the same
-tau. At that budget, leave-one-team-out is done by *rebuilding the judgements without the team*: the order (or
-the sample design, same seed and share) is replayed over the other teams' lists with the same per-topic budget,
-the team's runs are scored on those qrels, and the largest drop in their score (against the qrels built with the
-team) and the tau_b of the ranking with each team's runs so scored are printed. That is the question reusability
+tau ("first reaching"), and, as a stricter criterion, the judgements at the first budget after which tau stays >=
+the target at every larger budget ("stays"; a curve that touches the target early and dips again is charged up to
+where it stops dipping), with its share of the depth pool's by the same criterion. At the first-reaching budget,
+leave-one-team-out is done by *rebuilding the judgements without the team*: the order (or the sample design, same
+seed and share) is replayed over the other teams' lists with the same per-topic budget, the team's runs are scored
+on those qrels, and the largest drop in their score (against the qrels built with the team) and the tau_b of the
+ranking with each team's runs so scored are printed. That is the question reusability
 asks of an adaptive order (a team that did not take part gets judged docs picked without it), and it treats the
 depth pool the same way (the same depth, pooled from the other teams' runs).
 
@@ -58,7 +62,7 @@ from app.evaluation.pools.orders import make_order
 from app.evaluation.prepared_runs import prepare_runs
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
-ORDERS = ("depth", "shuffled", "move_to_front", "mm_ns", "hedge", "infap", "xinfap_d3")
+ORDERS = ("depth", "shuffled", "move_to_front", "mm_ns", "hedge", "mtc", "infap", "xinfap_d3")
 SAMPLED = {"infap": 0, "xinfap_d3": 3}  # census depth k0 of the sampled designs (xinfAP estimator, not MAP)
 RANDOM = ("shuffled", "infap", "xinfap_d3")  # averaged over --seeds
 TARGETS = (0.9, 0.95)
@@ -197,6 +201,7 @@ def study_sampled(replay: Replay, order: str, seed: int) -> dict:
             "tau": taus[j],
             "loto_max_drop": float(max(0.0, np.max(with_all - reduced))),
             "loto_tau": tau_b(with_all, reduced),
+            "stays": stays(list(zip(spent.tolist(), taus, strict=True)), target),
         }
     return out
 
@@ -214,15 +219,15 @@ def study(replay: Replay, order: str, seed: int) -> dict:
     everyone = list(range(len(replay.names)))
     sequences = [replay.sequence(order, t, everyone, seed) for t in range(len(replay.index.topics))]
     found: dict[float, tuple[int, np.ndarray, float, int]] = {}
+    curve: list[tuple[int, float]] = []  # (judgements, tau) at every budget, for the "stays" criterion
     for step, budget in enumerate(budgets_for(replay, order, sequences, everyone)):
         scores = replay.kernel.mean(replay.keep(sequences, budget))
         tau = tau_b(replay.full, scores)
+        spent = int(sum(min(int(b), len(s)) for b, s in zip(budget, sequences, strict=True)))
+        curve.append((spent, tau))
         for target in TARGETS:
             if target not in found and tau >= target:
-                spent = int(sum(min(int(b), len(s)) for b, s in zip(budget, sequences, strict=True)))
                 found[target] = (spent, budget, tau, step)
-        if len(found) == len(TARGETS):
-            break
     out: dict = {}
     teams = list(dict.fromkeys(replay.teams))
     for target in TARGETS:
@@ -248,8 +253,16 @@ def study(replay: Replay, order: str, seed: int) -> dict:
             "tau": tau,
             "loto_max_drop": float(max(0.0, np.max(with_all - reduced))),
             "loto_tau": tau_b(with_all, reduced),
+            "stays": stays(curve, target),
         }
     return out
+
+
+def stays(curve: list[tuple[int, float]], target: float) -> int:
+    """Judgements at the first budget after which tau stays >= target at every larger budget (all if never)."""
+    below = [k for k, (_, tau) in enumerate(curve) if tau < target]
+    k = below[-1] + 1 if below else 0
+    return curve[k][0] if k < len(curve) else curve[-1][0]
 
 
 def report(name: str, replay: Replay, seeds: int) -> None:
@@ -269,18 +282,22 @@ def report(name: str, replay: Replay, seeds: int) -> None:
             }  # fmt: skip
         results[order] = merged
         print(f"   ({order}: {time.perf_counter() - started:.1f} s)")
-    head = "".join(f"{'tau_b >= ' + str(t):^40}" for t in TARGETS)
-    print(f"{'order':<15}{head}")
-    print(f"{'':<15}" + f"{'judged':>10}{'/depth':>8}{'LOTO drop':>11}{'LOTO tau':>9}  " * len(TARGETS))
+    head = "".join(f"{'tau_b >= ' + str(t):^58}" for t in TARGETS)
+    print(f"{'':<15}{head}")
+    print(f"{'':<15}" + f"{'first reaching':^38}{'stays':^18}  " * len(TARGETS))
+    print(f"{'order':<15}" + f"{'judged':>10}{'/depth':>8}{'LOTO drop':>11}{'LOTO tau':>9}{'judged':>10}{'/depth':>8}  "
+          * len(TARGETS))  # fmt: skip
     for order in ORDERS:
         line = f"{order:<15}"
         for target in TARGETS:
             r, base = results[order][target], results["depth"][target]
             if r is None:
-                line += f"{'not reached':>38}  "
+                line += f"{'not reached':>56}  "
                 continue
             share = r["judgements"] / base["judgements"] if base else float("nan")
-            line += f"{r['judgements']:>10.0f}{share:>8.2f}{r['loto_max_drop']:>11.4f}{r['loto_tau']:>9.3f}  "
+            kept = r["stays"] / base["stays"] if base else float("nan")
+            line += (f"{r['judgements']:>10.0f}{share:>8.2f}{r['loto_max_drop']:>11.4f}{r['loto_tau']:>9.3f}"
+                     f"{r['stays']:>10.0f}{kept:>8.2f}  ")  # fmt: skip
         print(line)
 
 
