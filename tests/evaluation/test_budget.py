@@ -82,8 +82,23 @@ def test_jackknife_hand_worked():
     assert of.tolist() == [0, 0, 0, 1, 1, 1, 1]
     np.testing.assert_allclose(np.sum(parts**2, axis=0), expected, rtol=1e-12)
     assert np.all(expected > 0)
+    # delete-a-group: stratum 1's 4 judged docs in 2 random groups of 2, stratum 0's 3 in groups of 2 and 1
+    parts, of = budget.jackknife_components(sample, groups=2)
+    assert of.tolist() == [0, 0, 1, 1]
+    grouped, shuffle = np.zeros(2), np.random.default_rng(0)
+    for c, (n, big_n) in enumerate([(3, 4), (4, 8)]):
+        drops = []
+        for docs in np.array_split(shuffle.permutation(np.flatnonzero(judged & (stratum == c))), 2):
+            less = judged.copy()
+            less[docs] = False
+            drops.append(budget.xinf_ap_topic(sample, less, less & relevant)[0])
+        drops = np.array(drops)
+        grouped += (1 - n / big_n) * (2 - 1) / 2 * np.sum((drops - drops.mean(axis=0)) ** 2, axis=0)
+    np.testing.assert_allclose(np.sum(parts**2, axis=0), grouped, rtol=1e-12)
+    assert np.all(np.sum(parts**2, axis=0) > 0)
     census = budget.TopicSample(ranked, stratum, stratum == 0, relevant & (stratum == 0), np.array([4.0, 8.0]))
-    assert np.all(budget.jackknife_components(census)[0] == 0)  # stratum 0 in full, stratum 1 not sampled at all
+    parts, of = budget.jackknife_components(census)  # stratum 0 in full, stratum 1 not sampled at all
+    assert parts.shape == (0, 2) and of.shape == (0,)
 
 
 def test_xinfap_jackknife_variance_matches_simulation():

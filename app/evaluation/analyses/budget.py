@@ -288,29 +288,40 @@ def simulate_samples(
 
 
 def jackknife_components(
-    sample: TopicSample, max_results: int = 1000, chunk: int = 64
+    sample: TopicSample, max_results: int = 1000, chunk: int = 64, groups: int = 400
 ) -> tuple[np.ndarray, np.ndarray]:
     """The stratified delete-one jackknife of xinfAP: per judged doc j of stratum c, the scaled deviation
-    a_j = sqrt((1 - n_c/N_c)(n_c - 1)/n_c) (xinfAP without j - mean over c's deletions) [doc, run], and c [doc];
-    sum_j a_j^2 is the variance estimate, a_j a_j^T summed the covariance between runs."""
+    a_j = sqrt((1 - n_c/N_c)(n_c - 1)/n_c) (xinfAP without j - mean over c's deletions) [unit, run], and c [unit];
+    sum_j a_j^2 is the variance estimate, a_j a_j^T summed the covariance between runs. A stratum with more than
+    `groups` judged docs deletes G = `groups` random groups instead (delete-a-group jackknife, Kott 2001: n_c -> G)."""
     n_run = sample.ranked.shape[0]
-    docs = np.flatnonzero(sample.judged)
-    of = sample.stratum[docs]
-    values = np.zeros((len(docs), n_run))
-    for start in range(0, len(docs), chunk):
-        part = docs[start : start + chunk]
+    units: list[np.ndarray] = []  # docs deleted together
+    of: list[int] = []
+    shuffle = np.random.default_rng(0)
+    for c, big_n in enumerate(sample.pooled_total):
+        docs = np.flatnonzero(sample.judged & (sample.stratum == c))
+        if len(docs) < 2 or len(docs) >= big_n:
+            continue  # a census has no sampling error; one judged doc gives no estimate (counted as none)
+        parts = np.array_split(shuffle.permutation(docs), groups) if len(docs) > groups else docs[:, None]
+        units.extend(parts)
+        of.extend([c] * len(parts))
+    stratum_of = np.array(of, dtype=np.int64)
+    values = np.zeros((len(units), n_run))
+    for start in range(0, len(units), chunk):
+        part = units[start : start + chunk]
         judged = np.repeat(sample.judged[None, :], len(part), axis=0)
-        judged[np.arange(len(part)), part] = False
+        for row, docs in enumerate(part):
+            judged[row, docs] = False
         values[start : start + chunk] = xinf_ap_topic(sample, judged, judged & sample.relevant[None, :], max_results)
     out = np.zeros_like(values)
     for c, big_n in enumerate(sample.pooled_total):
-        own = of == c
-        n = int(own.sum())
-        if n < 2 or n >= big_n:
-            continue  # a census has no sampling error; one judged doc gives no estimate (counted as none)
-        factor = np.sqrt((1.0 - n / big_n) * (n - 1.0) / n)
+        own = stratum_of == c
+        if not own.any():
+            continue
+        g, n = int(own.sum()), float(np.sum(sample.judged & (sample.stratum == c)))
+        factor = np.sqrt((1.0 - n / big_n) * (g - 1.0) / g)
         out[own] = factor * (values[own] - values[own].mean(axis=0))
-    return out, of
+    return out, stratum_of
 
 
 @dataclass(frozen=True)
