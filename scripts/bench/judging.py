@@ -132,7 +132,8 @@ def set_up(http: httpx.Client, args: argparse.Namespace) -> tuple[int, list[dict
             files={"file": ("run.txt", ("\n".join(lines) + "\n").encode())},
         ).raise_for_status()
     http.post(f"/api/campaigns/{campaign}/close").raise_for_status()
-    built = http.post(f"/api/campaigns/{campaign}/pools", json={"kind": "depth", "depth": args.depth, "seed": 1, "order": args.order})
+    body = {"kind": "depth", "depth": args.depth, "seed": 1, "order": args.order}
+    built = http.post(f"/api/campaigns/{campaign}/pools", json=body)
     built.raise_for_status()
     pool = built.json()
     headers, ids = [], []
