@@ -35,8 +35,8 @@ class PoolIn(RunSelection):
     order: Literal[judging_orders.ORDERS] = Field(  # type: ignore[valid-type]
         default="shuffled",
         description="Judging order within each topic: the seeded shuffle (a random sample at every point, the default"
-        " for xinfAP), move-to-front (Cormack et al. 1998), the MM-NS bandit (Losada et al. 2016) or Hedge (Aslam"
-        " et al. 2003). Scores from"
+        " for xinfAP), move-to-front (Cormack et al. 1998), the MM-NS bandit (Losada et al. 2016), Hedge (Aslam"
+        " et al. 2003) or MTC (Carterette et al. 2006). Scores from"
         " qrels cut before a non-random order is judged to the end are marked biased.",
     )
 
