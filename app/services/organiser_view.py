@@ -224,13 +224,12 @@ _ASSIGNMENTS = text(
 )
 # Per assessor of the campaign: judgements in the pool, mean seconds, last time, and the seconds of the last
 # `recent` timed ones.
-_ASSESSORS = text(
-    """
+_ASSESSORS_OF = """
     WITH mine AS (
         SELECT j.assessor_id, count(*) AS judged, avg(j.seconds_spent) AS mean_seconds, max(j.created_at) AS last,
                (array_agg(j.seconds_spent ORDER BY j.created_at DESC, j.id DESC)
                    FILTER (WHERE j.seconds_spent IS NOT NULL))[1:CAST(:recent AS integer)] AS recent
-        FROM judgements j JOIN pool_items i ON i.id = j.pool_item_id
+        FROM {judgements}
         WHERE i.pool_id = :pool AND j.assessor_id IS NOT NULL
         GROUP BY j.assessor_id
     )
@@ -238,8 +237,8 @@ _ASSESSORS = text(
     FROM assessors a LEFT JOIN mine m ON m.assessor_id = a.id
     WHERE a.campaign_id = :campaign
     ORDER BY a.id
-    """
-)
+"""
+_ASSESSORS = text(_ASSESSORS_OF.format(judgements="judgements j JOIN pool_items i ON i.id = j.pool_item_id"))
 # A moment pool's counterparts: an item is a proposed segment, done once an assessor has marked it (marks on it,
 # or none); relevant when some assessor marked a segment on it; nothing is leased, nothing awaits adjudication.
 _MOMENT_TOPICS = text(
@@ -268,20 +267,7 @@ _MOMENT_VERDICTS = text(
     """
 )
 _MOMENT_ASSESSORS = text(
-    """
-    WITH mine AS (
-        SELECT j.assessor_id, count(*) AS judged, avg(j.seconds_spent) AS mean_seconds, max(j.created_at) AS last,
-               (array_agg(j.seconds_spent ORDER BY j.created_at DESC, j.id DESC)
-                   FILTER (WHERE j.seconds_spent IS NOT NULL))[1:CAST(:recent AS integer)] AS recent
-        FROM moment_judgements j JOIN moment_pool_items i ON i.id = j.item_id
-        WHERE i.pool_id = :pool
-        GROUP BY j.assessor_id
-    )
-    SELECT a.id, a.name, coalesce(m.judged, 0), m.mean_seconds, m.recent, m.last
-    FROM assessors a LEFT JOIN mine m ON m.assessor_id = a.id
-    WHERE a.campaign_id = :campaign
-    ORDER BY a.id
-    """
+    _ASSESSORS_OF.format(judgements="moment_judgements j JOIN moment_pool_items i ON i.id = j.item_id")
 )
 
 
