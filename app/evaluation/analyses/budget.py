@@ -15,30 +15,37 @@ replacement, SPEC section 5), r_c relevant.
   still asks for judgements.
 - **xinfAP sampling variance** per topic and run: the estimator's variance over the stratified samples the pool
   could have drawn, by the stratified delete-one jackknife with the finite-population correction (Wolter,
-  *Introduction to Variance Estimation*, 4.5; Rao & Wu 1985): drop each judged doc j of stratum c in turn, recompute
-  xinfAP with sample_eval's formula (`xinf_ap_topic`, equal to `measures.inferred.xinf_ap`), and
-  Var = sum_c (1 - n_c/N_c) (n_c - 1)/n_c sum_j (xinfAP_(j) - mean_c)^2. A stratum with one judged doc adds nothing
-  (no estimate). Checked against the true sampling variance, simulated by resampling a fully judged pool
-  (`scripts/bench/budget_check.py`; TREC-COVID round 1 to depth 100, strata 1-10 in full and 11-100 at q: mean
-  ratio estimated/true 1.10, 1.02, 1.01 at q = 0.1, 0.25, 0.5, per topic 0.80-1.30 at q = 0.1). The earlier
-  pseudo-population bootstrap (in the script, for comparison) was 0.63, 0.80, 1.07 there: imputing
-  the unjudged docs at random positions loses how relevance falls with rank within a stratum (and it was 1.06-1.33
-  on the test suite's synthetic pool, where the jackknife is 0.94-1.10).
+  *Introduction to Variance Estimation*, ch. 4; Rao & Wu 1985): drop each judged doc j of stratum c in turn,
+  recompute xinfAP with sample_eval's formula (`xinf_ap_topic`, equal to `measures.inferred.xinf_ap`), and
+  Var = sum_c (1 - n_c/N_c) (n_c - 1)/n_c sum_j (xinfAP_(j) - mean_c)^2. A stratum judged in full adds nothing
+  (no sampling error), nor one with a single judged doc (no estimate); one with more than 400 judged docs deletes
+  400 random groups instead (delete-a-group jackknife, Kott 2001), so the cost is bounded per stratum.
+  Checked against the true sampling variance, simulated by resampling a fully judged pool
+  (`scripts/bench/budget_check.py`: TREC-COVID round 1 pooled to depth 100, ranks 1-10 judged in full and 11-100 at
+  a share q): the mean ratio estimated/true is 1.14, 1.11, 1.07, 1.02 at q = 0.05, 0.1, 0.25, 0.5 (per topic
+  0.91-1.42 at q = 0.05); with 11-30 and 31-100 as two strata 1.09, 1.03 at q = 0.1, 0.25. The jackknife is
+  conservative for a nonlinear statistic (Efron & Stein 1981), most where n_c is small. The pseudo-population
+  bootstrap it replaces (kept in the script) was 0.57, 0.64, 0.81, 1.08 there: imputing the unjudged docs at
+  random positions loses how relevance falls with rank within a stratum.
 - **Ranking stability**: Gaussian multiplier replicates xinfAP* = xinfAP + sum_j g_j a_j (g_j standard normal, a_j
-  the scaled jackknife deviations) have the jackknife's covariance between runs (they share one sample). The expected
-  tau_b between the sample's ranking (mean xinfAP) and the ranking on the full judgements is the mean tau_b between
-  the point P and P + e* (e* a replicate's error of the mean), corrected once for the bootstrap's bias (Efron &
-  Tibshirani 10.4; P is more spread than the truth, so tau(P, P + e*) is too high): 2 tau(P, P + e*) -
-  tau(P + e', P + e' + e*), e' another replicate. On TREC-COVID round 1 (30 runs, the setting above) the predicted
-  mean is +0.007, +0.005, +0.002 from the simulated mean at q = 0.05, 0.1, 0.25 (uncorrected +0.018, +0.013, +0.007);
-  a single sample's tau itself varies with sd 0.03, 0.03, 0.02.
+  the scaled jackknife deviations) have the jackknife's covariance between runs (they share one sample). The
+  expected tau_b between the sample's ranking (mean xinfAP) and the ranking on the full judgements is the mean tau_b
+  between the point P and P + e* (e* a replicate's error of the mean), corrected once for the bootstrap's bias
+  (Efron & Tibshirani ch. 10; P is more spread than the truth, so tau(P, P + e*) is too high):
+  2 tau(P, P + e*) - tau(P + e', P + e' + e*), e' another replicate. On TREC-COVID (30 runs, the setting above, 40
+  samples) the predicted mean is +0.009, +0.003, +0.006, +0.003 (se 0.003-0.006) from the simulated mean tau_b
+  0.859, 0.887, 0.920, 0.951 at q = 0.05, 0.1, 0.25, 0.5; one sample's tau_b itself varies with sd 0.02-0.03.
+  Runs with near ties in MAP leave it more optimistic (tests: +0.01-0.03 with 8 close runs).
 - **Tau advice**: the smallest share of every stratum's unjudged docs (on a 5 % grid) whose judging brings the
-  expected tau_b to a target, each stratum's deviations shrinking as (1 - n_c/N_c)/n_c does. That is somewhat
-  optimistic from a small sample: xinfAP's true variance falls slower (TREC-COVID, 10 % -> 41 % of ranks 11-100:
-  to 0.19 of itself where the formula says 0.16; at low n_c much of xinfAP's precision above a rank is sample_eval's
-  smoothed guess, not a random estimate). Simulated, the tau predicted after judging a further 30 % is 0.02-0.03
-  above the tau reached (tests), and the advice's tau 0.9 / 0.95 reached 0.893-0.901 / 0.934-0.948 on average on
-  TREC-COVID (0.905-0.933 for 0.9 on the test campaign).
+  expected tau_b to a target, each stratum's deviations shrinking as (1 - n_c/N_c)/n_c does. From a small sample
+  that is optimistic: xinfAP's true variance falls slower (TREC-COVID, 10 % -> 41 % of ranks 11-100: to 0.19 of
+  itself where the formula says 0.16; at low n_c much of xinfAP's precision above a rank is sample_eval's smoothed
+  guess, not a random estimate). Simulated on TREC-COVID, the tau_b predicted for a further 30 % judged is +0.025,
+  +0.007, +0.004, +0.004 above the one reached at q = 0.05, 0.1, 0.25, 0.5, and the advice for 0.9 / 0.95 reaches
+  0.885 / 0.932 at q = 0.05, 0.904 / 0.942 at q = 0.1, 0.920 (nothing more asked) / 0.951 at q = 0.25 on average.
+  Where runs are nearly tied it is unreliable (the script's `--synthetic`, 8 runs within 0.03 MAP, tau_b about
+  0.4: the advice for 0.9 reaches 0.79, 0.86, 0.90 at q = 0.1, 0.25, 0.5), partly because xinfAP's own bias at
+  small n_c differs between runs and no variance sees it.
 """
 
 from __future__ import annotations
@@ -372,7 +379,7 @@ def variance_of_samples(
     max_results: int = 1000,
 ) -> XinfapVariance:
     """xinfAP per run and topic, its jackknife variance, and Gaussian multiplier replicates with the jackknife's
-    covariance between runs (module docstring)."""  # fmt: skip
+    covariance between runs (module docstring)."""
     rng = np.random.default_rng(seed)
     n_run, n_strata = len(runs), max((len(s.pooled_total) for s in samples), default=0)
     point = np.zeros((n_run, len(topics)))
