@@ -32,12 +32,14 @@ def budget(
     ),
     relative_width: float = Query(0.2, ge=1e-4, le=10, description="Target width relative to R_hat (no target_width)"),
     alpha: float = Query(0.05, ge=1e-9, le=0.5, description="1 - confidence level of the interval (1e-9 to 0.5)"),
-    replicates: int = Query(200, ge=2, le=live_view.MAX_REPLICATES, description="Bootstrap replicates of xinfAP"),
-    seed: int = Query(0, ge=0, le=2**31 - 1, description="Seed of the bootstrap"),
+    replicates: int = Query(
+        200, ge=2, le=live_view.MAX_REPLICATES, description="Replicates of the run ranking for the expected tau"
+    ),
+    seed: int = Query(0, ge=0, le=2**31 - 1, description="Seed of the replicates"),
     target_tau: float = Query(0.9, gt=-1, le=1, description="Target expected tau_b of the run ranking"),
 ) -> dict[str, object]:
     """Further judgements per topic and stratum to reach the target interval width, stop/continue per topic; xinfAP
-    sampling variance per topic and run (seeded bootstrap) and the judgements predicted to reach `target_tau`."""
+    sampling variance per topic and run (stratified jackknife) and the judgements predicted to reach `target_tau`."""
     return live_view.budget_advice(
         session,
         principal,

@@ -199,8 +199,8 @@ def budget_advice(
     target_tau: float = 0.9,
 ) -> dict:
     """Per topic: further judgements per stratum for the R_hat interval to reach the target width, stop/continue;
-    per topic and run the bootstrap sampling variance of xinfAP (seeded), and the share of the unjudged docs
-    predicted to bring the expected tau_b to `target_tau`. Cached per pool, state and parameters."""
+    per topic and run the jackknife sampling variance of xinfAP, and (from seeded replicates) the share of the
+    unjudged docs predicted to bring the expected tau_b to `target_tau`. Cached per pool, state and parameters."""
     if not 1 <= replicates <= MAX_REPLICATES:
         raise InvalidInput("replicates out of range", [{"field": "replicates", "message": f"1..{MAX_REPLICATES}"}])
     pool = _shot_pool(session, principal, pool_id)
