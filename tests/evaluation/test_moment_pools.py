@@ -7,8 +7,8 @@ import pytest
 
 from app.evaluation.moments.parse import parse_moment_run
 from app.evaluation.pools.moments import (
-    covered_by,
     build_moment_pool,
+    covered_by,
     merge_intervals,
     segment_set_iou,
     union_length,
