@@ -77,6 +77,7 @@ class TruthOut(BaseModel):
     source: str
     pool_id: int | None
     n_entries: int
+    combine: str | None = Field(default=None, description="How several assessors' marks of an item were combined")
 
 
 @router.post("/campaigns/{campaign_id}/moment-pools", status_code=201, response_model=PoolOut)

@@ -365,7 +365,13 @@ def cut_moment_truth(
     _check_label(session, pool.campaign_id, label)
     topics, videos, starts, ends = truth_from_marks(_marks(session, pool), combine)
     version = QrelsVersion(
-        campaign_id=pool.campaign_id, label=label, kind=MOMENTS, source="cut", pool_id=pool.id, n_entries=len(topics)
+        campaign_id=pool.campaign_id,
+        label=label,
+        kind=MOMENTS,
+        source="cut",
+        pool_id=pool.id,
+        n_entries=len(topics),
+        combine=combine,
     )
     session.add(version)
     session.flush()

@@ -417,6 +417,7 @@ class QrelsVersion(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     judging_order: Mapped[str | None] = mapped_column(String(32))  # the cutting pool's order; NULL if imported
     unjudged_sampled: Mapped[int | None] = mapped_column(Integer)  # sampled items without a judgement at the cut
+    combine: Mapped[str | None] = mapped_column(String(16))  # a moment cut: how assessors' marks were combined
 
     __table_args__ = (UniqueConstraint("campaign_id", "label"),)
 

@@ -217,6 +217,7 @@ def test_the_truth_combines_several_assessors_marks_as_asked(moment_pool, client
         body = {"label": label, "combine": combine}
         version = client.post(f"/api/moment-pools/{pool['id']}/truth", json=body, headers=organiser)
         assert version.status_code == 201, version.text
+        assert version.json()["combine"] == combine
         return client.get(f"/api/moment-truth/{version.json()['id']}", headers=organiser).text
 
     # item (1, vidA, 10): ann [12,18], bob [10,18]; item (1, vidA, 40): ann [40,45]+[50,52], bob [40,45];

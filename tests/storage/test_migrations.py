@@ -336,7 +336,8 @@ INSERT INTO topics (id, campaign_id, number, title, description) VALUES (11, 1, 
 INSERT INTO pools (id, campaign_id, kind, params, seed) VALUES
   (1, 1, 'depth', '{"strata": [[1, 2, 1.0]], "depth": 2, "run_ids": []}', 3);
 INSERT INTO qrels_versions (id, campaign_id, label, kind, source, pool_id, n_entries) VALUES
-  (1, 1, 'cut', 'trec', 'cut', 1, 1), (2, 1, 'imported', 'trec', 'imported', NULL, 1);
+  (1, 1, 'cut', 'trec', 'cut', 1, 1), (2, 1, 'imported', 'trec', 'imported', NULL, 1),
+  (3, 1, 'marks', 'moments', 'cut', NULL, 0);
 INSERT INTO qrels_entries (qrels_version_id, topic_id, docno, stratum, grade) VALUES
   (1, 11, 'a', NULL, 1), (2, 11, 'b', NULL, 0);
 SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'topics', 'pools',
@@ -344,10 +345,10 @@ SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns
 """
 
 
-def test_a_database_made_at_0007_with_qrels_upgrades_to_0008_and_marks_their_judging_order(create_database):
+def test_a_database_made_at_0007_with_qrels_upgrades_to_0008_and_marks_how_they_were_judged(create_database):
     """0008 records how a cut version's judgements were ordered: versions cut before it came from shuffled pools
-    (the only order there was), imported ones have none; their marks say neither is biased, and the downgrade gives
-    back 0007's table with its rows."""
+    (the only order there was), imported ones have none; their marks say neither is biased; moment cuts took the first
+    assessor's marks; and the downgrade gives back 0007's table with its rows."""
     from app.services.qrels import order_mark
     from app.storage.database import make_session_factory
     from app.storage.models import QrelsVersion
@@ -370,6 +371,8 @@ def test_a_database_made_at_0007_with_qrels_upgrades_to_0008_and_marks_their_jud
                 "order": "shuffled", "random": True, "unjudged_sampled": None, "biased": False, "note": None
             }  # fmt: skip
             assert order_mark(imported) is None
+            marks = session.get(QrelsVersion, 3)
+            assert (marks.judging_order, marks.combine, cut.combine) == (None, "first", None)
         migrations.downgrade(url, "0007")
         assert {c["name"] for c in inspect(engine).get_columns("qrels_versions")} == columns_0007
         with engine.connect() as conn:
