@@ -12,8 +12,9 @@ up from the database on every verdict (verdicts of other processes included), so
 rebuilds the same policy from the verdicts in the order they were given (`orders.replay`). A verdict on an
 adaptive pool takes a transaction-scoped advisory lock on its topic before it is written: judgement ids of a topic
 are then given in commit order, which makes "fed up to id N" exact. A rolled-back transaction drops the policies
-it touched, so they are rebuilt from what was committed. Changing an earlier verdict does not move the policy,
-which saw the first one; `unsure` counts as not relevant.
+it touched, so they are rebuilt from what was committed. Changing an earlier verdict does not move a live policy,
+which saw the first one (a policy rebuilt later reads the verdict as it stands then); `unsure` counts as not
+relevant.
 """
 
 from __future__ import annotations
