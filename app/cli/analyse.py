@@ -75,19 +75,25 @@ def _errors_exit_2(function: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-def _params(kind: str, options: dict[str, str], **given: object) -> Any:
+# Parameters whose option is not the field's name in kebab case.
+OPTION_NAMES = {"measures": "--measure", "n_resamples": "--resamples", "sigmas": "--sigma", "depths": "--depth"}
+
+
+def _params(kind: str, renamed: dict[str, str] | None = None, **given: object) -> Any:
     """The validated parameters of `kind` from the options given (None = not given: the schema's default).
 
-    `options` maps schema fields to the option names an error should quote.
+    An error quotes each parameter by its option: `--` and the field in kebab case, unless `OPTION_NAMES` or
+    `renamed` (field -> option) says otherwise.
     """
     from pydantic import ValidationError
 
     from app.services.analysis_params import describe_error, parse_params
 
+    names = {f: OPTION_NAMES.get(f, "--" + f.replace("_", "-")) for f in given} | (renamed or {})
     try:
         return parse_params(kind, {k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
-        raise ValueError(describe_error(exc, options)) from None
+        raise ValueError(describe_error(exc, names)) from None
 
 
 @contextmanager
@@ -278,8 +284,7 @@ def pool_depth_command(
     from app.evaluation.prepared_runs import prepare_runs
 
     check_plot_path(plot)
-    options = {"measure": "--measure", "max_depth": "--max-depth", "outside": "--outside"}
-    params = _params("pool-depth", options, measure=measure, max_depth=max_depth, outside=outside)
+    params = _params("pool-depth", measure=measure, max_depth=max_depth, outside=outside)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
     pooled = read_run_groups(groups).pooled_runs(names) if groups else None
@@ -353,8 +358,7 @@ def leave_out_command(
     from app.evaluation.prepared_runs import prepare_runs
 
     check_plot_path(plot)
-    options = {"measure": "--measure", "by": "--by", "depth": "--pool-depth"}
-    params = _params("leave-out", options, by=by, measure=measure, depth=pool_depth_k)
+    params = _params("leave-out", {"depth": "--pool-depth"}, by=by, measure=measure, depth=pool_depth_k)
     qrels, runs = _load(qrels_path, run_paths)
     names = [r.tag for r in runs]
     table_groups = read_run_groups(groups)
@@ -415,7 +419,7 @@ def agreement_command(
     from app.evaluation.analyses import agreement_result, measure_agreement  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    params = _params("agreement", {"measures": "--measure"}, measures=measures)
+    params = _params("agreement", measures=measures)
     results = _scores(paths, moments, params.measures, max_results)
     names, matrix = measure_agreement(results)
     data = agreement_result(names, results.mean())
@@ -457,8 +461,7 @@ def stability_command(
     from app.evaluation.analyses import stability  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    options = {"measures": "--measure", "trials": "--trials", "sizes": "--sizes", "seed": "--seed"}
-    params = _params("stability", options, measures=measures, trials=trials, sizes=parse_sizes(sizes), seed=seed)
+    params = _params("stability", measures=measures, trials=trials, sizes=parse_sizes(sizes), seed=seed)
     results = _scores(paths, moments, params.measures, max_results, every=False)
     with _progress("stability") as progress:
         result = stability(
@@ -517,10 +520,8 @@ def label_noise_command(
     )
 
     check_plot_path(plot)
-    options = {"measures": "--measure", "sigmas": "--sigma", "trials": "--trials", "raters": "--raters"}
-    options |= {"seed": "--seed", "length": "--length"}
     params = _params(
-        "label-noise", options, measures=measures, sigmas=sigmas, trials=trials, raters=raters, seed=seed, length=length
+        "label-noise", measures=measures, sigmas=sigmas, trials=trials, raters=raters, seed=seed, length=length
     )
     specs = [parse_moment_measure(m) for m in params.measures]
     segments = ground_truth_segments(parse_moment_ground_truth(_read_bytes(moments), source=str(moments)))
@@ -579,7 +580,7 @@ def ties_command(
     from app.evaluation.analyses import ties_result  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    params = _params("ties", {"measures": "--measure"}, measures=measures)
+    params = _params("ties", measures=measures)
     results = _scores(paths, moments, params.measures, max_results)
     data = ties_result(results.measures, results.values)
     table = Table(title=f"All-tied topics ({len(results.topics)} topics, {len(results.runs)} runs)")
@@ -612,8 +613,7 @@ def power_command(
     from app.evaluation.analyses import power_result  # scipy: only when the analysis runs
 
     check_plot_path(plot)
-    options = {"measures": "--measure", "alpha": "--alpha", "n_resamples": "--resamples", "seed": "--seed"}
-    params = _params("power", options, measures=measures, alpha=alpha, n_resamples=resamples, seed=seed)
+    params = _params("power", measures=measures, alpha=alpha, n_resamples=resamples, seed=seed)
     results = _scores(paths, moments, params.measures, max_results, every=False)
     with _progress("power") as progress:
         data = power_result(
@@ -666,7 +666,7 @@ def judged_fraction_command(
     from app.evaluation.analyses.judged_depth import judged_fraction
 
     check_plot_path(plot)
-    params = _params("judged-fraction", {"depths": "--depth"}, depths=depths)
+    params = _params("judged-fraction", depths=depths)
     qrels, prepared = _prepared(qrels_path, run_paths, max_results)
     result = judged_fraction(qrels, prepared, depths=params.depths, max_results=max_results)
     table = Table(title=f"Judged fraction of the top d ({len(result.runs)} runs)")
@@ -695,7 +695,7 @@ def qrels_versions_command(
     from app.evaluation.prepared_runs import prepare_runs
 
     check_plot_path(plot)
-    params = _params("qrels-versions", {"measure": "--measure"}, measure=measure)
+    params = _params("qrels-versions", measure=measure)
     if len(qrels_paths) < 2:
         raise ValueError("--qrels: give at least two qrels files to compare")
     versions = [read_qrels(p) for p in qrels_paths]
@@ -750,11 +750,8 @@ def swap_rate_command(
     from app.evaluation.measures.registry import aggregate_of
 
     check_plot_path(plot)
-    options = {"measure": "--measure", "trials": "--trials", "sizes": "--sizes", "seed": "--seed"}
-    options |= {"bin_width": "--bin-width", "threshold": "--threshold", "min_comparisons": "--min-comparisons"}
     params = _params(
         "swap-rate",
-        options,
         measure=measure,
         trials=trials,
         sizes=parse_sizes(sizes),
@@ -822,11 +819,8 @@ def type_significance_command(
     from app.evaluation.measures.registry import aggregate_of
 
     check_plot_path(plot)
-    options = {"measure": "--measure", "method": "--method", "top": "--top", "alpha": "--alpha"}
-    options |= {"n_resamples": "--resamples", "seed": "--seed"}
     params = _params(
         "type-significance",
-        options,
         measure=measure,
         method=method,
         top=top,
@@ -875,7 +869,7 @@ def novelty_command(
     from app.evaluation.analyses.novelty import unique_relevant
 
     check_plot_path(plot)
-    _params("novelty", {})
+    _params("novelty")
     qrels, prepared = _prepared(qrels_path, run_paths, max_results)
     teams = read_run_groups(groups).units(list(prepared.names), "group")
     data = unique_relevant(qrels, prepared, teams, max_results=max_results).to_dict()
@@ -906,7 +900,7 @@ def run_vs_median_command(
     from app.evaluation.analyses.topic_comparison import topic_comparison
 
     check_plot_path(plot)
-    params = _params("run-vs-median", {"measure": "--measure"}, measure=measure)
+    params = _params("run-vs-median", measure=measure)
     results = _one_measure(paths, moments, params.measure, max_results)
     if run is not None and run not in results.runs:
         raise ValueError(f"--run: no run {run!r} among {', '.join(results.runs)}")
@@ -953,7 +947,7 @@ def efficiency_command(
     from app.evaluation.analyses.efficiency import score_vs_time
 
     check_plot_path(plot)
-    params = _params("efficiency", {"measure": "--measure"}, measure=measure)
+    params = _params("efficiency", measure=measure)
     stated = read_times(times)
     results = _one_measure(paths, moments, params.measure, max_results)
     seconds = np.array([stated.get(name, np.nan) for name in results.runs], dtype=np.float64)
@@ -983,7 +977,7 @@ def strata_command(
     from app.evaluation.analyses.strata import stratum_summary
 
     check_plot_path(plot)
-    _params("strata", {})
+    _params("strata")
     data = stratum_summary(read_qrels(qrels_path)).to_dict()
     table = Table(title=f"Strata ({len(data['topics'])} topics, {data['inferred_relevant']:.1f} inferred relevant)")
     for column in ("stratum", "pooled", "judged", "relevant", "judged share", "relevant share"):
@@ -1012,8 +1006,7 @@ def moment_effectiveness_command(
     from app.evaluation.analyses.moment_effectiveness import moment_effectiveness
 
     check_plot_path(plot)
-    options = {"measures": "--measure", "sort_by": "--sort-by"}
-    params = _params("moment-effectiveness", options, measures=measures, sort_by=sort_by)
+    params = _params("moment-effectiveness", measures=measures, sort_by=sort_by)
     results = _scores(run_paths, moments, params.measures, 1000)
     result = moment_effectiveness(results.runs, results.measures, results.mean(), sort_by=params.sort_by)
     table = Table(title=f"Systems by measure, sorted by {result.sort_by}")

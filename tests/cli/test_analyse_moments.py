@@ -153,3 +153,19 @@ def test_options_are_checked_by_the_rest_schema_and_named_as_options(moment_file
     assert result.exit_code == 2 and "--length: Input should be 'shifted' or 'exponential'" in result.stderr
     result = runner.invoke(cli, ["analyse", "agreement", str(runs[0]), "--moments", str(truth), "-m", "AxIoU@1"])
     assert result.exit_code == 2 and "--measure: List should have at least 2 items" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "extra", "option"),
+    [
+        ("power", ["--resamples", "0"], "--resamples:"),
+        ("label-noise", ["--sigma", "-1"], "--sigma:"),
+        ("swap-rate", ["--bin-width", "0"], "--bin-width:"),
+        ("swap-rate", ["--min-comparisons", "0"], "--min-comparisons:"),
+    ],
+)
+def test_an_error_quotes_the_option_as_typed(moment_files, command, extra, option):
+    truth, runs = moment_files
+    result = runner.invoke(cli, ["analyse", command, str(runs[0]), str(runs[1]), "--moments", str(truth), *extra])
+    assert result.exit_code == 2, result.output
+    assert option in result.stderr, result.stderr
