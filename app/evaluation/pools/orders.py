@@ -61,6 +61,13 @@ def topic_rng(seed: int, topic: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(topic.encode())])
 
 
+def tie_order(seed: int, topic: str, n: int) -> np.ndarray:
+    """Each of `n` items' place in the topic's seeded order: of tied items, the lowest place goes first."""
+    place = np.empty(n, dtype=np.int64)
+    place[topic_rng(seed, topic).permutation(n)] = np.arange(n)
+    return place
+
+
 class _Lists:
     """Runs' ranked lists over one topic's pool as integer doc ids, with a cursor per run past judged docs."""
 
@@ -219,8 +226,7 @@ class MoveToFront(JudgingOrder):
     def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
         super().__init__(lists, pool=pool)
         n = len(self._lists.lists)
-        self._tie = np.empty(n, dtype=np.int64)
-        self._tie[topic_rng(seed, topic).permutation(n)] = np.arange(n)
+        self._tie = tie_order(seed, topic, n)
         self._failures = np.zeros(n, dtype=np.int64)
         self._left_at = np.full(n, -1, dtype=np.int64)  # judgement count when the run was last left; -1 never
         self._current = -1
@@ -262,8 +268,7 @@ class MaxMeanNonStationary(JudgingOrder):
             raise ValueError(f"discount must be in (0, 1], got {discount}")
         n = len(self._lists.lists)
         self.discount = discount
-        self._tie = np.empty(n, dtype=np.int64)
-        self._tie[topic_rng(seed, topic).permutation(n)] = np.arange(n)
+        self._tie = tie_order(seed, topic, n)
         self.rewards = np.zeros(n)
         self.failures = np.zeros(n)
         self._alive = np.ones(n, dtype=bool)
@@ -351,8 +356,7 @@ class MinimalTestCollection(JudgingOrder):
     def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
         super().__init__(lists, pool=pool)
         n_docs, n_runs = len(self._lists.names), len(self._lists.lists)
-        self._tie = np.empty(n_docs, dtype=np.int64)
-        self._tie[topic_rng(seed, topic).permutation(n_docs)] = np.arange(n_docs)
+        self._tie = tie_order(seed, topic, n_docs)
         self.rank = np.zeros((n_runs, n_docs), dtype=np.int64)  # 1-based rank of doc in run, 0 if not ranked
         self.gain = np.zeros((n_runs, n_docs))  # u_run(doc): what judging doc relevant adds to the run's R * AP
         for run, ranked in enumerate(self._lists.lists):
