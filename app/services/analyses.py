@@ -47,7 +47,7 @@ from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
 from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
-from app.services.qrels import load_qrels, order_mark_of
+from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, TaskKind
 
@@ -336,9 +336,7 @@ def _qrels_reader(
     reporter: Reporter,
 ) -> dict[str, object]:
     """The campaign analyses that read the evaluation's qrels (and the runs, re-read from their uploads)."""
-    version = session.get(QrelsVersion, evaluation.qrels_version_id)
-    assert version is not None
-    qrels = load_qrels(session, version)
+    version, qrels = evaluation_qrels(session, evaluation)
     if kind == "strata":
         return {"qrels_label": version.label, **stratum_summary(qrels).to_dict()}
     runs = list(table.runs)
@@ -406,9 +404,7 @@ def _qrels_analysis(
     reporter: Reporter,
 ) -> dict[str, object]:
     """Pool-depth and leave-out analyses: re-evaluation under reduced qrels of the evaluation's qrels version."""
-    version = session.get(QrelsVersion, evaluation.qrels_version_id)
-    assert version is not None
-    qrels = load_qrels(session, version)
+    version, qrels = evaluation_qrels(session, evaluation)
     runs = list(table.runs)
     names = [r.name for r in runs]
     prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)

@@ -22,7 +22,7 @@ from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_out, copy_rows
-from app.storage.models import PoolItem, QrelsVersion, Topic, Verdict
+from app.storage.models import Evaluation, PoolItem, QrelsVersion, Topic, Verdict
 
 UNJUDGED = -1
 
@@ -88,6 +88,13 @@ def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) 
     version.unjudged_sampled = unjudged_sampled
     session.flush()
     return version
+
+
+def evaluation_qrels(session: Session, evaluation: Evaluation) -> tuple[QrelsVersion, Qrels]:
+    """The qrels version a (shots) evaluation scored against, and its qrels."""
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert version is not None
+    return version, load_qrels(session, version)
 
 
 def order_mark(version: QrelsVersion | None) -> dict[str, object] | None:

@@ -31,9 +31,9 @@ from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.leaderboards import Filters, build_leaderboard, default_measure, finished_evaluation, score_table
 from app.services.pools import current_pool, pool_statistics
-from app.services.qrels import load_qrels, order_mark
+from app.services.qrels import evaluation_qrels, order_mark
 from app.services.run_arrays import load_runs
-from app.storage.models import Campaign, Evaluation, QrelsVersion, TaskKind
+from app.storage.models import Campaign, Evaluation, TaskKind
 
 SIGNIFICANCE_TOP = 10  # the overview tests the top 10 runs of each run type
 
@@ -80,9 +80,7 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
     if np.isfinite(seconds).any():
         report["efficiency"] = score_vs_time(labels, table.means[:, m], seconds, measure=measure).to_dict()
     if campaign.task_kind is TaskKind.shots and evaluation.qrels_version_id is not None:
-        qrels_version = session.get(QrelsVersion, evaluation.qrels_version_id)
-        assert qrels_version is not None
-        qrels = load_qrels(session, qrels_version)
+        qrels_version, qrels = evaluation_qrels(session, evaluation)
         runs = load_runs(session, [r.id for r in table.runs])
         teams = [table.teams[r.team_id] for r in table.runs]
         report["qrels_label"] = qrels_version.label

@@ -14,22 +14,8 @@ from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, 
 from app.storage.models import MomentJudgement, MomentPoolItem
 from tests.api.conftest import auth
 from tests.api.test_evaluations import wait_done
+from tests.api.test_moment_judging import BLIND_KEYS, RUNS
 
-RUNS = {
-    "good": "1 vidA 11 19 0.9\n1 vidA 40 46 0.8\n2 vidB 0 4 0.7\n",
-    "poor": "1 vidA 10 20 0.9\n1 vidB 0 9 0.8\n2 vidB 30 40 0.7\n",
-}
-BLIND_KEYS = {
-    "item_id",
-    "topic",
-    "topic_title",
-    "topic_description",
-    "video_id",
-    "start",
-    "end",
-    "media_url",
-    "segments",
-}
 # the page is settled: nothing in flight, and an item other than `shown` is on screen, or the queue is done
 SETTLED = """shown => {
     const busy = document.getElementById('main').getAttribute('aria-busy') !== 'false';
