@@ -16,8 +16,8 @@ from app.evaluation.pools.orders import (
     judge_all,
     make_order,
     replay,
-    topic_rng,
 )
+from app.evaluation.pools.seeding import topic_rng
 
 A = ["d1", "d3", "d2", "d8"]
 B = ["d4", "d5", "d9"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -13,6 +12,7 @@ import numpy as np
 from app.evaluation.errors import FormatError
 from app.evaluation.ordering import ranked_order
 from app.evaluation.pools.keys import pair_keys
+from app.evaluation.pools.seeding import topic_rng
 
 
 class RankedRun(Protocol):
@@ -102,11 +102,6 @@ def rank_rows(runs: Sequence[RankedRun]) -> tuple[np.ndarray, np.ndarray, np.nda
     return run_index, topics, docs, ranks
 
 
-def _stable_seed(seed: int, topic: str) -> np.random.Generator:
-    """A generator for one topic that does not depend on which other topics exist."""
-    return np.random.default_rng([seed, zlib.crc32(topic.encode())])
-
-
 def build_pool(
     runs: Sequence[RankedRun], *, depth: int | None = None, strata: Sequence[Stratum] | None = None, seed: int = 0
 ) -> PoolTable:
@@ -135,7 +130,7 @@ def build_pool(
     sampled = np.zeros(n_pairs, dtype=bool)
     judging_order = np.full(n_pairs, -1, dtype=np.int64)
     for topic in np.unique(pair_topics).tolist():
-        rng = _stable_seed(seed, topic)
+        rng = topic_rng(seed, topic)
         in_topic = np.flatnonzero(pair_topics == topic)
         for number, stratum in enumerate(strata, start=1):
             members = in_topic[pair_strata[in_topic] == number]

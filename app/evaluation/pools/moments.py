@@ -3,7 +3,6 @@ reaches a threshold, in a seeded judging order; and the agreement of two assesso
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -13,6 +12,7 @@ from scipy.sparse.csgraph import connected_components
 
 from app.evaluation.moments.parse import MomentRunTable
 from app.evaluation.moments.relevance import temporal_iou
+from app.evaluation.pools.seeding import topic_rng
 
 DEFAULT_IOU = 0.5
 
@@ -114,11 +114,6 @@ def _merge_groups(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray, iou: f
     return connected_components(graph, directed=False)[1].astype(np.int64)
 
 
-def _topic_rng(seed: int, topic: str) -> np.random.Generator:
-    """A generator for one topic that does not depend on which other topics exist."""
-    return np.random.default_rng([seed, zlib.crc32(topic.encode())])
-
-
 def build_moment_pool(
     runs: Sequence[MomentRunTable], *, depth: int, iou: float = DEFAULT_IOU, seed: int = 0
 ) -> MomentPoolTable:
@@ -151,7 +146,7 @@ def build_moment_pool(
     bounds = np.flatnonzero(np.r_[True, sorted_topics[1:] != sorted_topics[:-1], True]) if n else np.array([0])
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         topic = str(top["topic_names"][sorted_topics[lo]])
-        judging_order[canonical[lo:hi]] = _topic_rng(seed, topic).permutation(hi - lo)
+        judging_order[canonical[lo:hi]] = topic_rng(seed, topic).permutation(hi - lo)
     order = np.lexsort((judging_order, topic_code))
     return MomentPoolTable(
         topics=seg_topics[order],

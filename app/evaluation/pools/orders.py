@@ -48,17 +48,13 @@ built with the same seed reproduces it, which is how a service restores one (`re
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from app.evaluation.pools.seeding import topic_rng
+
 ORDERS = ("shuffled", "move_to_front", "mm_ns", "hedge", "mtc")
-
-
-def topic_rng(seed: int, topic: str) -> np.random.Generator:
-    """A generator for one topic that does not depend on which other topics exist (as the pool builder's)."""
-    return np.random.default_rng([seed, zlib.crc32(topic.encode())])
 
 
 def tie_order(seed: int, topic: str, n: int) -> np.ndarray:
