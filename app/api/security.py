@@ -1,4 +1,9 @@
-"""Role declarations: every endpoint depends on exactly one of these, and tests check that."""
+"""Role declarations: every endpoint depends on exactly one of these, and tests check that.
+
+A role declaration also declares the bearer token in the OpenAPI (`BEARER`, the `bearerToken` security scheme), so
+every operation but the public ones carries `security` and /docs has its Authorize button: derived from the role
+dependency itself, it cannot drift from who may call what.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from app.api.throttle import FailureThrottle
@@ -31,6 +37,25 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
+
+# The OpenAPI security schemes. Both only read the Authorization header (auto_error off): the role check answers 401.
+BEARER = HTTPBearer(
+    scheme_name="bearerToken",
+    description="A trecpool token (tp_...): an organiser's, a team's, an assessor's, or an assessor's judging session.",
+    auto_error=False,
+)
+JUDGE_LINK = HTTPBearer(
+    scheme_name="judgingLink",
+    description="A one-time judging link: the secret after `#link=` in a `judge_url` (only POST /api/judging/session).",
+    auto_error=False,
+)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)]
+LinkCredentials = Annotated[HTTPAuthorizationCredentials | None, Security(JUDGE_LINK)]
+
+
+def credential_of(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    """The secret of a parsed `Authorization: Bearer ...` header (None without one)."""
+    return credentials.credentials.strip() if credentials is not None else None
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -57,10 +82,8 @@ def client_address(request: Request) -> str:
 
 
 def checked_credential(request: Request, credential: str | None, use: Callable[[str | None], Any]) -> Any:
-    """`use(credential)`, throttled: refused while the caller's address is over its failures, a failure counted."""
+    """`use(credential)`, throttled: a failure counted, and refused (429) once the address is over its failures."""
     throttle, address = throttle_of(request), client_address(request)
-    if credential:
-        throttle.check(address)
     try:
         return use(credential)
     except Unauthenticated:
@@ -89,10 +112,8 @@ def role(*roles: Role) -> Any:
     The principal becomes the actor of the audit trail for every change the request's session makes.
     """
 
-    def check(
-        request: Request, session: SessionDep, authorization: Annotated[str | None, Header()] = None
-    ) -> Principal:
-        token = bearer_token(authorization)
+    def check(request: Request, session: SessionDep, credentials: Credentials) -> Principal:
+        token = credential_of(credentials)
         principal = remembered_principal(request, token)
         if principal is None:
             principal = checked_credential(request, token, lambda token: authenticate_actor(session, token))

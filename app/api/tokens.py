@@ -5,10 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict
 
-from app.api.security import Member, Organiser, SessionDep, bearer_token, checked_credential, public
+from app.api.security import (
+    LinkCredentials,
+    Member,
+    Organiser,
+    SessionDep,
+    checked_credential,
+    credential_of,
+    public,
+)
 from app.services import audit, tokens
 from app.services.errors import Unauthenticated
 from app.services.inputs import Id
@@ -83,11 +91,13 @@ def revoke_token(token_id: Id, session: SessionDep, principal: Member) -> TokenI
 def exchange_judge_link(
     request: Request,
     session: SessionDep,
-    authorization: Annotated[str | None, Header(description="Bearer <the link parameter of a judge_url>")] = None,
+    link: LinkCredentials,
 ) -> SessionOut:
     """Trade a one-time judging link (sent as `Authorization: Bearer <link>`) for an assessor session token.
 
-    The link is spent at once; a used, expired or unknown link gets 401 and counts as a failed authentication.
+    The link is the secret after `#link=` in a `judge_url` (the judging page reads it from the URL fragment, which
+    no server sees, and POSTs it here). It is spent at once; a used, expired or unknown link gets 401 and counts as
+    a failed authentication.
     """
     set_actor(session, actor_of("judge_link"))
     lifetime = request.app.state.settings.judge_session_seconds
@@ -97,7 +107,7 @@ def exchange_judge_link(
             raise Unauthenticated("missing judging link (Authorization: Bearer <link>)")
         return tokens.exchange_judge_link(session, link, lifetime)
 
-    plain, token = checked_credential(request, bearer_token(authorization), exchange)
+    plain, token = checked_credential(request, credential_of(link), exchange)
     session.commit()
     return SessionOut(token=plain, expires_at=token.expires_at)
 
