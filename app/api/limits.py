@@ -42,8 +42,6 @@ def _check_token(scope: Scope, token: str | None) -> None:
     """
     request = Request(scope)
     throttle, address = throttle_of(request), client_address(request)
-    if token:
-        throttle.check(address)
     session = scope["app"].state.session_factory()
     try:
         session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})  # one query: no BEGIN, no ROLLBACK

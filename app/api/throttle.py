@@ -1,7 +1,10 @@
-"""Failed-authentication throttling: too many bad tokens from one client address in a window get 429.
+"""Failed-authentication throttling: bad tokens from one client address past a limit per window get 429.
 
-The counts live in the memory of each server process (per-process limits: with N processes a client may fail up
-to N times the limit before every one of them refuses it). Only presented tokens that fail count, not missing ones.
+Only failures are throttled: every presented token is looked up (one indexed query by its SHA-256), so a valid
+token from a throttled address is served (behind NAT one bad client must not lock out everyone) and only a bad one
+gets 429 instead of 401. The counts live in the memory of each server process (per-process limits: with N processes
+a client may fail up to N times the limit before every one of them refuses it). Only presented tokens that fail
+count, not missing ones.
 """
 
 from __future__ import annotations
@@ -36,27 +39,26 @@ class FailureThrottle:
             del self._failures[address]
         return times
 
-    def check(self, address: str) -> None:
-        """TooManyAttempts (with the seconds to wait) if the address used up its failures in the window."""
-        moment = time.monotonic()
-        with self._lock:
-            times = self._recent(address, moment)
-            if len(times) >= self.max_failures:
-                wait = max(1, math.ceil(times[-self.max_failures] + self.window - moment))
-                raise TooManyAttempts(
-                    f"too many failed authentications from this address: try again in {wait} s", retry_after=wait
-                )
-
     def failed(self, address: str) -> None:
-        """Count one failed authentication of the address."""
+        """Count one failed authentication of the address; TooManyAttempts (with the seconds to wait) past the limit.
+
+        Failures while refused count too: a client that keeps guessing stays refused until it pauses for the window.
+        """
         moment = time.monotonic()
         with self._lock:
             if address not in self._failures and len(self._failures) >= MAX_TRACKED:
                 self._forget_oldest()
-            times = self._failures.setdefault(address, deque())
+            times = self._recent(address, moment)
+            over = len(times) >= self.max_failures
             times.append(moment)
             while len(times) > self.max_failures:
                 times.popleft()
+            self._failures[address] = times
+            if over:
+                wait = max(1, math.ceil(times[0] + self.window - moment))
+                raise TooManyAttempts(
+                    f"too many failed authentications from this address: try again in {wait} s", retry_after=wait
+                )
 
     def _forget_oldest(self) -> None:
         """Drop the address whose last failure is oldest (keeps the table bounded)."""

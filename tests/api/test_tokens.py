@@ -227,10 +227,10 @@ def test_failed_authentications_are_throttled_with_retry_after(settings, session
         assert refused.status_code == 429, refused.text
         assert 1 <= int(refused.headers["retry-after"]) <= 60
         assert "too many failed authentications" in refused.json()["detail"]
-        # the address is refused whatever it presents, before any body is read too
-        assert throttled.get("/api/campaigns", headers=organiser).status_code == 429
-        upload = throttled.post("/api/campaigns", json={"name": "x", "task_kind": "shots"}, headers=organiser)
-        assert upload.status_code == 429 and int(upload.headers["retry-after"]) >= 1
+        # only failures are refused: a valid token from the address is served (behind NAT, its other users)
+        assert throttled.get("/api/campaigns", headers=organiser).status_code == 200
+        upload = throttled.post("/api/campaigns", json={"name": "x", "task_kind": "shots"}, headers=auth("tp_bad"))
+        assert upload.status_code == 429 and int(upload.headers["retry-after"]) >= 1  # before any body is read too
         assert throttled.post("/api/judging/session", headers=auth("tp_guess")).status_code == 429
         # public pages need no authentication: still served
         assert throttled.get("/api/health").status_code == 200
