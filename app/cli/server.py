@@ -10,7 +10,31 @@ from enum import StrEnum
 
 import typer
 
-cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+cli = typer.Typer(
+    add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
+)
+
+
+WAIT_SECONDS = 60.0  # how long `serve` and `worker` wait for the database by default (as `db upgrade --wait`)
+
+
+def wait_for_database_or_exit(database_url: str | None, seconds: float, *, schema: bool) -> None:
+    """Wait (bounded) for an external database to answer, and with `schema` to be at head; error line and exit 1."""
+    if not database_url:
+        return  # the embedded PostgreSQL is started, not waited for
+    from app.cli.common import console
+    from app.storage.connect import wait_for_database
+    from app.storage.database import DatabaseUnavailable
+    from app.storage.migrations import SchemaOutOfDate
+
+    def say(line: str) -> None:
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+    try:
+        wait_for_database(database_url, seconds, say, schema=schema)
+    except (DatabaseUnavailable, SchemaOutOfDate) as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
 
 
 class DemoSizeName(StrEnum):
@@ -33,11 +57,15 @@ def serve(
     worker: bool = typer.Option(
         True, "--worker/--no-worker", help="Also run a job worker process (off when `trecpool worker` runs them)"
     ),
+    wait: float = typer.Option(
+        WAIT_SECONDS, "--wait", min=0, help="Seconds to wait for PostgreSQL at DATABASE_URL to answer (0: try once)"
+    ),
 ) -> None:
     """Start the service; refuses to run on an out-of-date schema."""
     from app.config import get_settings
 
     settings = get_settings()
+    wait_for_database_or_exit(settings.database_url, wait, schema=False)
     serve_app(host or settings.host, port or settings.port, demo=demo, demo_size=demo_size.value, worker=worker)
 
 

@@ -6,7 +6,11 @@ import signal
 
 import typer
 
-cli = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+from app.cli.server import WAIT_SECONDS, wait_for_database_or_exit
+
+cli = typer.Typer(
+    add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
+)
 
 
 @cli.command("worker")
@@ -15,6 +19,12 @@ def worker(
     concurrency: int | None = typer.Option(
         None, min=1, help="Jobs each process runs at once (default from TRECPOOL_WORKER_CONCURRENCY)"
     ),
+    wait: float = typer.Option(
+        WAIT_SECONDS,
+        "--wait",
+        min=0,
+        help="Seconds to wait for PostgreSQL at DATABASE_URL to answer with its schema migrated (0: try once)",
+    ),
 ) -> None:
     """Run workers until interrupted; several processes or machines may share one database."""
     from app.cli.common import console, open_database
@@ -22,6 +32,7 @@ def worker(
     from app.worker.processes import WorkerProcesses
 
     settings = get_settings()
+    wait_for_database_or_exit(settings.database_url, wait, schema=True)
     if concurrency is not None:
         settings = settings.model_copy(update={"worker_concurrency": concurrency})
     database = open_database()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
 
 from app.storage import migrations
-from app.storage.database import check_connection, checked_url, make_engine, start_embedded
+from app.storage.database import DatabaseUnavailable, check_connection, checked_url, make_engine, start_embedded
 
 log = logging.getLogger("trecpool.storage")
 
@@ -44,3 +46,46 @@ def open_engine(
     if check:
         migrations.check_schema(engine)
     return OpenedDatabase(url=url, engine=engine, embedded=embedded)
+
+
+RETRY_SECONDS = 1.0  # between attempts while waiting for the database
+
+
+def wait_for_database(
+    database_url: str,
+    wait_seconds: float,
+    say: Callable[[str], None],
+    *,
+    schema: bool = False,
+    retry_seconds: float = RETRY_SECONDS,
+) -> None:
+    """Wait up to `wait_seconds` for the database to answer (with `schema`, to be at head), saying why meanwhile.
+
+    `say` gets one line per failed attempt, about every `retry_seconds`. Errors that do not pass by themselves
+    (wrong credentials, a missing database, a malformed URL) are raised at once; when time is up, the last
+    DatabaseUnavailable or SchemaOutOfDate is raised, saying how long it waited. Each attempt is bounded by the
+    connect timeout, so the whole wait is at most `wait_seconds` plus one of it.
+    """
+    engine = make_engine(checked_url(database_url))
+    started = time.monotonic()
+    try:
+        while True:
+            try:
+                check_connection(engine)
+                if schema:
+                    migrations.check_schema(engine)
+                return
+            except (DatabaseUnavailable, migrations.SchemaOutOfDate) as exc:
+                retryable = isinstance(exc, migrations.SchemaOutOfDate) or exc.retryable
+                waited = time.monotonic() - started
+                left = wait_seconds - waited
+                if not retryable:
+                    raise
+                if left <= 0:
+                    if wait_seconds <= 0:
+                        raise
+                    raise type(exc)(f"{exc} (gave up after waiting {waited:.0f} s)") from None
+                say(f"waiting for the database ({left:.0f} s left): {exc}")
+                time.sleep(min(retry_seconds, left))
+    finally:
+        engine.dispose()

@@ -21,7 +21,15 @@ CONNECT_TIMEOUT_SECONDS = 5
 
 
 class DatabaseUnavailable(RuntimeError):
-    """The configured database cannot be used; the message says why in one line and names the fix."""
+    """The configured database cannot be used; the message says why in one line and names the fix.
+
+    `retryable` when it may pass by itself (PostgreSQL not reachable yet, or still starting), not for wrong
+    credentials, a missing database or a malformed URL.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 def normalise_url(url: str) -> str:
@@ -66,7 +74,8 @@ def check_connection(engine: Engine) -> None:
             raise DatabaseUnavailable(f"PostgreSQL at {where} refused the credentials in DATABASE_URL") from None
         raise DatabaseUnavailable(
             f"cannot reach PostgreSQL at {where} ({reason.removeprefix('connection failed: ')}): "
-            "is it running, and is DATABASE_URL right?"
+            "is it running, and is DATABASE_URL right?",
+            retryable=True,
         ) from None
 
 

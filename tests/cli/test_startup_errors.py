@@ -19,12 +19,12 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve_with(monkeypatch: pytest.MonkeyPatch, url: str) -> str:
+def _serve_with(monkeypatch: pytest.MonkeyPatch, url: str, *args: str) -> str:
     """Run `trecpool serve` with DATABASE_URL set to `url`; return its output after checking it failed cleanly."""
     monkeypatch.setenv("DATABASE_URL", url)
     get_settings.cache_clear()
     try:
-        result = CliRunner().invoke(cli, ["serve", "--port", str(_closed_port())])
+        result = CliRunner().invoke(cli, ["serve", "--port", str(_closed_port()), *args])
     finally:
         get_settings.cache_clear()
     assert result.exit_code == 1, result.output
@@ -35,7 +35,7 @@ def _serve_with(monkeypatch: pytest.MonkeyPatch, url: str) -> str:
 
 
 def test_unreachable_database(monkeypatch):
-    line = _serve_with(monkeypatch, f"postgresql://postgres@127.0.0.1:{_closed_port()}/trecpool")
+    line = _serve_with(monkeypatch, f"postgresql://postgres@127.0.0.1:{_closed_port()}/trecpool", "--wait", "0")
     assert "cannot reach PostgreSQL at 127.0.0.1:" in line and "DATABASE_URL" in line
 
 
