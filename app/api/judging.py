@@ -32,11 +32,18 @@ class ItemOut(BaseModel):
     verdict: Verdict | None = Field(default=None, description="Your own verdict, when you go back to an item")
 
 
+CHANGE = (
+    "Change your own earlier verdict on the item (going back to it). Without it, a verdict on an item you judged"
+    " already is refused (409, naming your stored verdict): two tabs never overwrite each other silently."
+)
+
+
 class VerdictIn(BaseModel):
     """A verdict and, optionally, the seconds it took (measured from the lease otherwise)."""
 
     verdict: Verdict
     seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+    change: bool = Field(default=False, description=CHANGE)
 
 
 class TopicProgressOut(BaseModel):
@@ -64,13 +71,16 @@ class StepIn(BaseModel):
     verdict: Verdict | None = None
     later: bool = Field(default=False, description="Put the item off, without a verdict, to the end of the queue")
     seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+    change: bool = Field(default=False, description=CHANGE)
     ahead: int = Field(default=1, ge=0, le=3, description="Items to lease beyond the next one (for preloading)")
 
     @model_validator(mode="after")
     def _one_action(self) -> StepIn:
-        """A verdict or `later` needs a task_id, and not both at once."""
+        """A verdict or `later` needs a task_id, and not both at once; `change` goes with a verdict."""
         if self.verdict is not None and self.later:
             raise ValueError("give a verdict or later, not both")
+        if self.change and self.verdict is None:
+            raise ValueError("change goes with a verdict")
         if (self.verdict is not None or self.later) != (self.task_id is not None):
             raise ValueError("task_id goes with a verdict or later, and needs one of them")
         return self
@@ -87,7 +97,8 @@ class StepOut(BaseModel):
 
 @router.post("/step", response_model=StepOut)
 def step(request: Request, body: StepIn, session: SessionDep, principal: Assessor) -> StepOut:
-    """Judge an item (or put it off for later) and get your next items and progress, in one request."""
+    """Judge an item (or change your verdict with `change`, or put it off for later) and get your next items and
+    progress, in one request. A verdict on an item you judged already, without `change`, is a 409 naming it."""
     done = judging.step(
         session,
         principal,
@@ -97,6 +108,7 @@ def step(request: Request, body: StepIn, session: SessionDep, principal: Assesso
         verdict=body.verdict,
         later=body.later,
         seconds_spent=body.seconds_spent,
+        change=body.change,
     )
     session.commit()
     return StepOut(
@@ -119,8 +131,13 @@ def next_item(request: Request, session: SessionDep, principal: Assessor) -> Ite
 
 @router.post("/items/{task_id}", response_model=ItemOut)
 def submit(task_id: Id, body: VerdictIn, session: SessionDep, principal: Assessor) -> ItemOut:
-    """Judge a leased item, or change your own earlier verdict on it (every change is kept)."""
-    view = judging.judge(session, principal, task_id, body.verdict, seconds_spent=body.seconds_spent)
+    """Judge a leased item, or change your own earlier verdict on it with `change` (every change is kept).
+
+    A verdict on an item you judged already, without `change` (another tab, say), is a 409 naming your verdict.
+    """
+    view = judging.judge(
+        session, principal, task_id, body.verdict, seconds_spent=body.seconds_spent, change=body.change
+    )
     session.commit()
     return ItemOut(**view.__dict__)
 

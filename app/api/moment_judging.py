@@ -40,6 +40,11 @@ class MarksIn(BaseModel):
 
     segments: list[SegmentIn] = Field(max_length=moment_judging.MAX_SEGMENTS)
     seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
+    change: bool = Field(
+        default=False,
+        description="Replace your own earlier marks on the item (going back to it). Without it, marks on an item you"
+        " marked already are refused (409, naming your stored marks): two tabs never overwrite each other silently.",
+    )
 
 
 class MarkOut(BaseModel):
@@ -147,9 +152,14 @@ def next_item(session: SessionDep, principal: Assessor) -> MarkOut | Response:
 
 @router.post("/moment-judging/items/{item_id}", response_model=MarkOut)
 def submit(item_id: Id, body: MarksIn, session: SessionDep, principal: Assessor) -> MarkOut:
-    """Mark the relevant moments of an item's video, or change your marks (an empty list: none relevant)."""
+    """Mark the relevant moments of an item's video (an empty list: none relevant), or change your marks (`change`).
+
+    Marks on an item you marked already, without `change` (another tab, say), are a 409 naming your stored marks.
+    """
     segments = [(s.start, s.end) for s in body.segments]
-    view = moment_judging.mark(session, principal, item_id, segments, seconds_spent=body.seconds_spent)
+    view = moment_judging.mark(
+        session, principal, item_id, segments, seconds_spent=body.seconds_spent, change=body.change
+    )
     session.commit()
     return MarkOut(**view.__dict__)
 

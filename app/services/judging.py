@@ -262,10 +262,37 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _judged_already(task_id: int, verdict: Verdict) -> Conflict:
+    """The 409 of a first verdict on an item the caller has judged already, naming the stored verdict."""
+    return Conflict(
+        f"item {task_id} is judged already: your verdict is {verdict.value} (given in another tab or window?); "
+        "a verdict is changed only by going back to it (change: true)"
+    )
+
+
+def _own_judgement(session: Session, me: int, pool_item_id: int, round_: int) -> Judgement | None:
+    """The caller's judgement of an item's round, read afresh (after waiting for the task's lock)."""
+    return session.scalar(
+        select(Judgement).where(
+            Judgement.pool_item_id == pool_item_id, Judgement.round == round_, Judgement.assessor_id == me
+        )
+    )
+
+
 def judge(
-    session: Session, principal: Principal, task_id: int, verdict: Verdict, *, seconds_spent: float | None = None
+    session: Session,
+    principal: Principal,
+    task_id: int,
+    verdict: Verdict,
+    *,
+    seconds_spent: float | None = None,
+    change: bool = False,
 ) -> TaskView:
-    """Record a verdict on a leased task, or change the caller's own earlier verdict on it."""
+    """Record a first verdict on a leased task or, with `change`, change the caller's own earlier verdict on it.
+
+    A first verdict on an item the caller judged already (two tabs on one item) is a Conflict naming the stored
+    verdict: it never replaces it silently. `change` on an item without a verdict of the caller's is NotFound.
+    """
     me = _assessor(principal)
     task = session.execute(_TASK_FOR_VERDICT, {"task": task_id}).one_or_none()
     if task is None:
@@ -275,6 +302,8 @@ def judge(
             raise NotFound(f"item {task_id} not found")
         current = session.get(Judgement, task.judgement_id)
         assert current is not None
+        if not change:
+            raise _judged_already(task_id, current.verdict)
         if current.verdict is not verdict:
             session.add(
                 JudgementChange(
@@ -284,7 +313,13 @@ def judge(
             current.verdict, current.grade, current.updated_at = verdict, GRADES[verdict], _now()
         session.flush()
         return _view(session, task.id, verdict)
+    if change:
+        raise NotFound(f"item {task_id} has no verdict of yours to change")
     if task.leased_to != me:
+        # judged meanwhile by the caller's other tab, whose transaction held the task's lock while this one waited
+        stored = _own_judgement(session, me, task.pool_item_id, task.round)
+        if stored is not None:
+            raise _judged_already(task_id, stored.verdict)
         raise Conflict(f"item {task_id} is not leased to you (the lease may have expired); ask for the next item")
     if seconds_spent is None and task.leased_at is not None:
         seconds_spent = (_now() - task.leased_at).total_seconds()
@@ -379,13 +414,15 @@ def step(
     verdict: Verdict | None = None,
     later: bool = False,
     seconds_spent: float | None = None,
+    change: bool = False,
 ) -> Step:
-    """Judge an item (or put it off for later, or neither), then lease the next 1 + `ahead` items and count the
-    caller's progress: what a page needs per key press, in one request of a handful of round trips."""
+    """Judge an item (or change a verdict of one's, or put it off for later, or neither), then lease the next
+    1 + `ahead` items and count the caller's progress: what a page needs per key press, in one request of a handful
+    of round trips."""
     me = _assessor(principal)
     judged = None
     if task_id is not None and verdict is not None:
-        judged = judge(session, principal, task_id, verdict, seconds_spent=seconds_spent)
+        judged = judge(session, principal, task_id, verdict, seconds_spent=seconds_spent, change=change)
     elif task_id is not None and later:
         put_off(session, principal, task_id)
     pool_id, views = _pool_and_next(session, principal, lease_seconds=lease_seconds, n=1 + ahead)

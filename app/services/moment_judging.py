@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -253,6 +253,11 @@ def check_segments(segments: Sequence[tuple[float, float]]) -> list[list[float]]
     return sorted([float(s), float(e)] for s, e in segments)
 
 
+def _marks_text(segments: Sequence[Sequence[float]]) -> str:
+    """Stored marks in words: "none relevant", or each moment's span in seconds."""
+    return ", ".join(f"{s:.1f}-{e:.1f} s" for s, e in segments) if segments else "none relevant"
+
+
 def mark(
     session: Session,
     principal: Principal,
@@ -260,23 +265,45 @@ def mark(
     segments: Sequence[tuple[float, float]],
     *,
     seconds_spent: float | None = None,
+    change: bool = False,
 ) -> MarkView:
-    """Store (or replace) the caller's marks on an item: the relevant moments of its video; empty = none relevant."""
+    """Store the caller's first marks on an item (the relevant moments of its video; empty = none relevant) or, with
+    `change`, replace the caller's earlier marks on it.
+
+    First marks on an item the caller marked already (two tabs on one item) are a Conflict naming the stored marks:
+    they never replace them silently. `change` on an item without marks of the caller's is NotFound.
+    """
     clean = check_segments(segments)
     me, item = _own_item(session, principal, item_id)
-    # one statement, so a double submit cannot race two first inserts into a unique violation
-    upsert = pg_insert(MomentJudgement).values(
-        item_id=item.id, assessor_id=me, segments=clean, seconds_spent=seconds_spent
-    )
-    upsert = upsert.on_conflict_do_update(
-        index_elements=[MomentJudgement.item_id, MomentJudgement.assessor_id],
-        set_={
-            "segments": upsert.excluded.segments,
-            "seconds_spent": func.coalesce(upsert.excluded.seconds_spent, MomentJudgement.seconds_spent),
-            "updated_at": func.now(),
-        },
-    )
-    session.execute(upsert)
+    mine = (MomentJudgement.item_id == item.id) & (MomentJudgement.assessor_id == me)
+    if change:
+        changed = session.execute(
+            update(MomentJudgement)
+            .where(mine)
+            .values(
+                segments=clean,
+                seconds_spent=func.coalesce(seconds_spent, MomentJudgement.seconds_spent),
+                updated_at=func.now(),
+            )
+            .returning(MomentJudgement.id)
+            .execution_options(synchronize_session=False)
+        ).first()
+        if changed is None:
+            raise NotFound(f"item {item_id} has no marks of yours to change")
+    else:
+        # one statement, so a double submit cannot race two first inserts into a unique violation
+        first = session.execute(
+            pg_insert(MomentJudgement)
+            .values(item_id=item.id, assessor_id=me, segments=clean, seconds_spent=seconds_spent)
+            .on_conflict_do_nothing(index_elements=[MomentJudgement.item_id, MomentJudgement.assessor_id])
+            .returning(MomentJudgement.id)
+        ).first()
+        if first is None:
+            stored = session.scalar(select(MomentJudgement.segments).where(mine)) or []
+            raise Conflict(
+                f"item {item_id} is marked already: your marks are {_marks_text(stored)} (given in another tab or "
+                "window?); marks are changed only by going back to them (change: true)"
+            )
     return replace(_view(session, item, None), segments=clean)
 
 

@@ -49,7 +49,9 @@ def test_the_loop_leaves_a_trail_of_who_changed_what(make_campaign, client, orga
     seen = judge_all(client, assessor, lambda item: "relevant")
     # the assessor changes one verdict to unsure; the organiser adjudicates it
     changed = seen[0]["task_id"]
-    response = client.post(f"/api/judging/items/{changed}", json={"verdict": "unsure"}, headers=assessor)
+    response = client.post(
+        f"/api/judging/items/{changed}", json={"verdict": "unsure", "change": True}, headers=assessor
+    )
     assert response.status_code == 200, response.text
     (pending,) = client.get(f"/api/pools/{pool['id']}/adjudication", headers=organiser).json()
     response = client.post(

@@ -81,7 +81,7 @@ def test_going_back_a_changed_verdict_is_kept_and_the_queue_is_unchanged(make_ca
     shown = _step(client, ann)["next"]
     out = _step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")
     ahead = [i["task_id"] for i in out["next"]]
-    again = _step(client, ann, task_id=shown[0]["task_id"], verdict="not_relevant")  # going back: a change
+    again = _step(client, ann, task_id=shown[0]["task_id"], verdict="not_relevant", change=True)  # going back
     assert again["judged"]["verdict"] == "not_relevant"
     assert [i["task_id"] for i in again["next"]] == ahead and again["progress"]["judged_by_you"] == 1
     with sessions() as session:

@@ -168,7 +168,9 @@ def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser
     assert view() is after
     # a changed verdict keeps the number of judgements and the last id: the cache key's latest update moves it
     flipped = "not_relevant" if _relevant(item["shot_id"]) else "relevant"
-    response = client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": flipped}, headers=assessors[1])
+    response = client.post(
+        f"/api/judging/items/{item['task_id']}", json={"verdict": flipped, "change": True}, headers=assessors[1]
+    )
     assert response.status_code == 200, response.text
     regraded = view()
     assert regraded is not after and regraded["judgements"] == 22

@@ -187,7 +187,11 @@ def test_blind_judging_flow(make_campaign, client, organiser, sessions):
     last = client.get("/api/judging/history", headers=ann).json()[0]
     before = client.get(f"/api/judging/items/{last}", headers=ann).json()["verdict"]
     after = "relevant" if before != "relevant" else "not_relevant"
-    assert client.post(f"/api/judging/items/{last}", json={"verdict": after}, headers=ann).json()["verdict"] == after
+    # a first verdict again (another tab) is refused, naming the stored one; going back (change) changes it
+    again = client.post(f"/api/judging/items/{last}", json={"verdict": after}, headers=ann)
+    assert again.status_code == 409 and f"your verdict is {before}" in again.json()["detail"]
+    changed = client.post(f"/api/judging/items/{last}", json={"verdict": after, "change": True}, headers=ann)
+    assert changed.json()["verdict"] == after
     with sessions() as session:
         changes = session.scalars(
             select(JudgementChange)
