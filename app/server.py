@@ -30,6 +30,7 @@ from app.api.limits import RequestLimits
 from app.api.security import get_session, public
 from app.config import Settings, get_settings
 from app.web import docs, mark_page, organiser_page, pages, results
+from app.web.access_log import install_access_log_redaction
 
 ROUTERS = (
     health,
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     install_error_handlers(app)
 
     app.add_middleware(RequestLimits)
+    install_access_log_redaction()  # no secret of a request line reaches uvicorn's access log
     return app
 
 

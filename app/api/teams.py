@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,9 +72,13 @@ class JudgeLinkOut(BaseModel):
 
 
 def _judge_url(request: Request, session: SessionDep, assessor_id: int, link: str) -> str:
-    """The URL of the assessor's page (judging shots, or marking moments) carrying a one-time link (never a token)."""
+    """The URL of the assessor's page (judging shots, or marking moments) carrying a one-time link (never a token).
+
+    The link is in the fragment (`#link=...`): browsers never send it, so no request line, access log or proxy sees
+    it; the page reads it and POSTs it to /api/judging/session.
+    """
     page = "mark_page" if service.assessor_task_kind(session, assessor_id) is TaskKind.moments else "judge_page"
-    return str(request.url_for(page).include_query_params(link=link))
+    return f"{request.url_for(page)}#{urlencode({'link': link})}"
 
 
 def _issue(session: SessionDep, principal: Principal, role: Role, member_id: int, body: TokenIn | None) -> TokenOut:

@@ -112,6 +112,19 @@ def issue_judge_link(
     return plain, expires_at
 
 
+def withdraw_judge_link(session: Session, link: str) -> bool:
+    """Expire an unused judging link now (it was exposed: sent in a URL a server saw); whether one was withdrawn."""
+    moment = now()
+    withdrawn = session.scalar(
+        update(JudgeLink)
+        .where(JudgeLink.token_hash == hash_token(link), JudgeLink.used_at.is_(None), JudgeLink.expires_at > moment)
+        .values(expires_at=moment)
+        .returning(JudgeLink.id)
+        .execution_options(synchronize_session=False)
+    )
+    return withdrawn is not None
+
+
 def exchange_judge_link(session: Session, link: str, session_seconds: float) -> tuple[str, ApiToken]:
     """Trade an unused, unexpired judging link for an assessor session token (the link is spent at once)."""
     digest = hash_token(link)

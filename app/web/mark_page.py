@@ -7,8 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from app import __version__
-from app.web.pages import PAGE_HEADERS, templates
+from app.web.pages import assessor_page
 
 
 def make_router(page_role: Any) -> APIRouter:
@@ -18,6 +17,6 @@ def make_router(page_role: Any) -> APIRouter:
     @router.get("/mark", response_class=HTMLResponse, name="mark_page")
     def mark_page(request: Request) -> Response:
         """The assessor's page for marking relevant moments on a timeline, by keyboard or mouse."""
-        return templates.TemplateResponse(request, "mark.html", {"version": __version__}, headers=PAGE_HEADERS)
+        return assessor_page(request, "mark.html")
 
     return router

@@ -14,16 +14,19 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from app import __version__
+from app.services import tokens
+from app.storage.audit import actor_of, set_actor
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 templates = Jinja2Templates(directory=HERE / "templates")
 
-# The page URL carries a one-time judging link (never a token) until the script trades it, by POST, for a session
-# token kept in sessionStorage: never leak it to media hosts through Referer, never cache the page, and let scripts
-# and styles come only from here. Media may come from any host (the collection's media URL template names it); the
-# judging page draws its keyframe strip from that media into canvases, so images need no other host.
+# The page URL carries a one-time judging link (never a token) in its fragment (`#link=...`, which no browser sends
+# to a server) until the script trades it, by POST, for a session token kept in sessionStorage: never leak it to
+# media hosts through Referer, never cache the page, and let scripts and styles come only from here. Media may come
+# from any host (the collection's media URL template names it); the judging page draws its keyframe strip from that
+# media into canvases, so images need no other host.
 PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -40,6 +43,30 @@ def _static_files() -> dict[str, Path]:
     return {p.name: p for p in STATIC_DIR.iterdir() if p.is_file() and p.suffix in STATIC_TYPES}
 
 
+def withdraw_query_link(request: Request) -> None:
+    """Withdraw a judging link sent in the page's query string (`?link=`, the old form of `judge_url`).
+
+    A link in a query string has reached the server (and any proxy) in the request line: it is expired at once and
+    the page refuses it, saying so. The access log never shows it (`app/web/access_log.py`).
+    """
+    link = request.query_params.get("link")
+    if not link:
+        return
+    session = request.app.state.session_factory()
+    try:
+        set_actor(session, actor_of("judge_link"))
+        tokens.withdraw_judge_link(session, link)
+        session.commit()
+    finally:
+        session.close()
+
+
+def assessor_page(request: Request, template: str) -> Response:
+    """An assessor's page (judging or marking), a link in its query string withdrawn first."""
+    withdraw_query_link(request)
+    return templates.TemplateResponse(request, template, {"version": __version__}, headers=PAGE_HEADERS)
+
+
 def make_router(page_role: Any) -> APIRouter:
     """The web pages' router; every page and static file depends on `page_role` (a role declaration)."""
     router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[page_role])
@@ -48,7 +75,7 @@ def make_router(page_role: Any) -> APIRouter:
     @router.get("/judge", response_class=HTMLResponse, name="judge_page")
     def judge_page(request: Request) -> Response:
         """The assessor's judging page; its JSON twin is the judging API (/api/judging/...)."""
-        return templates.TemplateResponse(request, "judge.html", {"version": __version__}, headers=PAGE_HEADERS)
+        return assessor_page(request, "judge.html")
 
     @router.get("/static/{name}", name="web_static")
     def static(name: str) -> Response:

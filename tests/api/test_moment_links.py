@@ -8,7 +8,7 @@ from tests.api.test_moment_judging import moment_pool  # noqa: F401 - a fixture
 def test_judge_links_point_at_the_page_of_the_campaigns_task(make_campaign, client, organiser):
     shots = make_campaign(n_topics=1)
     moments = make_campaign(n_topics=1, task_kind="moments")
-    for campaign, page in ((shots, "/judge?link="), (moments, "/mark?link=")):
+    for campaign, page in ((shots, "/judge#link="), (moments, "/mark#link=")):
         body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "a"}, headers=organiser).json()
         assert page in body["judge_url"], body["judge_url"]
         again = client.post(f"/api/assessors/{body['id']}/judge-link", headers=organiser)

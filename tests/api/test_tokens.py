@@ -160,7 +160,7 @@ def test_rotating_an_assessor_token_also_spends_its_unused_links(client, organis
     created = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "rot"}, headers=organiser).json()
     old = auth(created["token"])
     assert client.get("/api/judging/progress", headers=old).status_code == 200
-    link = parse_qs(urlparse(created["judge_url"]).query)["link"][0]
+    link = parse_qs(urlparse(created["judge_url"]).fragment)["link"][0]
     rotated = client.post(f"/api/assessors/{created['id']}/tokens", json={"revoke_previous": True}, headers=organiser)
     assert rotated.status_code == 201, rotated.text
     assert client.get("/api/judging/progress", headers=old).status_code == 401
@@ -172,9 +172,9 @@ def test_a_judging_link_works_once_and_not_after_it_expires(client, organiser, m
     campaign = make_campaign()
     created = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "lnk"}, headers=organiser).json()
     url = urlparse(created["judge_url"])
-    assert (url.path, set(parse_qs(url.query))) == ("/judge", {"link"})
+    assert (url.path, url.query, set(parse_qs(url.fragment))) == ("/judge", "", {"link"})
     assert created["token"] not in created["judge_url"]
-    link = parse_qs(url.query)["link"][0]
+    link = parse_qs(url.fragment)["link"][0]
     traded = client.post("/api/judging/session", headers=auth(link))
     assert traded.status_code == 201, traded.text
     session_token = traded.json()["token"]
@@ -188,7 +188,7 @@ def test_a_judging_link_works_once_and_not_after_it_expires(client, organiser, m
     # a fresh link that expired: refused
     fresh = client.post(f"/api/assessors/{created['id']}/judge-link", headers=organiser)
     assert fresh.status_code == 201, fresh.text
-    fresh_link = parse_qs(urlparse(fresh.json()["judge_url"]).query)["link"][0]
+    fresh_link = parse_qs(urlparse(fresh.json()["judge_url"]).fragment)["link"][0]
     with session_scope(sessions) as session:
         from app.services.auth import hash_token
 

@@ -190,10 +190,54 @@ def test_page_without_token_says_how_to_open_it(live_server, browser):
 
 def test_page_with_a_refused_link_says_so(live_server, browser):
     page = browser.new_page()
-    page.goto(f"{live_server}/judge?link=tp_not-a-link")
+    page.goto(f"{live_server}/judge#link=tp_not-a-link")
     page.wait_for_selector("#message:not([hidden])")
-    assert "not accepted" in page.text_content("#message")
-    assert page.evaluate("sessionStorage.length") == 0
+    assert "not accepted (invalid judging link)" in page.text_content("#message")
+    assert page.evaluate("sessionStorage.length") == 0 and page.url == f"{live_server}/judge"
+    page.close()
+
+
+def test_a_link_in_the_query_string_is_refused_and_sent_nowhere(make_campaign, client, organiser, live_server, browser):
+    campaign = make_campaign()
+    body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "old"}, headers=organiser).json()
+    secret = body["judge_url"].split("#link=")[1]
+    page = browser.new_page()
+    sent: list[tuple[str, str]] = []
+    page.on("request", lambda request: sent.append((request.url, request.headers.get("authorization", ""))))
+    page.goto(f"{live_server}/judge?link={secret}")  # the old form of a judge_url
+    page.wait_for_selector("#message:not([hidden])")
+    message = page.text_content("#message")
+    assert "not accepted" in message and "old form" in message and "#link=" in message
+    assert page.url == f"{live_server}/judge" and page.evaluate("sessionStorage.length") == 0
+    # the page sent it to no exchange (the server, having seen it, withdrew it)
+    assert not [url for url, header in sent if secret in header or "/api/judging/session" in url]
+    refused = client.post("/api/judging/session", headers={"Authorization": f"Bearer {secret}"})
+    assert refused.status_code == 401
+    page.close()
+
+
+def test_a_verdict_given_in_another_tab_is_not_overwritten(make_campaign, client, organiser, live_server, browser):
+    pool, _, _, link = _judging_pool(make_campaign, client, organiser, live_server)
+    page = browser.new_page()
+    page.goto(f"{live_server}{link}")
+    page.wait_for_function(SETTLED, arg="")
+    task, shot = _shown_task(page), page.text_content("#shot-id")
+    # another tab of the same session judges the shown shot first
+    (session_token,) = page.evaluate("Object.values(sessionStorage)")
+    other_tab = {"Authorization": f"Bearer {session_token}"}
+    judged = client.post("/api/judging/step", json={"task_id": int(task), "verdict": "relevant"}, headers=other_tab)
+    assert judged.status_code == 200, judged.text
+    _press_and_settle(page, "n")
+    _wait_status(page, f"Shot {shot} was already judged as Relevant in another tab or window")
+    assert "your Not relevant was not saved" in page.text_content("#status")
+    assert client.get(f"/api/judging/items/{task}", headers=other_tab).json()["verdict"] == "relevant"
+    # the page went on with the next shot; B reaches the one judged elsewhere, and changing it there is allowed
+    assert _shown_task(page) != task and page.is_hidden("#message")
+    _press_and_settle(page, "b")
+    assert _shown_task(page) == task and page.is_visible("#going-back")
+    _press_and_settle(page, "u")
+    _wait_status(page, "Changed to Unsure")
+    assert client.get(f"/api/judging/items/{task}", headers=other_tab).json()["verdict"] == "unsure"
     page.close()
 
 

@@ -87,7 +87,7 @@ def test_marking_by_keyboard_stores_segments_and_evaluates_on_them(
 ):
     campaign, pool, assessor_id = _pool(make_campaign, client, organiser)
     link = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser).json()["judge_url"]
-    query = link[link.index("?") :]
+    fragment = link[link.index("#") :]
     page = browser.new_page(viewport={"width": 1100, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -95,7 +95,7 @@ def test_marking_by_keyboard_stores_segments_and_evaluates_on_them(
     page.on("response", lambda r: responses.append(r) if "/api/moment-judging/" in r.url else None)
     wav = _silent_wav(60)
     page.route("http://media.invalid/**", lambda route: _media(route, wav))
-    page.goto(f"{live_server}/mark{query}")
+    page.goto(f"{live_server}/mark{fragment}")
     page.wait_for_function(SETTLED, arg="")
     assert "link" not in page.url and page.url.endswith("/mark")
 
@@ -195,3 +195,31 @@ def test_an_assessor_token_cannot_read_the_pool(make_campaign, client, organiser
     token = client.post(f"/api/assessors/{assessor_id}/tokens", headers=organiser).json()["token"]
     for path in (f"/api/moment-pools/{pool['id']}", f"/api/moment-pools/{pool['id']}/agreement"):
         assert client.get(path, headers=auth(token)).status_code == 403
+
+
+def test_marks_given_in_another_tab_are_not_overwritten(make_campaign, client, organiser, live_server, browser):
+    _, _, assessor_id = _pool(make_campaign, client, organiser)
+    link = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser).json()["judge_url"]
+    page = browser.new_page()
+    page.route("http://media.invalid/**", lambda route: _media(route, _silent_wav(60)))
+    page.goto(f"{live_server}/mark{link[link.index('#') :]}")
+    page.wait_for_function(SETTLED, arg="")
+    item, video = _shown(page), page.text_content("#video-id")
+    # another tab of the same session marks the shown item first
+    (session_token,) = page.evaluate("Object.values(sessionStorage)")
+    other_tab = auth(session_token)
+    path = f"/api/moment-judging/items/{item}"
+    assert client.post(path, json={"segments": [{"start": 1, "end": 3}]}, headers=other_tab).status_code == 200
+    _submit(page, "n")
+    page.wait_for_function(
+        "p => document.getElementById('status').textContent.startsWith(p)",
+        arg=f"Not saved: video {video} was already marked in another tab or window (1.0 – 3.0 s)",
+    )
+    assert client.get(path, headers=other_tab).json()["segments"] == [[1.0, 3.0]]
+    # B reaches the item marked elsewhere, and submitting there changes its marks
+    assert _shown(page) != item
+    page.keyboard.press("b")
+    page.wait_for_function(f"() => document.getElementById('item').dataset.item === '{item}'")
+    _submit(page, "n")
+    assert client.get(path, headers=other_tab).json()["segments"] == []
+    page.close()

@@ -11,16 +11,30 @@
   }
 
   /**
-   * Trade a one-time ?link=... for an assessor session token (by POST, in a header: no token is ever in a URL), keep it in
-   * sessionStorage under `tokenKey`, and drop the spent link from the address bar and history. Without a link: the
-   * stored token. Returns { token } or { error } (the link was refused: used, expired or unknown).
+   * Trade the one-time link of the page's fragment (#link=...: browsers never send a fragment, so no server or log
+   * sees it) for an assessor session token (by POST, in a header: no token is ever in a URL), keep it in sessionStorage
+   * under `tokenKey`, and drop the spent link from the address bar and history. Without a link: the stored token.
+   * Returns { token } or { error } (the link was refused: used, expired or unknown). A link in the query string
+   * (?link=..., the old form, which the server saw) is refused and sent nowhere: the server withdrew it already.
    */
   async function takeToken(tokenKey) {
     const url = new URL(window.location.href);
-    const link = url.searchParams.get("link");
+    const fragment = new URLSearchParams(url.hash.slice(1));
+    const link = fragment.get("link");
+    const exposed = url.searchParams.has("link");
+    if (exposed || link !== null) {
+      url.searchParams.delete("link");
+      fragment.delete("link");
+      const rest = fragment.toString();
+      history.replaceState(history.state, "", url.pathname + url.search + (rest ? `#${rest}` : ""));
+    }
+    if (exposed) {
+      return {
+        error: "it came in an old form, ?link=..., which sends it to the server, so it was withdrawn; "
+          + "new links end in #link=...",
+      };
+    }
     if (!link) return { token: sessionStorage.getItem(tokenKey) };
-    url.searchParams.delete("link");
-    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
     const response = await fetch("/api/judging/session", {
       method: "POST",
       headers: { Authorization: `Bearer ${link}`, Accept: "application/json" },

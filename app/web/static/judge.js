@@ -590,7 +590,7 @@
       })
       .catch(async (error) => {
         if (error instanceof ApiError && error.status === 409) {
-          announce(`The reservation of shot ${item.shot_id} expired and it went back to the queue: not saved.`);
+          announce(await conflictMessage(item, body));
           takeStep(await step({}));
         } else {
           handleError(error);
@@ -602,6 +602,18 @@
       })
       .catch(handleError)
       .finally(afterRequest);
+  }
+
+  /** Why a verdict (or "later") on the queue's item was refused (409): the item as the server has it says. Judged
+   * already (by this assessor, in another tab or window: never overwritten but by going back), or its lease expired. */
+  async function conflictMessage(item, body) {
+    const stored = await api("GET", `/api/judging/items/${item.task_id}`).catch(() => null);
+    if (stored && stored.verdict) {
+      const yours = body.verdict ? `your ${LABELS[body.verdict]} was not saved` : "nothing changed";
+      return `Shot ${item.shot_id} was already judged as ${LABELS[stored.verdict]} in another tab or window: `
+        + `${yours}. Press B to go back to it and change it.`;
+    }
+    return `The reservation of shot ${item.shot_id} expired and it went back to the queue: not saved.`;
   }
 
   function judge(verdict) {
@@ -624,7 +636,7 @@
   /** A verdict on an item judged earlier: kept or changed, then back to the queue's item. */
   function changeBack(verdict) {
     const item = state.shown;
-    step({ task_id: item.task_id, verdict })
+    step({ task_id: item.task_id, verdict, change: true })
       .then((data) => {
         if (item.verdict === verdict) announce(`Kept: ${LABELS[verdict]} (shot ${item.shot_id}).`);
         else announce(`Changed to ${LABELS[verdict]} (shot ${item.shot_id}).`);
@@ -754,7 +766,7 @@
       return;
     }
     if (!state.token) {
-      fatal("Open the judging link your organiser sent you (it ends in ?link=...).");
+      fatal("Open the judging link your organiser sent you (it ends in #link=...).");
       return;
     }
     for (const button of document.querySelectorAll("[data-verdict]")) {

@@ -181,13 +181,16 @@
   async function submit(segments) {
     const item = state.item;
     if (!item || state.inflight > 0) return;
+    const back = state.back >= 0;
     const body = {
       segments: segments.map(([start, end]) => ({ start, end })),
       seconds_spent: Math.round((performance.now() - state.shownAt) / 100) / 10,
+      change: back, // marks are changed only by going back to them: two tabs never overwrite each other
     };
     try {
       await api("POST", `/api/moment-judging/items/${item.item_id}`, body);
     } catch (error) {
+      if (error instanceof ApiError && error.status === 409 && !back) return markedElsewhere(item);
       say(`Not saved: ${error.message}`);
       return;
     }
@@ -195,6 +198,18 @@
     const what = segments.length ? `${segments.length} moment${segments.length > 1 ? "s" : ""}` : "none relevant";
     await loadNext();
     say(`Saved: ${what} (video ${item.video_id})`);
+  }
+
+  /** The item was marked already, in another tab or window: say so with the stored marks, and go on (B reaches it). */
+  async function markedElsewhere(item) {
+    const stored = await api("GET", `/api/moment-judging/items/${item.item_id}`).catch(() => null);
+    const marks = stored && stored.segments ? stored.segments : null;
+    const what = marks === null ? "" : marks.length ? ` (${marks.map(([s, e]) => `${fmt(s)} – ${fmt(e)} s`).join(", ")})`
+      : " (none relevant)";
+    if (!state.history.includes(item.item_id)) state.history.push(item.item_id);
+    await loadNext();
+    say(`Not saved: video ${item.video_id} was already marked in another tab or window${what}. `
+      + "Press B to go back to it and change the marks.");
   }
 
   async function goBack() {
@@ -365,7 +380,7 @@
   async function start() {
     const taken = await takeToken();
     if (taken.error) return fatal(`Your marking link was not accepted (${taken.error}). Ask your organiser for a new one.`);
-    if (!taken.token) return fatal("Open the link your organiser sent you (it ends in ?link=...).");
+    if (!taken.token) return fatal("Open the link your organiser sent you (it ends in #link=...).");
     state.token = taken.token;
     wireMedia();
     document.addEventListener("keydown", onKey);
