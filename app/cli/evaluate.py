@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -13,7 +14,10 @@ import click
 if TYPE_CHECKING:
     from app.evaluation.records import Qrels
 
-HELP = """Evaluate RUN files (TREC 6-column or TRECVID AVS XML, optionally .gz) against QRELS.
+HELP = """Evaluate RUN files (TREC 6-column or TRECVID AVS XML) against QRELS: qrels first, then runs.
+
+Files may be gzip, bzip2 or xz compressed (told by their first bytes, not their names). A file named `-` is read
+from stdin (one of them at most), as are pipes such as `<(zcat run.gz)`.
 
 QRELS with 4 columns are TREC qrels; with 5 columns (topic iteration docno stratum grade) they are sample_eval
 qrels, and the default measures then also include xinfAP, infNDCG, iP@k, inum_rel and inum_rel_ret.
@@ -31,10 +35,18 @@ docno descending; the rank column is ignored; lists are cut at --max-results.
 
 Runs are read and evaluated a block at a time (about --block-rows rows each) and each block's results are printed
 before the next is read: memory holds the qrels and one block, not every run. A run file with errors stops the
-command (status 2) after the blocks before it were printed.
+command (status 2) after the blocks before it were printed. --format json writes one JSON object
+{run: {measure: {topic or "all": value}}} to stdout; --format csv has the columns run,measure,topic,value.
 
 With --moments, QRELS is a moment ground-truth file and RUN moment runs (evaluated by app.evaluation.moments).
 """
+
+
+STDIN = "-"
+
+
+class InputError(ValueError):
+    """The files cannot be read as given: in the wrong order, or stdin named twice."""
 
 
 def _fail(message: str) -> NoReturn:
@@ -46,8 +58,8 @@ def _fail(message: str) -> NoReturn:
 # A plain click command, not typer: typer's parameter coercion imports pydantic (about 0.1 s of CPU), and this
 # command must start about as fast as trec_eval.
 @click.command("eval", help=HELP)
-@click.argument("qrels", type=click.Path(path_type=Path, dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("qrels", type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "-m", "--measure", "measure", multiple=True, help="measure, e.g. AP, P@10, nDCG@10, map, P.10 (repeatable)"
 )
@@ -77,22 +89,64 @@ def cli(
     from app.evaluation.output import write_results
 
     measures = list(measure)
+    names: dict[str, str] = {}
     try:
-        if moments:
-            blocks = iter([_evaluate_moments(qrels, list(runs), measures or None)])
-        else:
-            blocks = _evaluate_runs(
-                qrels,
-                list(runs),
-                measures,
-                run_topics_only=run_topics_only,
-                max_results=max_results,
-                block_rows=block_rows,
-            )
-        write_results(blocks, fmt, sys.stdout, several=len(runs) > 1, per_topic=per_topic, digits=digits)
-    except (FormatError, MeasureError, OSError) as exc:
+        with _readable([qrels, *runs], names) as (qrels, *run_list):
+            if moments:
+                blocks = iter([_evaluate_moments(qrels, run_list, measures or None)])
+            else:
+                blocks = _evaluate_runs(
+                    qrels,
+                    run_list,
+                    measures,
+                    run_topics_only=run_topics_only,
+                    max_results=max_results,
+                    block_rows=block_rows,
+                    names=names,
+                )
+            write_results(blocks, fmt, sys.stdout, several=len(runs) > 1, per_topic=per_topic, digits=digits)
+    except (FormatError, MeasureError, InputError, OSError) as exc:
         sys.stdout.flush()
-        _fail(str(exc))
+        message = str(exc)
+        for copy, name in names.items():
+            message = message.replace(copy, name)
+        _fail(message)
+
+
+@contextmanager
+def _readable(paths: list[Path], names: dict[str, str]) -> Iterator[list[Path]]:
+    """The paths checked (one line naming a missing file or a directory), with stdin (`-`) and pipes copied to
+    temporary files first: a file is read again whole when its fast pass declines it. `names` gets each copy's path
+    and the name to show for it."""
+    from app.evaluation.formats.streams import check_readable
+
+    if sum(str(path) == STDIN for path in paths) > 1:
+        raise InputError("only one file can be read from stdin (-)")
+    regular = [str(path) != STDIN and check_readable(path) for path in paths]
+    if all(regular):
+        yield paths
+        return
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="trecpool-eval-") as directory:
+        local = []
+        for number, (path, plain) in enumerate(zip(paths, regular, strict=True)):
+            if plain:
+                local.append(path)
+                continue
+            shown = "stdin" if str(path) == STDIN else str(path)
+            copy = Path(directory, str(number), Path(shown).name)
+            copy.parent.mkdir()
+            with copy.open("wb") as out:
+                if str(path) == STDIN:
+                    shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+                else:
+                    with open(path, "rb") as source:
+                        shutil.copyfileobj(source, out, 1 << 20)
+            names[str(copy)] = shown
+            local.append(copy)
+        yield local
 
 
 def _evaluate_runs(
@@ -103,19 +157,25 @@ def _evaluate_runs(
     run_topics_only: bool,
     max_results: int,
     block_rows: int,
+    names: dict[str, str],
 ) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
     """Parse and evaluate shot/document runs a block at a time (about `block_rows` rows), yielding each block's results.
 
-    The qrels and the measures are checked before the first run is read.
+    The qrels and the measures are checked before the first run is read. `names` maps copied inputs (stdin) to the
+    names shown.
     """
-    from app.evaluation.errors import MeasureError
+    from app.evaluation.errors import FormatError, MeasureError
     from app.evaluation.formats.trec_files import read_qrels
     from app.evaluation.measures.registry import default_measures, expand_names, resolve
 
     measures = [one for name in measures for one in expand_names(name)]  # trec_eval's P.5,10 is P.5 and P.10
     for name in measures:
         resolve(name)
-    qrels = read_qrels(qrels_path)
+    try:
+        qrels = read_qrels(qrels_path)
+    except FormatError:
+        _check_order(qrels_path, run_paths[0], names)
+        raise
     if not measures:
         measures = default_measures(qrels.stratified)
     if not qrels.stratified:
@@ -123,6 +183,34 @@ def _evaluate_runs(
         if stratified:
             raise MeasureError(f"{', '.join(stratified)} need sample_eval (5-column, stratified) qrels")
     return _blocks(qrels, run_paths, measures, run_topics_only, max_results, block_rows)
+
+
+def _check_order(qrels_path: Path, run_path: Path, names: dict[str, str]) -> None:
+    """Raise InputError when the qrels file that did not parse looks like a run (and the first run like qrels)."""
+    qrels_look, run_look = _looks_like(qrels_path), _looks_like(run_path)
+    if qrels_look is None or not qrels_look.startswith("a run"):
+        return
+    shown = names.get(str(qrels_path), str(qrels_path)), names.get(str(run_path), str(run_path))
+    usage = "give the qrels first, then the runs (trecpool eval QRELS RUN...)"
+    if run_look is not None and run_look.startswith("qrels"):
+        raise InputError(f"wrong order: {shown[0]} looks like {qrels_look} and {shown[1]} like {run_look}; {usage}")
+    raise InputError(f"{shown[0]} looks like {qrels_look}, not qrels (4 or 5 columns); {usage}")
+
+
+def _looks_like(path: Path) -> str | None:
+    """What the first line of a file looks like: "a run (6 columns)", "a run (TRECVID XML)", "qrels (4 columns)",
+    "qrels (5 columns)", or None."""
+    from app.evaluation.errors import FormatError
+    from app.evaluation.formats.streams import first_line
+
+    try:
+        line = first_line(path)
+    except FormatError:
+        return None
+    if line.startswith(b"<"):
+        return "a run (TRECVID XML)"
+    width = len(line.split())
+    return {6: "a run (6 columns)", 4: "qrels (4 columns)", 5: "qrels (5 columns)"}.get(width)
 
 
 def _blocks(
