@@ -9,8 +9,16 @@ import click
 
 
 @click.command("measures")
-@click.option("--json", "as_json", is_flag=True, help="print a JSON list instead of a table")
-def cli(as_json: bool) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table, or json: a JSON list of {name, kind, parameters, description, reference, aliases} on stdout",
+)
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="the same as --format json")
+def cli(fmt: str, as_json: bool) -> None:
     """List every measure trecpool computes, with its parameters, a one-line description and its reference."""
     from app.evaluation.measures.registry import MEASURES
 
@@ -25,7 +33,7 @@ def cli(as_json: bool) -> None:
         }
         for m in MEASURES
     ]
-    if as_json:
+    if as_json or fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     headings = {"trec": "TREC qrels", "sample_eval": "sample_eval (5-column) qrels", "moment": "moments (--moments)"}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+import json
 import re
+from datetime import datetime
 
 import typer
 
@@ -13,6 +15,23 @@ cli = token = typer.Typer(
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class TextOrJson(enum.StrEnum):
+    """Output of `token create` and `token revoke`: lines of text, or one JSON document on stdout."""
+
+    text = "text"
+    json = "json"
+
+
+class TsvOrJson(enum.StrEnum):
+    """Output of `token list`: tab-separated columns with a header line, or a JSON list on stdout."""
+
+    tsv = "tsv"
+    json = "json"
+
+
+FORMAT_HELP = "json: one JSON document on stdout (nothing else is printed there)"
 
 
 class Role(enum.StrEnum):
@@ -37,11 +56,32 @@ def tokens() -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    """Print an error and return the exit to raise."""
+    """Print an error (one line on stderr) and return the exit to raise."""
+    from rich.markup import escape
+
     from app.cli.common import console
 
-    console.print(f"[red]error:[/] {message}")
+    console.print(f"[red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(2)
+
+
+def bound_to(role: Role, campaign: int | None, team: int | None, assessor: int | None) -> None:
+    """Refuse ids that do not go with the role (before the database is opened): a team token needs --team, an
+    assessor token --assessor, and only an organiser token takes --campaign."""
+    needed = {Role.team: ("--team", team), Role.assessor: ("--assessor", assessor)}
+    if role in needed and needed[role][1] is None:
+        option = needed[role][0]
+        raise _fail(f"--role {role.value} needs {option} ID (the {role.value}'s id)")
+    for option, value, owner in (("--team", team, Role.team), ("--assessor", assessor, Role.assessor)):
+        if value is not None and role is not owner:
+            raise _fail(f"{option} is for --role {owner.value}, not --role {role.value}")
+    if campaign is not None and role is not Role.organiser:
+        raise _fail(f"--campaign is for --role organiser: a {role.value} token is bound to its {role.value}'s campaign")
+
+
+def _when(moment: datetime | None) -> str | None:
+    """A timestamp in ISO 8601 to the second, or None."""
+    return moment.isoformat(timespec="seconds") if moment else None
 
 
 @token.command("create")
@@ -55,6 +95,7 @@ def create(
     revoke_previous: bool = typer.Option(
         False, "--revoke-previous", help="Revoke the team's or assessor's other tokens (rotation)"
     ),
+    fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help=f"text: the token alone; {FORMAT_HELP}"),
 ) -> None:
     """Create a token and print it (only its hash is stored)."""
     from app.cli.common import open_database
@@ -63,15 +104,19 @@ def create(
     from app.services.errors import ServiceError
     from app.storage.audit import actor_of, set_actor
     from app.storage.database import session_scope
+    from app.storage.models import Campaign
     from app.storage.models import Role as StoredRole
 
     lifetime = seconds_of(expires_in) if expires_in is not None else None
+    bound_to(role, campaign, team, assessor)
     if revoke_previous and role is Role.organiser:
         raise _fail("--revoke-previous is for team and assessor tokens")
     database = open_database()
     try:
         with session_scope(database.sessions) as session:
             set_actor(session, actor_of("cli"))
+            if campaign is not None and session.get(Campaign, campaign) is None:
+                raise _fail(f"campaign {campaign} not found")
             row, plain = issue_token(
                 session,
                 StoredRole(role.value),
@@ -83,15 +128,26 @@ def create(
             )
             if revoke_previous:
                 lifecycle.revoke_member_tokens(session, team_id=row.team_id, assessor_id=row.assessor_id, keep=row.id)
+            created = {
+                "id": row.id,
+                "token": plain,
+                "role": row.role.value,
+                "campaign": row.campaign_id,
+                "team": row.team_id,
+                "assessor": row.assessor_id,
+                "label": row.label,
+                "expires": _when(row.expires_at),
+            }
     except ServiceError as exc:
         raise _fail(exc.message) from None
-    typer.echo(plain)
+    typer.echo(json.dumps(created, indent=2) if fmt is TextOrJson.json else plain)
 
 
 @token.command("list")
 def list_(
     campaign: int | None = typer.Option(None, help="Only the tokens bound to this campaign"),
     all_: bool = typer.Option(False, "--all", help="Also revoked and expired tokens"),
+    fmt: TsvOrJson = typer.Option(TsvOrJson.tsv, "--format", help=f"tsv: columns with a header; {FORMAT_HELP}"),
 ) -> None:
     """List tokens: id, role, what they are bound to, dates and label (never the secrets)."""
     from sqlalchemy import select
@@ -106,28 +162,37 @@ def list_(
         query = select(ApiToken).order_by(ApiToken.id)
         if campaign is not None:
             query = query.where(ApiToken.campaign_id == campaign)
-        rows = list(session.scalars(query))
         moment = now()
-        typer.echo("id\trole\tcampaign\tteam\tassessor\tcreated\texpires\tstate\tlabel")
-        for row in rows:
+        listed = []
+        for row in session.scalars(query):
             expired = row.expires_at is not None and row.expires_at <= moment
             state = "revoked" if row.revoked_at is not None else "expired" if expired else "active"
-            if state != "active" and not all_:
-                continue
-            cells = (row.id, row.role.value, row.campaign_id, row.team_id, row.assessor_id)
-            dates = (row.created_at, row.expires_at)
-            typer.echo(
-                "\t".join(
-                    [*("" if c is None else str(c) for c in cells)]
-                    + [d.isoformat(timespec="seconds") if d else "" for d in dates]
-                    + [state, row.label]
+            if state == "active" or all_:
+                listed.append(
+                    {
+                        "id": row.id,
+                        "role": row.role.value,
+                        "campaign": row.campaign_id,
+                        "team": row.team_id,
+                        "assessor": row.assessor_id,
+                        "created": _when(row.created_at),
+                        "expires": _when(row.expires_at),
+                        "state": state,
+                        "label": row.label,
+                    }
                 )
-            )
+    if fmt is TsvOrJson.json:
+        typer.echo(json.dumps(listed, indent=2))
+        return
+    typer.echo("id\trole\tcampaign\tteam\tassessor\tcreated\texpires\tstate\tlabel")
+    for item in listed:
+        typer.echo("\t".join("" if value is None else str(value) for value in item.values()))
 
 
 @token.command("revoke")
 def revoke(
     token_ids: list[int] = typer.Argument(..., metavar="ID...", help="Token ids (see `trecpool token list`)"),
+    fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help=f"text: a line per token; {FORMAT_HELP}"),
 ) -> None:
     """Revoke tokens by id: each gets 401 from now on."""
     from app.cli.common import open_database
@@ -140,8 +205,15 @@ def revoke(
     try:
         with session_scope(database.sessions) as session:
             set_actor(session, actor_of("cli"))
-            for token_id in token_ids:
-                row = revoke_token(session, None, token_id)
-                typer.echo(f"revoked token {row.id} ({row.role.value} {row.label})".rstrip())
+            rows = [revoke_token(session, None, token_id) for token_id in token_ids]
+            revoked = [
+                {"id": row.id, "role": row.role.value, "label": row.label, "revoked": _when(row.revoked_at)}
+                for row in rows
+            ]
     except ServiceError as exc:
         raise _fail(exc.message) from None
+    if fmt is TextOrJson.json:
+        typer.echo(json.dumps(revoked, indent=2))
+        return
+    for item in revoked:
+        typer.echo(f"revoked token {item['id']} ({item['role']} {item['label']})".rstrip())

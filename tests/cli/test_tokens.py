@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -91,3 +92,75 @@ def test_bad_ids_and_durations_are_refused(cli_db):
     assert result.exit_code == 2 and "duration" in result.output
     result = runner.invoke(cli, ["token", "create", "--role", "organiser", "--revoke-previous"])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--role", "team"], "error: --role team needs --team ID (the team's id)"),
+        (["--role", "assessor", "--label", "x"], "error: --role assessor needs --assessor ID (the assessor's id)"),
+        (["--role", "organiser", "--team", "3"], "error: --team is for --role team, not --role organiser"),
+        (
+            ["--role", "team", "--team", "3", "--assessor", "4"],
+            "error: --assessor is for --role assessor, not --role team",
+        ),
+        (
+            ["--role", "team", "--team", "3", "--campaign", "1"],
+            "error: --campaign is for --role organiser: a team token is bound to its team's campaign",
+        ),
+    ],
+)
+def test_ids_that_do_not_go_with_the_role_are_one_line_before_any_database(monkeypatch, args, line):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:9/none")  # never reached
+    get_settings.cache_clear()
+    try:
+        result = runner.invoke(cli, ["token", "create", *args])
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 2
+    assert (result.stdout, result.stderr) == ("", line + "\n")
+
+
+def test_an_unknown_campaign_is_one_line(cli_db):
+    result = runner.invoke(cli, ["token", "create", "--role", "organiser", "--campaign", "2147483000"])
+    assert result.exit_code == 2
+    assert (result.stdout, result.stderr) == ("", "error: campaign 2147483000 not found\n")
+
+
+def test_format_json_on_create_list_and_revoke(cli_db):
+    with session_scope(cli_db) as session:
+        campaign = Campaign(name=f"cli-json-{datetime.now(UTC).timestamp()}", task_kind=TaskKind.shots)
+        session.add(campaign)
+        session.flush()
+        campaign_id = campaign.id
+    result = runner.invoke(
+        cli,
+        ["token", "create", "--role", "organiser", "--campaign", str(campaign_id), "--label", "j", "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    created = json.loads(result.stdout)
+    assert {k: v for k, v in created.items() if k not in ("id", "token")} == {
+        "role": "organiser",
+        "campaign": campaign_id,
+        "team": None,
+        "assessor": None,
+        "label": "j",
+        "expires": None,
+    }
+    with cli_db() as session:
+        assert authenticate(session, created["token"]).role.value == "organiser"
+
+    listed = runner.invoke(cli, ["token", "list", "--campaign", str(campaign_id), "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    (row,) = json.loads(listed.stdout)
+    assert created["token"] not in listed.stdout
+    assert (row["id"], row["state"], row["label"], row["expires"]) == (created["id"], "active", "j", None)
+    assert datetime.fromisoformat(row["created"]).tzinfo is not None
+
+    revoked = runner.invoke(cli, ["token", "revoke", str(created["id"]), "--format", "json"])
+    assert revoked.exit_code == 0, revoked.output
+    (gone,) = json.loads(revoked.stdout)
+    assert (gone["id"], gone["role"], gone["label"]) == (created["id"], "organiser", "j")
+    assert datetime.fromisoformat(gone["revoked"]) <= datetime.now(UTC)
+    again = runner.invoke(cli, ["token", "list", "--campaign", str(campaign_id), "--all", "--format", "json"])
+    assert [r["state"] for r in json.loads(again.stdout)] == ["revoked"]
