@@ -34,11 +34,19 @@ def _heavy(modules: set[str]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "args", [("--help",), ("eval", "--help"), ("sample_eval", "--help"), ("trec_eval", "--help"), ("analyse", "--help")]
+    "args",
+    [
+        ("--help",),
+        ("--version",),
+        ("eval", "--help"),
+        ("sample_eval", "--help"),
+        ("trec_eval", "--help"),
+        ("analyse", "--help"),
+    ],
 )
 def test_help_imports_nothing_heavy(args):
     modules, output = _modules_after(*args)
-    assert "Usage:" in output
+    assert "Usage:" in output or output.startswith("trecpool 0.")
     assert _heavy(modules) == []
 
 
