@@ -1,7 +1,13 @@
 """Reusability and meta-evaluation analyses (SPEC section 6): pool depth, leave-out, measure agreement,
 stability, label noise, all-tied topics, discriminative power. Pure numpy/scipy over app.evaluation."""
 
-from app.evaluation.analyses.depth_inference import DepthEstimate, infer_pool_depth, judged_share
+from app.evaluation.analyses.depth_inference import (
+    DepthEstimate,
+    PoolDepths,
+    infer_pool_depth,
+    judged_share,
+    pool_depths,
+)
 from app.evaluation.analyses.groups import RunGroups, parse_run_groups, read_run_groups
 from app.evaluation.analyses.kendall import tau_ap, tau_ap_symmetric, tau_b, tau_b_batch
 from app.evaluation.analyses.label_noise import LabelNoiseResult, label_noise, perturb
@@ -21,6 +27,7 @@ __all__ = [
     "LeaveOutResult",
     "LineIndex",
     "PoolDepthResult",
+    "PoolDepths",
     "RunGroups",
     "StabilityResult",
     "SubsetScorer",
@@ -42,6 +49,7 @@ __all__ = [
     "parse_run_groups",
     "perturb",
     "pool_depth",
+    "pool_depths",
     "power_result",
     "read_run_groups",
     "results_stability",

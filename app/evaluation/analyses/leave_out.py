@@ -6,13 +6,15 @@ out removes those lines, relevant or not (for stratified qrels also the `-1` lin
 Only pooled runs contribute (the `contributed_judgments` flag; all runs when unknown), so a unit without pooled
 runs removes nothing.
 
-The pool depth k is the depth the pool was built with (SPEC section 6): the stored one for a campaign's pool, else
-given, else inferred from the qrels (`depth_inference`: the deepest rank to which the pooled runs' results are all
-judged; 7 on TREC-COVID round 1). A run's contribution is "the qrels lines whose doc it ranks within k" (trec_eval
-order, after the max_results cut). A deeper k than the pool's counts judged docs the run ranks below the pool as
-its contribution although other runs put them in the pool: on TREC-COVID round 1, leaving one group out at k = 7
-gives tau_b 0.908 and a largest drop of 0.050 AP, at k = 1000 tau_b 0.991 and 0.0009, which hides the pool bias
-the analysis exists to show. Lines no pooled run ranks within k are never removed.
+The pool depth k is the depth the pool was built with (SPEC section 6), per topic: the stored one for a campaign's
+pool, else given (one for every topic, or per topic), else inferred from the qrels (`depth_inference.pool_depths`:
+for each topic, the deepest rank to which the pooled runs' results are all judged; 7 on every topic of TREC-COVID
+round 1). A run's contribution is "the qrels lines whose doc it ranks within its topic's k" (trec_eval order, after
+the max_results cut). A deeper k than the pool's counts judged docs the run ranks below the pool as its contribution
+although other runs put them in the pool: on TREC-COVID round 1, leaving one group out at k = 7 gives tau_b 0.908
+and a largest drop of 0.050 AP, at k = 1000 tau_b 0.991 and 0.0009, which hides the pool bias the analysis exists to
+show. Lines no pooled run ranks within its topic's k (a *residual* collection: judgements from other runs, manual
+search or another campaign) are never removed, and are counted in the result.
 
 Per unit: the scores of all runs on its reduced qrels (tau_b against the full ranking). Per run: original score,
 reduced score (with its own unit left out), delta, % delta, and rank change (its rank when only its own score is
@@ -22,14 +24,22 @@ original scores and each run's reduced score, and the largest drop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.analyses.depth_inference import DepthEstimate, infer_pool_depth
+from app.evaluation.analyses.depth_inference import PoolDepths, pool_depths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.analyses.lines import LineIndex, SubsetScorer, index_lines, run_mask
+from app.evaluation.analyses.lines import (
+    NEVER,
+    LineIndex,
+    SubsetScorer,
+    index_lines,
+    line_min_rank,
+    rank_limits,
+    run_mask,
+)
 from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
@@ -40,8 +50,7 @@ class LeaveOutResult:
 
     measure: str
     by: str
-    depth: int
-    depth_source: str  # given | inferred (the caller may say "pool" for a stored depth)
+    pool: PoolDepths  # each topic's pool depth and where it came from
     runs: list[str]
     pooled: list[str]
     unit_of_run: list[str]
@@ -55,7 +64,18 @@ class LeaveOutResult:
     rank_change: np.ndarray  # int64 [n_run]
     tau_b: float
     tau_ap: float
-    estimate: DepthEstimate | None = None  # how the depth was inferred, when it was
+    residual_lines: int = 0  # qrels lines no pooled run ranks within its topic's depth: never removed
+    residual_relevant: int = 0
+
+    @property
+    def depth(self) -> int | None:
+        """The pool depth when every topic has the same one, else None (see `pool`)."""
+        return self.pool.uniform
+
+    @property
+    def depth_source(self) -> str:
+        """Where the depths came from: given, pool or inferred (several joined by commas)."""
+        return self.pool.source
 
     @property
     def delta(self) -> np.ndarray:
@@ -86,7 +106,10 @@ class LeaveOutResult:
             "by": self.by,
             "depth": self.depth,
             "depth_source": self.depth_source,
-            "depth_inference": None if self.estimate is None else self.estimate.to_dict(),
+            "depth_inference": self.pool.inference(),
+            "pool_depths": self.pool.to_dict(),
+            "residual_lines": self.residual_lines,
+            "residual_relevant": self.residual_relevant,
             "pooled": self.pooled,
             "tau_b": self.tau_b,
             "tau_ap": self.tau_ap,
@@ -116,15 +139,16 @@ class LeaveOutResult:
         }
 
 
-def unique_owner(index: LineIndex, unit_codes: np.ndarray, pooled: np.ndarray, depth: int) -> np.ndarray:
-    """[n_line] the unit that alone contributed each line (its pooled runs rank it within `depth`), else -1."""
+def unique_owner(index: LineIndex, unit_codes: np.ndarray, pooled: np.ndarray, depth: int | np.ndarray) -> np.ndarray:
+    """[n_line] the unit that alone contributed each line (its pooled runs rank it within `depth`: one for every
+    topic, or one per prepared topic), else -1."""
     prepared = index.prepared
-    width = min(depth, prepared.depth)
+    width, within = rank_limits(prepared, depth)
     n_unit = int(unit_codes.max(initial=-1)) + 1
     pair_keys = []
     for r in np.flatnonzero(pooled).tolist():
         block = prepared.pairs[r, :, :width]
-        pairs = block[block >= 0]
+        pairs = block[(block >= 0) if within is None else (block >= 0) & within]
         pairs = pairs[index.pair_line[pairs] >= 0]  # judged pairs only
         pair_keys.append(pairs * n_unit + unit_codes[r])
     owner = np.full(index.n_lines, -1, dtype=np.int64)
@@ -146,21 +170,21 @@ def leave_out(
     by: str = "run",
     measure: str = "AP",
     pooled: Sequence[str] | None = None,
-    depth: int | None = None,
+    depth: PoolDepths | int | Mapping[str, int] | None = None,
     depth_source: str = "given",
     max_results: int = 1000,
     progress: Callable[[float], None] | None = None,
 ) -> LeaveOutResult:
     """Leave each unit out in turn. `units[i]` is run i's unit (its own name when None); `pooled` the runs that
-    built the pool (all when None); `depth` the pool depth k (inferred from the qrels when None, see
-    `depth_inference`). `progress` is called with the share of the units done."""
+    built the pool (all when None); `depth` the pool depth k: one for every topic, per topic ({topic: k}, the topics
+    it lacks inferred), ready-made `PoolDepths`, or None to infer every topic's from the qrels (see
+    `depth_inference`); `depth_source` names where a given depth came from ("given", "pool"). `progress` is called
+    with the share of the units done."""
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
     names = list(prepared.names)
     unit_of_run = list(names) if units is None else [str(u) for u in units]
     if len(unit_of_run) != len(names):
         raise ValueError("one unit per run is needed")
-    if depth is not None and int(depth) < 1:
-        raise ValueError("the pool depth must be at least 1")
     distinct = list(dict.fromkeys(unit_of_run))
     code_of = {u: i for i, u in enumerate(distinct)}
     codes = np.array([code_of[u] for u in unit_of_run], dtype=np.int64)
@@ -169,13 +193,10 @@ def leave_out(
     if not pooled_mask.any():
         raise ValueError("no pooled runs")
     index = index_lines(prepared, qrels)
-    estimate = None
-    if depth is None:
-        estimate = infer_pool_depth(index, pooled_mask)
-        k, depth_source = estimate.depth, "inferred"
-    else:
-        k = int(depth)
-    owner = unique_owner(index, codes, pooled_mask, k)
+    pool = depth if isinstance(depth, PoolDepths) else pool_depths(index, pooled_mask, depth, given_source=depth_source)
+    caps = pool.of(prepared.topics)
+    owner = unique_owner(index, codes, pooled_mask, caps)
+    residual = line_min_rank(index, pooled_mask, caps) == NEVER
     scorer = SubsetScorer(index, measure)
     full = scorer.mean()
 
@@ -195,8 +216,7 @@ def leave_out(
     return LeaveOutResult(
         measure=scorer.measure,
         by=by,
-        depth=k,
-        depth_source=depth_source,
+        pool=pool,
         runs=names,
         pooled=[n for n, m in zip(names, pooled_mask.tolist(), strict=True) if m],
         unit_of_run=unit_of_run,
@@ -210,5 +230,6 @@ def leave_out(
         rank_change=(new_rank - original_rank).astype(np.int64),
         tau_b=tau_b(full, reduced),
         tau_ap=tau_ap(full, reduced),
-        estimate=estimate,
+        residual_lines=int(residual.sum()),
+        residual_relevant=int((residual & index.relevant).sum()),
     )

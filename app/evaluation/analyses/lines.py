@@ -77,22 +77,38 @@ def index_lines(prepared: PreparedRuns, qrels: Qrels) -> LineIndex:
     )
 
 
-def pair_min_rank(prepared: PreparedRuns, run_mask: np.ndarray, depth: int | None = None) -> np.ndarray:
-    """[n_pair] best (1-based) rank of each pair over the selected runs, within `depth`; NEVER if none."""
+def rank_limits(prepared: PreparedRuns, depth: int | np.ndarray | None) -> tuple[int, np.ndarray | None]:
+    """The ranks `depth` covers: the width of the position axis to read and, when the depth is per topic (one per
+    prepared topic), a bool [n_topic, width] mask of the positions within each topic's depth."""
+    if depth is None:
+        return prepared.depth, None
+    if np.ndim(depth) == 0:
+        return min(int(depth), prepared.depth), None
+    per_topic = np.asarray(depth, dtype=np.int64)
+    if per_topic.shape != (len(prepared.topics),):
+        raise ValueError("give one depth per prepared topic")
+    width = min(int(per_topic.max(initial=0)), prepared.depth)
+    return width, np.arange(width)[None, :] < per_topic[:, None]
+
+
+def pair_min_rank(prepared: PreparedRuns, run_mask: np.ndarray, depth: int | np.ndarray | None = None) -> np.ndarray:
+    """[n_pair] best (1-based) rank of each pair over the selected runs, within `depth` (one for all topics, or one
+    per prepared topic); NEVER if none."""
     n_pair = len(prepared.pair_topic)
     best = np.full(n_pair + 1, NEVER, dtype=np.int64)
-    width = prepared.depth if depth is None else min(depth, prepared.depth)
+    width, within = rank_limits(prepared, depth)
     block = prepared.pairs[np.asarray(run_mask, dtype=bool), :, :width]
     if block.size == 0:
         return best[:n_pair]
     ranks = np.broadcast_to(np.arange(1, width + 1, dtype=np.int64), block.shape)
-    valid = block >= 0
+    valid = block >= 0 if within is None else (block >= 0) & within[None, :, :]
     np.minimum.at(best, block[valid], ranks[valid])
     return best[:n_pair]
 
 
-def line_min_rank(index: LineIndex, run_mask: np.ndarray, depth: int | None = None) -> np.ndarray:
-    """[n_line] best rank of each qrels line over the selected runs (within `depth`); NEVER if none ranks it."""
+def line_min_rank(index: LineIndex, run_mask: np.ndarray, depth: int | np.ndarray | None = None) -> np.ndarray:
+    """[n_line] best rank of each qrels line over the selected runs (within `depth`, one for all topics or one per
+    prepared topic); NEVER if none ranks it."""
     best = pair_min_rank(index.prepared, run_mask, depth)
     out = np.full(index.n_lines, NEVER, dtype=np.int64)
     hit = index.line_pair >= 0

@@ -10,6 +10,11 @@ a deeper pool of another campaign). `outside="drop"` (default; SPEC section 6) a
 removes them at every depth: on TREC-COVID round 1 depth 1 keeps 243 lines, as his procedure does, not 1,900.
 `outside="keep"` keeps them at every depth, so that the deepest depth, max_results, reproduces the full qrels.
 
+With the depth the pool was built with (`pool`: one for every topic or per topic, see `depth_inference`), a pool
+cut at depth d holds, for topic t, the lines some pooled run ranks within min(d, t's depth): a line pooled runs rank
+only deeper than its topic's pool was judged from outside the pool (a residual collection) and is treated like a line
+no pooled run retrieved (`outside`). Without it any rank counts.
+
 Cost: runs are prepared once, each line's best pooled rank is computed once, and depth d keeps the lines with
 best rank <= d. For AP all depths are a few array passes over the relevant retrieved entries; other measures
 (xinfAP, nDCG@10, ...) re-evaluate the prepared runs once per *distinct* cut of the qrels.
@@ -17,13 +22,14 @@ best rank <= d. For AP all depths are a few array passes over the relevant retri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation.analyses.depth_inference import PoolDepths, pool_depths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.analyses.lines import NEVER, LineIndex, SubsetScorer, index_lines, line_min_rank, run_mask
+from app.evaluation.analyses.lines import NEVER, SubsetScorer, index_lines, line_min_rank, run_mask
 from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
@@ -47,6 +53,9 @@ class PoolDepthResult:
     relevant: np.ndarray  # int64 [n_depth] relevant lines kept
     total_lines: int
     total_relevant: int
+    residual_lines: int = 0  # qrels lines outside every pooled run's top (its topic's pool depth, else max_results)
+    residual_relevant: int = 0
+    pool: PoolDepths | None = None  # the depth each topic was pooled to, when known
 
     def to_dict(self) -> dict:
         """Plain data for JSON."""
@@ -57,6 +66,9 @@ class PoolDepthResult:
             "pooled": self.pooled,
             "total_lines": self.total_lines,
             "total_relevant": self.total_relevant,
+            "residual_lines": self.residual_lines,
+            "residual_relevant": self.residual_relevant,
+            "pool_depths": None if self.pool is None else self.pool.to_dict(),
             "full": dict(zip(self.runs, self.full.tolist(), strict=True)),
             "depths": [
                 {
@@ -77,16 +89,16 @@ def line_depths(
 ) -> np.ndarray:
     """[n_line] the shallowest pool depth at which each qrels line is in the pool (0: always; NEVER: never)."""
     index = index_lines(prepared, qrels)
-    return _line_depths(index, run_mask(prepared.names, pooled), outside)
+    return _admitted(line_min_rank(index, run_mask(prepared.names, pooled)), outside)
 
 
-def _line_depths(index: LineIndex, mask: np.ndarray, outside: str) -> np.ndarray:
+def _admitted(best: np.ndarray, outside: str) -> np.ndarray:
+    """[n_line] the depth at which each line enters the pool, from its best pooled rank (NEVER: outside the pool)."""
     if outside not in OUTSIDE:
         raise ValueError("outside must be 'drop' or 'keep'")
-    depth = line_min_rank(index, mask)
     if outside == "keep":  # not retrieved by any pooled run: judged from outside this pool, kept at every depth
-        depth = np.where(depth == NEVER, 0, depth)
-    return depth
+        return np.where(best == NEVER, 0, best)
+    return best
 
 
 def pool_depth(
@@ -99,12 +111,14 @@ def pool_depth(
     depths: Sequence[int] | None = None,
     max_results: int = 1000,
     outside: str = "drop",
+    pool: PoolDepths | int | Mapping[str, int] | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> PoolDepthResult:
     """Scores of every run and tau_b / tau_AP against the full qrels for pool depths 1..max_depth.
 
     `pooled` names the runs that built the pool (all runs when None); `depths` overrides 1..max_depth
-    (max_depth defaults to max_results). `progress` is called with the share of the depths done.
+    (max_depth defaults to max_results); `pool` the depth the pool was built with (one, per topic, or `PoolDepths`;
+    None: any rank). `progress` is called with the share of the depths done.
     """
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
     mask = run_mask(prepared.names, pooled)
@@ -120,7 +134,12 @@ def pool_depth(
         raise ValueError("depths must be positive")
 
     index = index_lines(prepared, qrels)
-    admitted = _line_depths(index, mask, outside)
+    if pool is not None and not isinstance(pool, PoolDepths):
+        pool = pool_depths(index, mask, pool)
+    caps = None if pool is None else pool.of(prepared.topics)
+    best = line_min_rank(index, mask, caps)
+    residual = best == NEVER
+    admitted = _admitted(best, outside)
     scorer = SubsetScorer(index, measure)
     full = scorer.mean()
 
@@ -157,4 +176,7 @@ def pool_depth(
         relevant=relevant,
         total_lines=index.n_lines,
         total_relevant=int(index.relevant.sum()),
+        residual_lines=int(residual.sum()),
+        residual_relevant=int((residual & index.relevant).sum()),
+        pool=pool,
     )

@@ -76,22 +76,41 @@ def _pytrec_map(qrels_lines: list[str], rows, topics: list[str]) -> dict[str, fl
     return out
 
 
+def _strict_topic_depths(rows, pooled: list[str], judged: set[tuple[str, str]], topics: list[str]) -> dict[str, int]:
+    """Brute force: per topic the largest d such that every pooled run's top d for it is judged."""
+    depths = {}
+    for topic in topics:
+        lists = [_ordered(rows[name], 1000).get(topic, []) for name in pooled]
+        d = 0
+        while any(len(docs) > d for docs in lists) and all(
+            (topic, docs[d]) in judged for docs in lists if len(docs) > d
+        ):
+            d += 1
+        depths[topic] = d
+    return depths
+
+
 @pytest.mark.parametrize("depth", [None, 20, 1000])
 def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, shared_data):
-    """None: the pool's own depth, inferred from the qrels (7); the brute force then uses 7."""
+    """None: each topic's own pool depth, inferred from the qrels (7, but 6 for topic 20: one of these ten pooled runs'
+    7th result for it is unjudged); the brute force then uses the same per-topic depths."""
     folder = shared_data / COVID
     runs, rows, table, lines = covid(folder)
-    given = depth
-    depth = 7 if depth is None else depth
     team = {r["run"]: r["team"] for r in table}
     pooled = [r["run"] for r in table if r["contributed_judgments"] == "yes"]
-    # brute force: which teams' pooled runs rank each (topic, doc) within `depth`
+    topics = sorted({line.split()[0] for line in lines})
+    judged = {(line.split()[0], line.split()[2]) for line in lines}
+    if depth is None:
+        topic_depth = _strict_topic_depths(rows, pooled, judged, topics)
+        assert {t for t, d in topic_depth.items() if d != 7} == {"20"} and topic_depth["20"] == 6
+    else:
+        topic_depth = dict.fromkeys(topics, depth)
+    # brute force: which teams' pooled runs rank each (topic, doc) within its topic's depth
     contributors: dict[tuple[str, str], set[str]] = defaultdict(set)
     for name in pooled:
-        for topic, docs in _ordered(rows[name], depth).items():
-            for doc in docs:
+        for topic, docs in _ordered(rows[name], 1000).items():
+            for doc in docs[: topic_depth.get(topic, 0)]:
                 contributors[(topic, doc)].add(team[name])
-    topics = sorted({line.split()[0] for line in lines})
     expected_full = _pytrec_map(lines, rows, topics)
 
     groups = read_run_groups(folder / "run_groups.tsv")
@@ -102,9 +121,16 @@ def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, 
         units=groups.units(names, "group"),
         by="group",
         pooled=groups.pooled_runs(names),
-        depth=given,
+        depth=depth,
     )
-    assert result.depth == depth and result.depth_source == ("inferred" if given is None else "given")
+    assert result.depth_source == ("inferred" if depth is None else "given")
+    assert result.depth == (None if depth is None else depth)
+    assert dict(zip(result.pool.topics, result.pool.depths.tolist(), strict=True)) == topic_depth
+    listed = result.to_dict()["pool_depths"]["topics"]
+    assert [row["topic"] for row in listed] == sorted(topics, key=int)  # natural order: 1, 2, ..., 10, ...
+    residual = [line for line in lines if (line.split()[0], line.split()[2]) not in contributors]
+    assert result.residual_lines == len(residual) > 0
+    assert result.residual_relevant == sum(int(line.split()[3]) > 0 for line in residual)
     assert result.original == pytest.approx([expected_full[n] for n in names], abs=1e-9)
     assert len(result.units) == 10
     for u, unit in enumerate(result.units):
@@ -118,7 +144,7 @@ def test_covid_leave_one_group_out_equals_filtered_qrels_and_pytrec_eval(depth, 
     assert result.max_drop > 0
     assert result.max_drop == pytest.approx(float(np.max(result.original - result.reduced)))
     assert 0.5 < result.tau_b <= 1.0
-    if depth == 7:  # at the pool's depth the bias shows (tau_b 0.908, AP down 0.050 for one run) ...
+    if depth is None:  # at the pool's depth the bias shows (tau_b 0.908, AP down 0.050 for one run) ...
         assert result.tau_b == pytest.approx(0.9078, abs=1e-4) and result.max_drop == pytest.approx(0.0498, abs=1e-4)
     if depth == 1000:  # ... at max_results it hides (0.991, 0.0009)
         assert result.tau_b > 0.99 and result.max_drop < 0.001
