@@ -1,6 +1,11 @@
 """Measure agreement (AxIoU paper, Fig. 4): tau_b between the system rankings of every pair of measures, and tau_AP
 (Yilmaz et al. 2008: swaps near the top cost more), which is not symmetric: row = the reference measure's ranking,
-column = the ranking compared with it."""
+column = the ranking compared with it.
+
+Counts (`num_ret`, `num_rel`, `num_rel_ret`, `inum_rel`, ...: the measures the registry totals over topics instead
+of averaging) are left out of agreement and ties unless asked for by name: they do not rank systems by quality (the
+number of relevant documents is the same for every run, a NaN row in the matrix; every topic ties on it), and
+`trecpool eval`'s 31 default measures would give a 31 x 31 matrix, three of its rows counts."""
 
 from __future__ import annotations
 
@@ -9,7 +14,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.evaluation.analyses.kendall import tau_ap_batch, tau_b_batch
+from app.evaluation.measures.registry import aggregate_of
 from app.evaluation.results import Results
+
+COUNT_AGGREGATES = ("sum", "sum_all")  # the registry's aggregates of counts: `all` is their total
+
+
+def is_count(measure: str) -> bool:
+    """Whether `measure` is a count (the registry totals it over topics: num_ret, num_rel, inum_rel, ...)."""
+    return aggregate_of(measure) in COUNT_AGGREGATES
+
+
+def readable_measures(measures: Sequence[str]) -> list[str]:
+    """The measures agreement and ties use when none are named: all of `measures` but the counts."""
+    return [m for m in measures if not is_count(m)]
 
 
 def agreement_matrix(means: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ adjudicated, or one assessor against another.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -216,14 +216,18 @@ def compare_qrels(
     *,
     measure: str = "AP",
     max_results: int = 1000,
+    progress: Callable[[float], None] | None = None,
 ) -> QrelsComparisonResult:
-    """Evaluate every run under each qrels version (means over each version's topics, trec_eval -c) and compare."""
+    """Evaluate every run under each qrels version (means over each version's topics, trec_eval -c) and compare.
+    `progress` is called with the share of the versions evaluated."""
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
     scores = []
     name = measure
-    for qrels in versions:
+    for k, qrels in enumerate(versions):
         results = evaluate_prepared(prepared, qrels, [measure])
         name = results.measures[0]
         scores.append(results.mean()[:, 0])
+        if progress is not None:
+            progress((k + 1) / len(versions))
     rankings = compare_rankings(labels, prepared.names, np.array(scores).reshape(len(versions), len(prepared.names)))
     return QrelsComparisonResult(name, rankings, judgement_agreement(labels, versions))

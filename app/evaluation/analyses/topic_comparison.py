@@ -2,7 +2,8 @@
 
 The median and the best of a topic are over the runs that have a score for it (NaN = the run was not scored on
 the topic), as the leaderboards' per-topic table takes them; a run's own NaN stays NaN. Only numbers leave this
-module for another team's runs, never their names: what a team may see of the others.
+module for another team's runs, never their names: what a team may see of the others. Topics are in natural order
+(1, 2, ..., 10, not 1, 10, 11, ..., 2), as the chart's reader counts them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from app.evaluation.analyses.topic_order import natural_order
 
 
 def _num(value: float) -> float | None:
@@ -65,10 +68,13 @@ class TopicComparison:
 def topic_comparison(
     runs: Sequence[str], topics: Sequence[str], scores: np.ndarray, *, measure: str = ""
 ) -> TopicComparison:
-    """Per topic the median and best of scores [n_run, n_topic] over the runs scored on it (NaN: none)."""
+    """Per topic the median and best of scores [n_run, n_topic] over the runs scored on it (NaN: none); topics in
+    natural order."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape != (len(runs), len(topics)):
         raise ValueError("scores must be [n_run, n_topic], matching the runs and the topics")
+    order = natural_order([str(t) for t in topics])
+    topics, scores = [topics[i] for i in order], scores[:, order]
     scored = np.isfinite(scores)
     n_scored = scored.sum(axis=0)
     median = np.full(len(topics), np.nan)

@@ -10,7 +10,7 @@ better than run 1" statements. Groups of runs with no significant difference com
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,12 +115,14 @@ def significance_by_type(
     n_resamples: int = 10_000,
     seed: int = 0,
     aggregate: str = "mean",
+    progress: Callable[[float], None] | None = None,
 ) -> TypeSignificanceResult:
     """Within each run type, the `top` runs by mean (all when None) tested pairwise; scores [n_run, n_topic],
     NaN counting 0 (as in the means). Types in order of first appearance; a type with one run has no test.
 
     `aggregate` "gm" (gm_map, gm_bpref) ranks by geometric means and tests the logs of the values (floored at
-    1e-5, as trec_eval does): a difference in mean log is a ratio of geometric means."""
+    1e-5, as trec_eval does): a difference in mean log is a ratio of geometric means. `progress` is called with the
+    share of the types tested."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}")
     scores = np.nan_to_num(np.asarray(scores, dtype=np.float64))
@@ -134,7 +136,10 @@ def significance_by_type(
     reported = np.exp(means) if aggregate == "gm" and scores.shape[1] else means
     names = list(runs)
     out = []
-    for label in dict.fromkeys(types):
+    labels = list(dict.fromkeys(types))
+    for k, label in enumerate(labels):
+        if progress is not None and k:
+            progress(k / len(labels))
         members = [i for i, t in enumerate(types) if t == label]
         members.sort(key=lambda i: (-means[i], names[i]))
         if top is not None:
@@ -153,4 +158,6 @@ def significance_by_type(
         ]
         groups = significance.significance_groups(chosen, group_means, p, alpha)
         out.append(TypeGroup(str(label), chosen, group_means, p, groups, better))
+    if progress is not None:
+        progress(1.0)
     return TypeSignificanceResult(method, alpha, n_resamples, seed, top, out)

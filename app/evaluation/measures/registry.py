@@ -40,7 +40,10 @@ class MeasureSpec:
 
 TREC_EVAL = "trec_eval 10.0 (github.com/usnistgov/trec_eval)"
 SAMPLE_EVAL = "sample_eval.pl (Yilmaz, Kanoulas and Aslam, SIGIR 2008; TREC/TRECVID inferred measures)"
-AXIOU = "AxIoU paper: Hao, Nakano et al., SIGIR 2022 (and its supplementary material)"
+AXIOU = (
+    "AxIoU paper: Togashi, Otani, Nakashima, Rahtu, Heikkilä and Sakai, AxIoU: An Axiomatically Justified Measure "
+    "for Video Moment Retrieval, CVPR 2022 (and its supplementary material)"
+)
 MOMENT_DETR = "Moment-DETR / QVHighlights evaluation (Lei, Berg and Bansal, NeurIPS 2021)"
 RBP_PAPER = "Moffat and Zobel, Rank-Biased Precision, ACM TOIS 27(1), 2008; as ir_measures' RBP(rel=1, p)"
 IR_MEASURES = "ir_measures (ir-measur.es), Judged@k"
