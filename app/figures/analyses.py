@@ -77,6 +77,14 @@ def pool_depth(data: Data) -> Figure:
     return fig
 
 
+def _depth_words(data: Data) -> str:
+    """The pool depth of a leave-out result: "7", or "5-7 per topic" when the topics' depths differ."""
+    if data.get("depth") is not None:
+        return str(data["depth"])
+    depths = data.get("pool_depths") or {}
+    return f"{depths.get('min', '?')}-{depths.get('max', '?')} per topic"
+
+
 def leave_out(data: Data) -> Figure:
     """Westerveld Fig. 4: each run's original score and its score with its run/group/type left out."""
     rows = data["runs"]
@@ -90,7 +98,7 @@ def leave_out(data: Data) -> Figure:
     ax.scatter(x, reduced[order], s=22, marker="x", color="tab:blue", label=f"one {data['by']} left out")
     ax.set_xticks(x, [rows[i]["run"] for i in order], rotation=70, ha="right", fontsize=7)
     ax.set_ylabel(data["measure"])
-    depth = f"pool depth {data['depth']}" + (f", {data['depth_source']}" if data.get("depth_source") else "")
+    depth = f"pool depth {_depth_words(data)}" + (f", {data['depth_source']}" if data.get("depth_source") else "")
     ax.set_title(
         f"Leave one {data['by']} out ({depth}): tau_b = {_fmt(data['tau_b'], 3)}, "
         f"max drop = {_fmt(data['max_drop'], 4)} ({_fmt(data['max_percent_drop'], 1)}%)"
@@ -100,25 +108,40 @@ def leave_out(data: Data) -> Figure:
     return fig
 
 
+AGREEMENT_SIDE = 7.0  # inches: the largest side of one heat map, whatever the number of measures
+ANNOTATE_UP_TO = 20  # measures: beyond this the cells are too small for their values (the colour bar reads them)
+
+
 def agreement(data: Data) -> Figure:
     """AxIoU paper Fig. 4: heat maps of tau_b between measures and, when the result holds it, of tau_AP (row = the
-    reference measure's ranking; results stored before tau_AP was added draw tau_b alone)."""
+    reference measure's ranking; results stored before tau_AP was added draw tau_b alone).
+
+    Readable at any number of measures: each map is at most `AGREEMENT_SIDE` inches (about 1,000 pixels at the
+    render's 120 dpi) with labels that shrink with the measures, values written in the cells up to
+    `ANNOTATE_UP_TO` measures, and a NaN cell (a measure constant over the runs) left blank and named in the title."""
     measures = list(data["measures"])
     n = len(measures)
     panels = [("tau_b", "Kendall tau_b")] + ([("tau_ap", "tau_AP (row = reference)")] if "tau_ap" in data else [])
-    fig = Figure(figsize=(len(panels) * (1.2 + 0.7 * n), 0.9 + 0.6 * n))
+    side = min(AGREEMENT_SIDE, 1.0 + 0.5 * n)
+    label_size = max(4.5, min(9.0, 160.0 / max(n, 1)))
+    fig = Figure(figsize=(len(panels) * (side + 1.8), side + 1.4))
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (key, label) in zip(axes, panels, strict=True):
         matrix = _floats([v for row in data[key] for v in row]).reshape(n, n)
-        image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
-        ax.set_xticks(range(n), measures, rotation=60, ha="right")
-        ax.set_yticks(range(n), measures)
-        for i in range(n):
-            for j in range(n):
-                value = matrix[i, j]
-                ax.text(j, i, "nan" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8)
-        fig.colorbar(image, ax=ax, label=label)
-        ax.set_title("Measure agreement" + ("" if key == "tau_b" else ": tau_AP"))
+        image = ax.imshow(np.ma.masked_invalid(matrix), vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_xticks(range(n), measures, rotation=60, ha="right", fontsize=label_size)
+        ax.set_yticks(range(n), measures, fontsize=label_size)
+        if n <= ANNOTATE_UP_TO:
+            cell_size = max(5.0, min(8.0, 120.0 / max(n, 1)))
+            for i in range(n):
+                for j in range(n):
+                    value = matrix[i, j]
+                    text = "nan" if np.isnan(value) else f"{value:.2f}"
+                    ax.text(j, i, text, ha="center", va="center", fontsize=cell_size)
+        fig.colorbar(image, ax=ax, label=label, shrink=0.8)
+        constant = [m for i, m in enumerate(measures) if np.isnan(matrix[i]).all()]
+        title = "Measure agreement" + ("" if key == "tau_b" else ": tau_AP")
+        ax.set_title(title + (f"\n(no ranking: {', '.join(constant)})" if constant else ""), fontsize=10)
     return fig
 
 

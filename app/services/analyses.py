@@ -18,13 +18,13 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.evaluation.analyses.depth_inference import infer_pool_depth
+from app.evaluation.analyses.depth_inference import pool_depths
 from app.evaluation.analyses.efficiency import mean_seconds, score_vs_time
 from app.evaluation.analyses.judged_depth import judged_fraction
 from app.evaluation.analyses.label_noise import label_noise
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.lines import index_lines, run_mask
-from app.evaluation.analyses.measure_agreement import agreement_result
+from app.evaluation.analyses.measure_agreement import agreement_result, readable_measures
 from app.evaluation.analyses.moment_effectiveness import moment_effectiveness
 from app.evaluation.analyses.novelty import unique_relevant
 from app.evaluation.analyses.pool_depth import pool_depth
@@ -39,8 +39,7 @@ from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.errors import MeasureError
 from app.evaluation.measures.registry import aggregate_of, resolve
 from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
-from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
-from app.evaluation.records import Qrels
+from app.evaluation.prepared_runs import prepare_runs
 from app.services.analysis_params import checked_params, parse_params
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
@@ -242,12 +241,15 @@ def _column(table: ScoreTable, measure: str) -> int:
 
 
 def _measures(campaign: Campaign, table: ScoreTable, params: Any, all_by_default: bool) -> list[str]:
-    """The measures an analysis reads: `measures`, else [`measure`], else all of them or the default one."""
+    """The measures an analysis reads: `measures`, else [`measure`], else all of them but the counts (num_ret,
+    num_rel, ...: see measure_agreement) or the default one."""
     if getattr(params, "measures", None):
         return list(params.measures)
     if getattr(params, "measure", None):
         return [params.measure]
-    return list(table.measures) if all_by_default else [default_measure(campaign, table.measures)]
+    if all_by_default:
+        return readable_measures(table.measures) or list(table.measures)
+    return [default_measure(campaign, table.measures)]
 
 
 def _score_analysis(
@@ -318,6 +320,7 @@ def _table_reader(
             n_resamples=params.n_resamples,
             seed=params.seed,
             aggregate=aggregate_of(measure),
+            progress=reporter,
         )
         return {"measure": measure, "by": params.by, **result.to_dict()}
     if kind == "run-vs-median":
@@ -356,7 +359,8 @@ def _qrels_reader(
         loaded.append(qrels if other.id == version.id else load_qrels(session, other))
         reporter(0.5 * (k + 1) / len(versions))
     measure = params.measure or ("xinfAP" if all(q.stratified for q in loaded) else "AP")
-    result = compare_qrels([v.label for v in versions], loaded, prepared, measure=measure)  # type: ignore[union-attr]
+    labels = [v.label for v in versions]  # type: ignore[union-attr]
+    result = compare_qrels(labels, loaded, prepared, measure=measure, progress=Reporter(reporter, 0.5, 1.0))
     return {**result.to_dict(), "qrels_version_ids": list(params.qrels_version_ids)}
 
 
@@ -412,9 +416,13 @@ def _qrels_analysis(
     facts = pool_facts(session, version, runs, params.pooled_runs, getattr(params, "depth", None))  # type: ignore[arg-type]
     reporter(0.0)
     provenance = {"pooled_from": facts.pooled_from, "pool_depth_source": facts.depth_source}
+    index = index_lines(prepared, qrels)
+    mask = run_mask(prepared.names, facts.pooled)
+    source = "pool" if facts.depth_source == "pool" else "given"
+    pool = pool_depths(index, mask, facts.depth, given_source=source)
     if kind == "pool-depth":
-        pool_k = facts.depth or _inferred_depth(prepared, qrels, facts.pooled)
-        max_depth = params.max_depth or min(100, pool_k)
+        deepest = int(pool.depths.max(initial=0))
+        max_depth = params.max_depth or min(100, max(deepest, 1))
         result = pool_depth(
             qrels,
             prepared,
@@ -423,9 +431,10 @@ def _qrels_analysis(
             max_depth=max_depth,
             max_results=campaign.max_results,
             outside=params.outside,
+            pool=pool,
             progress=reporter,
         )
-        return {**result.to_dict(), **provenance, "pool_depth": pool_k}
+        return {**result.to_dict(), **provenance, "pool_depth": deepest}
     units = {"run": names, "team": [table.teams[r.team_id] for r in runs], "type": [r.system_type for r in runs]}
     result = leave_out(
         qrels,
@@ -434,17 +443,11 @@ def _qrels_analysis(
         by=params.by,
         measure=measure,
         pooled=facts.pooled,
-        depth=facts.depth,
-        depth_source=facts.depth_source,
+        depth=pool,
         max_results=campaign.max_results,
         progress=reporter,
     )
     return {**result.to_dict(), **provenance}
-
-
-def _inferred_depth(prepared: PreparedRuns, qrels: Qrels, pooled: Sequence[str]) -> int:
-    """The pool depth read from the qrels (see depth_inference)."""
-    return infer_pool_depth(index_lines(prepared, qrels), run_mask(prepared.names, pooled)).depth
 
 
 def _label_noise(

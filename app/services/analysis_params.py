@@ -28,6 +28,7 @@ RunName = Annotated[Text, Field(min_length=1, max_length=200)]
 Seed = Annotated[int, Field(ge=0, le=SEED_MAX)]
 Sigma = Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
 Size = Annotated[int, Field(ge=1, le=10_000_000)]
+ALL_BUT_COUNTS = "every measure of the evaluation but the counts (num_ret, num_rel, num_rel_ret, inum_rel, ...)"
 POOLED_RUNS = (
     "The runs that contributed to the pool, for imported qrels (the pool records them for cut qrels). "
     "Default: the priority-1 runs"
@@ -60,7 +61,8 @@ class LeaveOutParams(AnalysisParams):
         default=None,
         ge=1,
         le=100_000,
-        description="the pool depth: the pool's own when omitted, inferred from imported qrels (and reported)",
+        description="the pool depth, for every topic: the pool's own when omitted; for imported qrels each topic's "
+        "own, inferred (and reported)",
     )
     pooled_runs: list[RunName] | None = Field(default=None, min_length=1, max_length=10_000, description=POOLED_RUNS)
 
@@ -75,7 +77,7 @@ class AgreementParams(AnalysisParams):
     """Agreement (AxIoU paper, Fig. 4): Kendall's tau_b between the run orders of every pair of measures."""
 
     measures: list[Measure] | None = Field(
-        default=None, min_length=2, max_length=50, description="every measure of the evaluation when omitted"
+        default=None, min_length=2, max_length=50, description=f"{ALL_BUT_COUNTS} when omitted"
     )
 
 
@@ -105,7 +107,7 @@ class StabilityParams(OneOrManyMeasures):
 class TiesParams(AnalysisParams):
     """Ties (AxIoU supplement, Fig. 1): the share of topics on which every run scores the same."""
 
-    measures: Measures | None = Field(default=None, description="every measure of the evaluation when omitted")
+    measures: Measures | None = Field(default=None, description=f"{ALL_BUT_COUNTS} when omitted")
 
 
 class PowerParams(OneOrManyMeasures):
@@ -122,7 +124,12 @@ class LabelNoiseParams(AnalysisParams):
     """Label noise (AxIoU paper, Fig. 7): how far run means move when the ground-truth boundaries are perturbed."""
 
     measures: Measures = Field(default_factory=lambda: list(NOISE_MEASURES))
-    sigmas: list[Sigma] = Field(default_factory=lambda: list(DEFAULT_SIGMAS), min_length=1, max_length=20)
+    sigmas: list[Sigma] = Field(
+        default_factory=lambda: list(DEFAULT_SIGMAS),
+        min_length=1,
+        max_length=20,
+        description="noise levels in seconds (the authors' notebook: 1, 2, 3, 4)",
+    )
     trials: int = Field(default=NOISE_TRIALS, ge=1, le=1000, description="noisy ground truths per level (paper: 100)")
     raters: int = Field(default=DEFAULT_RATERS, ge=1, le=100)
     seed: Seed = 0
