@@ -46,12 +46,17 @@ __all__ = [
     "read_qrels",
     "read_run",
     "read_bytes",
+    "without_comment_lines",
 ]
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
 _RUN_COLUMNS = "topic Q0 docno rank score tag"
 _COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+# trec_eval 10.0's run reader (get_trec_results.c) skips a line whose first character after C's isspace blanks
+# (space, \t, \v, \f, \r) is '#'; a leading byte-order mark is taken as part of such a line
+_RUN_COMMENT_TEXT = re.compile(r"^\ufeff?[ \t\v\f\r]*#[^\n]*", re.M)
+_RUN_COMMENT_BYTES = re.compile(rb"^(?:\xef\xbb\xbf)?[ \t\v\f\r]*#[^\n]*", re.M)
 B = TypeVar("B", bytes, str)
 _MAX_HASHED = 256  # docnos up to this many code points are hashed as fixed-width arrays
 _PAIR_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
@@ -80,6 +85,14 @@ def _without_bom(data: B) -> B:
 def _without_comments(text: str) -> str:
     """Qrels text with `#` comment lines emptied (trec_eval skips them); line numbers stay as they were."""
     return _COMMENT_LINE.sub("", text) if "#" in text else text
+
+
+def without_comment_lines(data: B) -> B:
+    """Run text with its `#` comment lines emptied, as trec_eval 10.0's run reader skips them (a line whose first
+    non-blank character is '#'); line numbers stay as they were, and a '#' inside a line (a docno) is kept."""
+    if isinstance(data, str):
+        return _RUN_COMMENT_TEXT.sub("", data) if "#" in data else data  # type: ignore[return-value]
+    return _RUN_COMMENT_BYTES.sub(b"", data) if b"#" in data else data  # type: ignore[return-value]
 
 
 def _as_bytes(data: bytes | str) -> bytes:
@@ -329,22 +342,28 @@ def _not_utf8_at(line: str) -> int | None:
 
 
 def read_run(path: str | Path, *, max_errors: int = 50) -> RunTable:
-    """Read a TREC or TRECVID XML run file (optionally gzipped), a block of lines at a time."""
+    """Read a TREC or TRECVID XML run file (optionally gzipped), a block of lines at a time.
+
+    The file readers of the command line (`trecpool eval`, `analyse`, `sample_eval`) skip `#` comment lines of TREC
+    runs as trec_eval 10.0 does (`without_comment_lines`); uploads to the service are parsed by `scan_trec_run`,
+    which keeps refusing them.
+    """
     source = str(path)
     blocks = file_blocks(path)
     head: list[tuple[bytes, int]] = []
     for block in blocks:  # the first non-blank text decides the format
         head.append(block)
-        if block[0].strip():
+        if without_comment_lines(block[0]).strip():
             break
-    stream = chain(head, blocks)
-    if head and head[-1][0].lstrip()[:1] == b"<":
+    if head and without_comment_lines(head[-1][0]).lstrip()[:1] == b"<":
+        stream = chain(head, blocks)
         return scan_trecvid_xml_blocks(stream, max_errors=max_errors, source=source).checked(source).table
-    table = _run_from_blocks(stream, source)
+    uncommented = ((without_comment_lines(block), first) for block, first in chain(head, blocks))
+    table = _run_from_blocks(uncommented, source)
     blocks.close()
     if table is not None:
         return table
-    return parse_trec_run(read_bytes(path), max_errors=max_errors, source=source)
+    return parse_trec_run(without_comment_lines(read_bytes(path)), max_errors=max_errors, source=source)
 
 
 # --------------------------------------------------------------------------------------------------------- qrels
