@@ -12,7 +12,7 @@ import click
 if TYPE_CHECKING:
     from app.evaluation.records import Qrels
 
-USAGE = "usage: trecpool sample_eval [-q] QRELS RUN [-G GRADE=GAIN ...]"
+USAGE = "usage: trecpool sample_eval [-q] [--digits N] QRELS RUN [-G GRADE=GAIN ...]"
 
 HELP = """Evaluate one RUN against stratified QRELS and print what NIST's sample_eval.pl prints, byte for byte.
 
@@ -21,17 +21,21 @@ relevance mapping after the files (`-G 1=3 2=5`: grade 1 counts as 3, grade 2 as
 numbers). QRELS has sample_eval's 5 columns (topic iteration docno stratum grade; grade -1 = pooled, not sampled);
 RUN is TREC 6-column (or TRECVID AVS XML, optionally .gz).
 
-Output, as TRECVID's sample_eval.pl with 12 decimals: per topic (-q) infAP, infNDCG, iP5 ... iP1000, inum_rel_ret,
-inum_rel, num_ret, for the run's topics that the qrels judge, in numeric order; then the `all` lines: the means of
-infAP, infNDCG, iprec@rec0.00 ... 1.00 and iP@k over those topics, and the totals inum_rel_ret, inum_rel (over every
-qrels topic) and num_ret. Lists are ranked by score descending, ties by docno descending, and cut at 1000 results
-(the per-topic num_ret counts the lines before the cut, the `all` line after, as the script does).
+Output, as TRECVID's sample_eval.pl prints it (%6.4f, %14.4f for inum_rel_ret and inum_rel, %9d for num_ret): per
+topic (-q) infAP, infNDCG, iP5 ... iP1000, inum_rel_ret, inum_rel, num_ret, for the run's topics that the qrels judge,
+in numeric order; then the `all` lines: the means of infAP, infNDCG, iprec@rec0.00 ... 1.00 and iP@k over those
+topics, and the totals inum_rel_ret, inum_rel (over every qrels topic) and num_ret. Lists are ranked by score
+descending, ties by docno descending, and cut at 1000 results (the per-topic num_ret counts the lines before the cut,
+the `all` line after, as the script does). --digits N prints N decimals instead of the script's 4 (--digits 12: the
+script with its formats widened, as data/trecvid-avs-2021/expected/<run>.sample_eval.txt). Lines of a TREC RUN
+whose first non-blank character is '#' are skipped, as trec_eval 10.0 skips them.
 
 Unlike the script, a run or qrels file with a duplicate docno in a topic, a grade below -1 or a malformed line is
 refused (status 2, naming the lines) instead of being read loosely.
 """
 
 _MAPPING = re.compile(r"^(?P<grade>\d)=(?P<gain>-?\d{1,3})$")
+MAX_DIGITS = 20
 
 
 def _fail(message: str) -> NoReturn:
@@ -47,22 +51,22 @@ def _fail(message: str) -> NoReturn:
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def cli(args: tuple[str, ...]) -> None:
-    """Evaluate a run like sample_eval.pl and print its output."""
+    """Evaluate a run like sample_eval.pl and print its output (a closed stdout is the group's ClosedPipeGuard's)."""
     from app.evaluation.errors import FormatError, MeasureError
 
-    per_topic, qrels_path, run_path, mapping = parse_arguments(list(args))
+    per_topic, qrels_path, run_path, mapping, digits = parse_arguments(list(args))
     try:
-        sys.stdout.write(run_sample_eval(qrels_path, run_path, per_topic=per_topic, mapping=mapping))
+        text = run_sample_eval(qrels_path, run_path, per_topic=per_topic, mapping=mapping, digits=digits)
     except (FormatError, MeasureError, OSError) as exc:
-        sys.stdout.flush()
         _fail(str(exc))
+    sys.stdout.write(text)
 
 
-def parse_arguments(args: list[str]) -> tuple[bool, Path, Path, dict[int, int]]:
-    """(-q given, qrels path, run path, grade mapping) from sample_eval.pl's command line; exits 2 on a bad one."""
-    per_topic = False
-    if args and args[0] == "-q":
-        per_topic, args = True, args[1:]
+def parse_arguments(args: list[str]) -> tuple[bool, Path, Path, dict[int, int], int]:
+    """(-q given, qrels path, run path, grade mapping, decimals) from sample_eval.pl's command line with trecpool's
+    --digits; exits 2 on a bad one."""
+    from app.evaluation.sample_eval_output import DIGITS
+
     mapping: dict[int, int] = {}
     if "-G" in args:
         at = args.index("-G")
@@ -74,19 +78,40 @@ def parse_arguments(args: list[str]) -> tuple[bool, Path, Path, dict[int, int]]:
             if match is None:
                 _fail(f"-G mapping {pair!r} is not GRADE=GAIN (a one-digit grade, a whole gain of 1-3 characters)")
             mapping[int(match.group("grade"))] = int(match.group("gain"))
+    digits, args = _digits(args, DIGITS)
+    per_topic = False
+    if args and args[0] == "-q":
+        per_topic, args = True, args[1:]
     if len(args) != 2 or any(a.startswith("-") and a != "-" for a in args):
         _fail(f"expected [-q] QRELS RUN, got {' '.join(args) or 'nothing'}\n{USAGE}")
-    return per_topic, Path(args[0]), Path(args[1]), mapping
+    return per_topic, Path(args[0]), Path(args[1]), mapping, digits
 
 
-def run_sample_eval(qrels_path: Path, run_path: Path, *, per_topic: bool, mapping: dict[int, int]) -> str:
-    """sample_eval.pl's output for one run file against one qrels file."""
+def _digits(args: list[str], default: int) -> tuple[int, list[str]]:
+    """The value of `--digits N` / `--digits=N` (the last one given) and the other arguments; exits 2 on a bad one."""
+    digits, rest = default, []
+    words = iter(args)
+    for word in words:
+        if word == "--digits" or word.startswith("--digits="):
+            text = word.partition("=")[2] if "=" in word else next(words, "")
+            if not (text.isascii() and text.isdigit()) or int(text) > MAX_DIGITS:
+                _fail(f"--digits needs a whole number of decimals from 0 to {MAX_DIGITS}, got {text!r}\n{USAGE}")
+            digits = int(text)
+        else:
+            rest.append(word)
+    return digits, rest
+
+
+def run_sample_eval(
+    qrels_path: Path, run_path: Path, *, per_topic: bool, mapping: dict[int, int], digits: int | None = None
+) -> str:
+    """sample_eval.pl's output for one run file against one qrels file (`digits` decimals; the script's 4 if None)."""
     import numpy as np
 
     from app.evaluation.errors import MeasureError
     from app.evaluation.evaluator import evaluate
     from app.evaluation.formats.trec_files import read_qrels, read_run
-    from app.evaluation.sample_eval_output import MAX_RESULTS, MEASURES, sample_eval_report
+    from app.evaluation.sample_eval_output import DIGITS, MAX_RESULTS, MEASURES, sample_eval_report
 
     qrels = read_qrels(qrels_path)
     if not qrels.stratified:
@@ -97,7 +122,7 @@ def run_sample_eval(qrels_path: Path, run_path: Path, *, per_topic: bool, mappin
     results = evaluate(qrels, [run], list(MEASURES), max_results=MAX_RESULTS)
     topics, counts = np.unique(np.asarray(run.topics).astype(str), return_counts=True)
     returned = dict(zip(topics.tolist(), counts.tolist(), strict=True))
-    return sample_eval_report(results, returned, per_topic=per_topic)
+    return sample_eval_report(results, returned, per_topic=per_topic, digits=DIGITS if digits is None else digits)
 
 
 def map_grades(qrels: Qrels, mapping: dict[int, int]) -> Qrels:
