@@ -1,5 +1,9 @@
 """`trecpool trec_eval` takes trec_eval's command line: glued and separate option arguments, long options and their
-prefixes, options after the files, stdin for '-', and trec_eval's refusals and exit statuses."""
+prefixes, options after the files, stdin for '-', and trec_eval's refusals and exit statuses.
+
+The run lacks qrels topic 2: without -c, trec_eval 10.0 evaluates topic 1 (the last topic it found) again in its
+place, and so does the drop-in (with a warning on stderr).
+"""
 
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ def test_default_is_official(files) -> None:
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "runid                 \tall\tmyrun"
-    assert lines[1] == "num_q                 \tall\t2"
+    assert lines[1] == "num_q                 \tall\t3"  # topics 1, 1 again in the place of 2, and 3
     assert [line.split("\t")[0].strip() for line in lines][-9:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200,
                                                                                       500, 1000)]  # fmt: skip
     assert len(lines) == 30
@@ -66,12 +70,14 @@ def test_options_change_what_is_printed(files) -> None:
     assert "\t2\t" not in trec_eval("-q", "-m", "map", *files).stdout  # topic 2: not in the run
     complete = trec_eval("-q", "-c", "-m", "map", "-m", "num_q", *files).stdout
     assert "map                   \t2\t0.0000\n" in complete and "num_q                 \tall\t3\n" in complete
-    assert trec_eval("-n", "-q", "-m", "map", *files).stdout == "map                   \t1\t0.8333\nmap          " \
-        "         \t3\t0.0000\n"  # fmt: skip
-    assert trec_eval("-l2", "-m", "num_rel", *files).stdout == "num_rel               \tall\t1\n"
-    assert trec_eval("-M1", "-m", "num_ret", *files).stdout == "num_ret               \tall\t2\n"
+    assert trec_eval("-n", "-q", "-m", "map", *files).stdout == (
+        "map                   \t1\t0.8333\nmap                   \t1\t0.8333\nmap                   \t3\t0.0000\n"
+    )  # topic 1 again in the place of topic 2
+    assert trec_eval("-l2", "-m", "num_rel", *files).stdout == "num_rel               \tall\t2\n"  # 1 + 1 + 0
+    assert trec_eval("-c", "-l2", "-m", "num_rel", *files).stdout == "num_rel               \tall\t4\n"  # grades > 0
+    assert trec_eval("-M1", "-m", "num_ret", *files).stdout == "num_ret               \tall\t3\n"
     assert trec_eval("-J", "-q", "-m", "relstring", *files).stdout == (
-        "relstring             \t1\t'12'\nrelstring             \t3\t'0'\n"
+        "relstring             \t1\t'12'\nrelstring             \t1\t'12'\nrelstring             \t3\t'0'\n"
     )
     assert trec_eval("-q", "-m", "relstring", *files).stdout.startswith("relstring             \t1\t'1-2'\n")
 
@@ -82,12 +88,42 @@ def test_run_from_stdin(files) -> None:
 
 
 def test_zscores(files, tmp_path: Path) -> None:
+    # trec_eval 10.0 names every z-scored value 'Z' + measure and prints it %6.4f, the counts too; the topics the file
+    # lacks (1 for num_ret, 3 for num_rel) get -1000000; relstring and runid print as without -Z
     zfile = tmp_path / "z"
-    zfile.write_text("1 map 0.5 0.25\n3 map 0.0 0.0\n")
-    result = trec_eval("-q", "-Z", str(zfile), "-m", "map", *files)
+    zfile.write_text("1 map 0.5 0.25\n3 map 0.0 0.0\n1 num_rel 1 2\n")
+    result = trec_eval("-q", "-Z", str(zfile), "-m", "map", "-m", "num_rel", "-m", "num_q", "-m", "runid", *files)
+    assert result.exit_code == 0
     assert result.stdout == (
-        "map                   \t1\t1.3333\nmap                   \t3\t0.0000\nmap                   \tall\t0.6667\n"
+        "Znum_rel               \t1\t0.5000\n"
+        "Zmap                   \t1\t1.3333\n"
+        "Znum_rel               \t1\t0.5000\n"
+        "Zmap                   \t1\t1.3333\n"
+        "Znum_rel               \t3\t-1000000.0000\n"
+        "Zmap                   \t3\t0.0000\n"
+        "runid                 \tall\tmyrun\n"
+        "Znum_q                 \tall\t3.0000\n"
+        "Znum_rel               \tall\t-999999.0000\n"
+        "Zmap                   \tall\t0.8889\n"
     )
+
+
+def test_comment_lines_of_the_run_are_skipped(files, tmp_path: Path) -> None:
+    # trec_eval 10.0's get_trec_results.c skips a line whose first character after blanks is '#'
+    commented = tmp_path / "commented"
+    lines = RUN.splitlines(keepends=True)
+    commented.write_text("# run myrun\n" + lines[0] + " \t#\tnote\n\f# form feed\n" + "".join(lines[1:]) + "#")
+    for argv in (["-q", "-m", "all_trec"], ["-c", "-m", "official"]):
+        plain = trec_eval(*argv, *files)
+        result = trec_eval(*argv, files[0], str(commented))
+        assert (result.exit_code, result.stdout) == (0, plain.stdout)
+        from_stdin = trec_eval(*argv, files[0], "-", stdin=commented.read_text())
+        assert (from_stdin.exit_code, from_stdin.stdout) == (0, plain.stdout)
+    # a '#' inside a line is no comment (a docno may hold one), and a bad line after comments keeps its number
+    inside = tmp_path / "inside"
+    inside.write_text("1 Q0 a#1 1 2.0 myrun\n# note\n1 Q0 b 2 x myrun\n")
+    refused = trec_eval(files[0], str(inside))
+    assert refused.exit_code == 2 and "line 3" in refused.stderr and "line 1" not in refused.stderr
 
 
 @pytest.mark.parametrize(
@@ -118,8 +154,10 @@ def test_files_and_topics(files, tmp_path: Path) -> None:
     assert trec_eval(files[0]).exit_code == 1
     other = tmp_path / "other"
     other.write_text("9 Q0 a 1 1.0 r\n")
-    none = trec_eval(files[0], str(other))
-    assert none.exit_code == 7 and none.stderr == "trec_eval: No queries with both results and relevance info\n"
+    none = trec_eval(files[0], str(other))  # no topic overlaps: 10.0 reads an unset results pointer for topic 1
+    assert (none.exit_code, none.stdout) == (4, "")
+    assert none.stderr.startswith(f"trec_eval: qrels topic '1' has no results in '{other}' and no qrels topic before")
+    assert trec_eval("-c", "-m", "num_q", files[0], str(other)).stdout == "num_q                 \tall\t3\n"
     bad = tmp_path / "bad"
     bad.write_text("1 Q0 a 1\n")
     malformed = trec_eval(files[0], str(bad))
@@ -148,6 +186,6 @@ def test_eval_takes_trec_eval_spellings_and_prints_the_names_given(files) -> Non
 def test_trec_eval_on_a_tiny_input_imports_nothing_heavy(files) -> None:
     from tests.cli.test_startup import _heavy, _modules_after
 
-    modules, output = _modules_after("trec_eval", "-m", "map", *files)
-    assert output.split() == ["map", "all", "0.4167"]
+    modules, output = _modules_after("trec_eval", "-c", "-m", "map", *files)
+    assert output.split() == ["map", "all", "0.2778"]  # (5/6 + 0 + 0) / 3
     assert _heavy(modules) == []

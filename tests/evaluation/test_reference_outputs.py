@@ -167,3 +167,199 @@ def test_iprec_in_sample_eval_defaults_only() -> None:
     levels = [f"iprec@rec{i / 10:.2f}" for i in range(11)]
     assert set(levels) <= set(default_measures(stratified=True))
     assert not set(levels) & set(default_measures(stratified=False))
+
+
+# ------------------------------------------------------------------------ sample_eval.pl's own printed bytes
+
+
+@pytest.mark.parametrize("run", AVS_RUNS)
+def test_sample_eval_drop_in_prints_nist_bytes(run: str, data_dir: Path) -> None:
+    """NIST's sample_eval.pl prints `%6.4f`, `%14.4f` (inum_rel_ret, inum_rel) and `%9d` (num_ret): the drop-in's
+    default; `digits=12` is the script with its formats widened (the reference files for checking values)."""
+    from app.cli.sample_eval import run_sample_eval
+
+    avs = data_dir / "trecvid-avs-2021"
+    qrels, run_path = avs / "avs.qrels.main.tv21", avs / "runs" / run
+    nist = (avs / "expected" / f"{run}.sample_eval.nist.txt").read_text()
+    assert run_sample_eval(qrels, run_path, per_topic=True, mapping={}) == nist
+    wide = (avs / "expected" / f"{run}.sample_eval.txt").read_text()
+    assert run_sample_eval(qrels, run_path, per_topic=True, mapping={}, digits=12) == wide
+
+
+def test_trecpool_eval_keeps_its_own_format_on_sample_eval_qrels(data_dir: Path) -> None:
+    # only the drop-in prints the script's layout; `trecpool eval` prints its names at full precision
+    from click.testing import CliRunner
+
+    from app.cli import cli
+
+    avs = data_dir / "trecvid-avs-2021"
+    result = CliRunner().invoke(cli, ["eval", "--run-topics-only", str(avs / "avs.qrels.main.tv21"),
+                                      str(avs / "runs" / "syn7_0")])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    rows = {name: value for name, topic, value in (line.split("\t") for line in result.stdout.splitlines())}
+    expected = read_expected(avs / "expected" / "syn7_0.sample_eval.txt")
+    assert float(rows["xinfAP"]) == pytest.approx(expected["infAP"]["all"], abs=1e-12)
+    assert len(rows["xinfAP"]) > 12 and rows["num_ret"] == "14627"  # repr, not %6.4f; counts as integers
+    assert "infAP" not in rows and "iP5" not in rows and "iP@5" in rows
+
+
+# ------------------------------------------------------------------------ trec_eval 10.0, hand-worked from its source
+
+
+def trec_eval_10(tmp_path: Path, qrels: str, run: str, *argv: str, zscores: str | None = None) -> tuple[int, str, str]:
+    """(status, stdout, stderr) of the drop-in on these qrels and run texts (and -Z file text)."""
+    import io
+
+    from app.evaluation.trec_eval import main
+
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    extra = []
+    if zscores is not None:
+        (tmp_path / "z").write_text(zscores)
+        extra = ["-Z", str(tmp_path / "z")]
+    out, err = io.StringIO(), io.StringIO()
+    status = main([*argv, *extra, str(tmp_path / "qrels"), str(tmp_path / "run")], out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def line(name: str, topic: str, value: str) -> str:
+    """One trec_eval line: `%-22s\\t%s\\t` then the value as printed."""
+    return f"{name:<22}\t{topic}\t{value}\n"
+
+
+def zline(name: str, topic: str, value: str) -> str:
+    """One trec_eval -Z line: `Z%-22s\\t%s\\t%6.4f`."""
+    return "Z" + line(name, topic, value)
+
+
+def test_trec_eval_c_num_rel_counts_every_qrels_line_graded_above_0(tmp_path: Path) -> None:
+    """trec_eval 10.0, m_num_rel.c: with -c, num_rel's calc_avg replaces the summed topics by a count of every qrels
+    line (of every topic, answered or not) whose grade is above 0, whatever -l says; per topic num_rel still counts
+    the grades >= -l. Hand-worked: grades > 0 are a, b, d, f, g (e is -1, c is 0): 5."""
+    qrels = "1 0 a 2\n1 0 b 1\n1 0 c 0\n2 0 d 1\n2 0 e -1\n3 0 f 3\n3 0 g 2\n"
+    run = "1 Q0 a 1 2.0 r\n1 Q0 c 2 1.0 r\n3 Q0 f 1 1.0 r\n"
+    status, out, _ = trec_eval_10(tmp_path, qrels, run, "-c", "-l2", "-q", "-m", "num_rel")
+    assert status == 0
+    assert out == line("num_rel", "1", "1") + line("num_rel", "2", "0") + line("num_rel", "3", "2") + line(
+        "num_rel", "all", "5"
+    )  # the topics add up to 3
+    _, out, _ = trec_eval_10(tmp_path, qrels, run, "-c", "-l0", "-m", "num_rel")
+    assert out == line("num_rel", "all", "5")  # -l0 topics: 3 + 1 + 2 = 6
+    _, out, _ = trec_eval_10(tmp_path, qrels, run + "2 Q0 d 1 1.0 r\n", "-l2", "-m", "num_rel")
+    assert out == line("num_rel", "all", "3")  # without -c: the topics' own counts, summed
+    _, out, _ = trec_eval_10(tmp_path, qrels, run, "-c", "-l2", "-m", "num_rel", zscores="1 num_rel 0 1\n")
+    assert out == zline("num_rel", "all", "5.0000")  # calc_avg comes after the z-scores: the count, %6.4f
+
+
+def test_trec_eval_z_names_and_formats(tmp_path: Path) -> None:
+    """trec_eval 10.0 with -Z (convert_zscores.c, meas_print_single.c, meas_print_final.c): each value becomes
+    (value - mean) / stddev from the file's `topic measure mean stddev` line for its topic and value name (P_1, not P),
+    0 when stddev is 0 and the value is the mean, else -1000000 (also when the file lacks the line); every number is
+    printed `Z%-22s\\t%s\\t%6.4f`, counts included; num_q's summary stays the topic count, gm_map's is
+    exp(mean of z-scores); runid and relstring print as without -Z.
+
+    Hand-worked: topic 1 ranks a (1), x: num_ret 2, map 1, P_1 1, gm_map log 1 = 0; topic 2 ranks y, c (1): num_ret 2,
+    map 1/2, P_1 0, gm_map log 0.5."""
+    qrels = "1 0 a 1\n1 0 b 0\n2 0 c 1\n"
+    run = "1 Q0 a 1 2.0 tag\n1 Q0 x 2 1.0 tag\n2 Q0 y 1 1.0 tag\n2 Q0 c 2 0.5 tag\n"
+    z = "1 num_ret 1 0.5\n2 num_ret 2 0\n1 map 0.5 0.25\n2 map 0.25 0.5\n1 P_1 1 0\n2 P_1 1 0\n1 gm_map 0 1\n"
+    argv = ["-q", "-m", "num_ret", "-m", "map", "-m", "gm_map", "-m", "P.1", "-m", "relstring.3", "-m", "runid",
+            "-m", "num_q"]  # fmt: skip
+    status, out, err = trec_eval_10(tmp_path, qrels, run, *argv, zscores=z)
+    assert (status, err) == (0, "")
+    assert out == (
+        zline("num_ret", "1", "2.0000")  # (2 - 1) / 0.5
+        + zline("map", "1", "2.0000")  # (1 - 0.5) / 0.25
+        + zline("P_1", "1", "0.0000")  # stddev 0, value = mean
+        + line("relstring_3", "1", "'1-'")
+        + zline("num_ret", "2", "0.0000")
+        + zline("map", "2", "0.5000")  # (0.5 - 0.25) / 0.5
+        + zline("P_1", "2", "-1000000.0000")  # stddev 0, value 0 is not the mean 1
+        + line("relstring_3", "2", "'-1'")
+        + line("runid", "all", "tag")
+        + zline("num_q", "all", "2.0000")
+        + zline("num_ret", "all", "2.0000")  # counts: the sum
+        + zline("map", "all", "1.2500")
+        + zline("gm_map", "all", "0.0000")  # exp((0 - 1000000) / 2): topic 2 has no gm_map line
+        + zline("P_1", "all", "-500000.0000")
+    )
+    # the layout of trec_eval's own test/out.test.aqZ (10.0's `make quicktest`), line for line
+    assert zline("num_nonrel_judged_ret", "301", "-0.2633") == "Znum_nonrel_judged_ret \t301\t-0.2633\n"
+    assert zline("num_ret", "301", "-1.8922") == "Znum_ret               \t301\t-1.8922\n"
+
+
+def test_trec_eval_empty_lists_print_negative_nan(tmp_path: Path) -> None:
+    """trec_eval 10.0, m_iprec_at_recall.c and m_11pt_avg.c: interpolation starts from num_rel_ret / num_ret, which is
+    0.0 / 0.0 = -nan (x86-64's default NaN, printed `-nan`) when nothing is retrieved, and that value is handed to
+    every level whose cutoff lround(level x num_rel) is at most num_rel_ret = 0; 11pt_avg adds it into its sum. Nothing
+    is retrieved for a -c placeholder under -J (its one doc, not in the qrels, is dropped), for a topic whose docs
+    -J drops, and under -M0. The `all` lines add the -nan in.
+
+    Hand-worked: topic 1 (R 1) retrieves a then z (not judged): with -J only a, every level 1.0. Topic 2 (R 2, lacking):
+    cutoffs 0, 0, 0, 1, ...: -nan at 0.00, 0.10, 0.20. Topic 5 (R 5, lacking): lround(0.5) = 1, so -nan at 0.00 only."""
+    qrels = "1 0 a 1\n1 0 b 0\n2 0 c 1\n2 0 d 1\n" + "".join(f"5 0 j{i} 1\n" for i in range(5))
+    run = "1 Q0 a 1 2.0 r\n1 Q0 z 2 1.0 r\n"
+    status, out, _ = trec_eval_10(tmp_path, qrels, run, "-c", "-J", "-q", "-m", "iprec_at_recall..0,.1,.2,.3,1",
+                                  "-m", "11pt_avg", "-m", "num_ret")  # fmt: skip
+    assert status == 0
+    iprec = ("iprec_at_recall_0.00", "iprec_at_recall_0.10", "iprec_at_recall_0.20", "iprec_at_recall_0.30",
+             "iprec_at_recall_1.00")  # fmt: skip
+
+    def block(topic: str, ret: str, levels: list[str], avg: str) -> str:
+        """The lines of one topic."""
+        middle = "".join(map(line, iprec, [topic] * 5, levels))
+        return line("num_ret", topic, ret) + middle + line("11pt_avg", topic, avg)
+
+    nan, zero, one = "  -nan", "0.0000", "1.0000"
+    assert out == (
+        block("1", "1", [one] * 5, one)
+        + block("2", "0", [nan, nan, nan, zero, zero], nan)
+        + block("5", "0", [nan, zero, zero, zero, zero], nan)
+        + block("all", "1", [nan, nan, nan, "0.3333", "0.3333"], nan)
+    )
+    # without -J the placeholder keeps its one doc (num_ret 1, then reset to 0): 0 / 1, no -nan
+    _, out, _ = trec_eval_10(tmp_path, qrels, run, "-c", "-q", "-m", "iprec_at_recall..0", "-m", "11pt_avg")
+    assert "nan" not in out and line("iprec_at_recall_0.00", "2", zero) in out
+    # an answered topic whose docs -J drops, here with no relevant doc at all (R 0): every cutoff is 0
+    status, out, _ = trec_eval_10(tmp_path, "3 0 h 0\n", "3 Q0 y 1 1.0 r\n", "-J", "-m", "iprec_at_recall",
+                                  "-m", "11pt_avg")  # fmt: skip
+    assert status == 0 and out.count("  -nan\n") == 12 and out.count("\n") == 12
+    # -M0 retrieves nothing: R 1 gives cutoffs 0 up to level 0.4 (lround(0.5) = 1); 11pt_avg over .5 and 1 adds none
+    _, out, _ = trec_eval_10(tmp_path, "1 0 a 1\n", "1 Q0 a 1 1.0 r\n", "-M0", "-m", "iprec_at_recall",
+                             "-m", "11pt_avg.0.5,1")  # fmt: skip
+    values = [text.split("\t")[2] for text in out.splitlines()]
+    assert values == [nan] * 5 + [zero] * 6 + [zero]
+    assert out.splitlines()[-1].startswith("11pt_avg_0.5,1 ")
+
+
+def test_trec_eval_without_c_a_lacking_topic_repeats_the_last_one_found(tmp_path: Path) -> None:
+    """trec_eval 10.0, trec_eval.c: the loop over the qrels topics (strcmp order) only replaces `this_result` when the
+    run has the topic, and only -c swaps in its placeholder; without -c a lacking topic is evaluated with the last
+    topic found (form_res_rels.c's cache, keyed by that topic's id, returns its ranking): that topic's lines print
+    again under its own id and it counts again in num_q and every `all`. Before any topic is found the pointer is
+    unset (undefined behaviour): the drop-in stops there with status 4. The drop-in warns on stderr each time."""
+    qrels = "1 0 a 1\n1 0 b 0\n2 0 c 1\n3 0 d 1\n4 0 e 1\n"
+    run = "1 Q0 b 1 2.0 r\n1 Q0 a 2 1.0 r\n3 Q0 d 1 1.0 r\n"
+    status, out, err = trec_eval_10(tmp_path, qrels, run, "-q", "-m", "num_q", "-m", "map")
+    assert status == 0
+    assert out == (
+        line("map", "1", "0.5000") + line("map", "1", "0.5000") + line("map", "3", "1.0000")
+        + line("map", "3", "1.0000") + line("num_q", "all", "4") + line("map", "all", "0.7500")
+    )  # fmt: skip
+    run_path = tmp_path / "run"
+    assert err == (
+        f"trec_eval: warning: qrels topic '2' has no results in '{run_path}': without -c, trec_eval 10.0 evaluates "
+        "topic '1' again in its place (printed and averaged twice); use -c\n"
+        f"trec_eval: warning: qrels topic '4' has no results in '{run_path}': without -c, trec_eval 10.0 evaluates "
+        "topic '3' again in its place (printed and averaged twice); use -c\n"
+    )
+    status, out, _ = trec_eval_10(tmp_path, qrels, run, "-c", "-q", "-m", "num_q", "-m", "map")
+    assert out == (
+        line("map", "1", "0.5000") + line("map", "2", "0.0000") + line("map", "3", "1.0000")
+        + line("map", "4", "0.0000") + line("num_q", "all", "4") + line("map", "all", "0.3750")
+    )  # fmt: skip
+    # strcmp order: "10" comes before "9", so a run with topic 9 only lacks the first topic: undefined in 10.0
+    status, out, err = trec_eval_10(tmp_path, "9 0 a 1\n10 0 b 1\n", "9 Q0 a 1 1.0 r\n", "-m", "map")
+    assert (status, out) == (4, "")
+    assert err.startswith(f"trec_eval: qrels topic '10' has no results in '{run_path}' and no qrels topic before it")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from app.evaluation.trec_eval.table import COUNT, GEOMETRIC, LONG, RUNID, TEXT, 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a measure and topic the -Z file lacks
 UNJUDGED = -2  # trec_eval's relevance value of a qrels doc with a grade below 0
+NEGATIVE_NAN = math.copysign(math.nan, -1.0)  # 0.0 / 0.0 on x86-64: the default NaN, printed `-nan` by glibc
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,11 @@ class RunReport:
     """What trec_eval prints for one run."""
 
     runid: str
-    topics: list[str]  # the evaluated topics, in order
+    topics: list[str]  # the evaluated topics, in order (a stand-in appears again in each place it stands in)
     outputs: list[Output]
+    # (qrels topic the run lacks, the topic trec_eval 10.0 evaluates again in its place, or None when no topic before
+    # it was found and 10.0 reads an unset pointer): without -c, when evaluated with stand_ins=True
+    stand_ins: list[tuple[str, str | None]] = field(default_factory=list)
 
 
 def trec_eval_qrels(qrels: Qrels) -> Qrels:
@@ -95,15 +99,24 @@ def evaluate(
     selected: Sequence[Selected],
     options: Options,
     zscores: dict[tuple[str, str], tuple[float, float]] | None = None,
+    *,
+    stand_ins: bool = False,
 ) -> list[RunReport]:
-    """trec_eval's report of every run (its topics, values and summary), each run evaluated on its own."""
+    """trec_eval's report of every run (its topics, values and summary), each run evaluated on its own.
+
+    `stand_ins`: without -c, evaluate a qrels topic the run lacks as trec_eval 10.0 does (the last topic found, again);
+    else leave it out.
+    """
     qrels = trec_eval_qrels(qrels)
     matrix = grade(runs, qrels, options)
     lists = RankedLists(matrix, options.relevance_level)
     topics = list(matrix.judged.topics)
     has = answered(runs, topics)
-    evaluated = np.ones_like(has) if options.complete else has
     placeholder = options.complete & ~has  # trec_eval's bogus ranking for a topic the run lacks
+    # what trec_eval counts as retrieved: the list after -M and -J; the placeholder's one doc unless -J or -M0 drop it
+    placeholder_ret = 0 if options.judged_only or options.max_per_topic == 0 else 1
+    retrieved = np.where(placeholder, placeholder_ret, lists.lengths)
+    complete_num_rel = float(np.count_nonzero(np.asarray(qrels.grades) > 0))  # -c: m_num_rel's calc_avg
     columns: list[tuple[Selected, list[np.ndarray] | list[list[str]]]] = []
     for chosen in selected:
         name = chosen.entry.name
@@ -117,16 +130,71 @@ def evaluate(
             ]
         elif name in _RESET_FOR_PLACEHOLDER:
             values = [np.where(placeholder, 0.0, v) for v in values]
+        if name in _EMPTY_LIST_NAN:
+            values = _empty_list_nan(name, values, chosen, retrieved, lists.num_rel)
         columns.append((chosen, values))
     reports = []
     for r, run in enumerate(runs):
-        where = np.flatnonzero(evaluated[r])
+        missing: list[tuple[int, int | None]] = []
+        if options.complete:
+            where = np.arange(len(topics))
+        else:
+            where, missing = _trec_eval_topics(has[r], stand_ins)
         run_topics = [topics[t] for t in where]
         outputs = []
         for chosen, values in columns:
-            outputs.extend(_outputs(chosen, values, r, where, run_topics, run.tag, options, zscores))
-        reports.append(RunReport(run.tag, run_topics, outputs))
+            summary_override = complete_num_rel if options.complete and chosen.entry.name == "num_rel" else None
+            outputs.extend(
+                _outputs(chosen, values, r, where, run_topics, run.tag, zscores, summary_override=summary_override)
+            )
+        named = [(topics[lacking], None if stand_in is None else topics[stand_in]) for lacking, stand_in in missing]
+        reports.append(RunReport(run.tag, run_topics, outputs, named))
     return reports
+
+
+def _trec_eval_topics(has: np.ndarray, stand_ins: bool) -> tuple[np.ndarray, list[tuple[int, int | None]]]:
+    """Without -c: the topic indices trec_eval evaluates for one run, and (lacking, stand-in or None) for each topic the
+    run lacks; with `stand_ins` False the lacking topics are left out (and not listed)."""
+    if not stand_ins:
+        return np.flatnonzero(has), []
+    where: list[int] = []
+    missing: list[tuple[int, int | None]] = []
+    last: int | None = None
+    for t, found in enumerate(has.tolist()):
+        if found:
+            last = t
+            where.append(t)
+            continue
+        missing.append((t, last))
+        if last is not None:
+            where.append(last)
+    return np.asarray(where, dtype=np.int64), missing
+
+
+def _lround(values: np.ndarray) -> np.ndarray:
+    """C's lround: the nearest integer, halves away from zero (int64)."""
+    magnitude = np.abs(values)
+    low = np.floor(magnitude)
+    return (np.sign(values) * (low + (magnitude - low >= 0.5))).astype(np.int64)
+
+
+def _empty_list_nan(
+    name: str, values: list[np.ndarray], chosen: Selected, retrieved: np.ndarray, num_rel: np.ndarray
+) -> list[np.ndarray]:
+    """iprec_at_recall and 11pt_avg where trec_eval sees no retrieved doc: its interpolation starts from
+    num_rel_ret / num_ret = 0.0 / 0.0 (-nan) and hands that to every level whose cutoff lround(level x num_rel) is at
+    most num_rel_ret = 0 (for iprec_at_recall those levels, for 11pt_avg its sum); the other levels stay 0."""
+    empty = retrieved == 0
+    if not empty.any():
+        return values
+    levels = np.asarray(chosen.values, dtype=np.float64)
+    cutoffs = _lround(levels[:, None] * np.asarray(num_rel, dtype=np.float64).reshape(1, -1))  # [level, topic]
+    if name == "11pt_avg":
+        reached = np.asarray(np.any(cutoffs <= 0, axis=0)).reshape(1, -1)
+        return [np.where(empty, np.where(reached, NEGATIVE_NAN, 0.0), value) for value in values]
+    return [
+        np.where(empty, np.where(cutoffs[i][None, :] <= 0, NEGATIVE_NAN, 0.0), value) for i, value in enumerate(values)
+    ]
 
 
 def _outputs(
@@ -136,10 +204,12 @@ def _outputs(
     where: np.ndarray,
     topics: list[str],
     tag: str,
-    options: Options,
     zscores: dict[tuple[str, str], tuple[float, float]] | None,
+    *,
+    summary_override: float | None = None,
 ) -> list[Output]:
-    """The printed values of one measure for run r over its evaluated topics (`where`), with the summary."""
+    """The printed values of one measure for run r over its evaluated topics (`where`), with the summary
+    (`summary_override` replaces it, as num_rel's calc_avg does under -c, after -Z too)."""
     prints = chosen.entry.prints
     if prints == RUNID:
         return [Output("runid", RUNID, np.zeros(0), tag)]
@@ -162,6 +232,8 @@ def _outputs(
         else:
             total = float(trec.sequential_sum(per_topic)) if n else 0.0
             summary = total / n if n else total
+        if summary_override is not None:
+            summary = summary_override
         out.append(Output(name, prints, per_topic, summary))
     return out
 
@@ -188,6 +260,7 @@ def _zscore(
 
 Compute = Callable[[RankedLists, Selected, Options], list]
 _RESET_FOR_PLACEHOLDER = {"utility", "iprec_at_recall", "11pt_avg"}  # values the placeholder ranking must not make
+_EMPTY_LIST_NAN = {"iprec_at_recall", "11pt_avg"}  # 0 / 0 where trec_eval retrieves nothing
 
 
 def _one(function: Callable[[RankedLists], np.ndarray]) -> Compute:

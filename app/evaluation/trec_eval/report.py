@@ -1,7 +1,9 @@
 """trec_eval's printed lines: `%-22s\\t%s\\t%6.4f` for numbers, `%ld` for counts, `'%s'` for relstring.
 
 With -q every evaluated topic prints its values first (gm_map, gm_bpref, num_q and runid print only in `all`,
-relstring only per topic), then, unless -n, the `all` lines.
+relstring only per topic), then, unless -n, the `all` lines. With -Z (trec_eval's meas_print_single.c and
+meas_print_final.c) every number is a z-score printed `Z%-22s\\t%s\\t%6.4f`, the counts too (num_ret, num_rel,
+num_rel_ret, num_nonrel_judged_ret, num_q); runid and relstring print as without -Z.
 """
 
 from __future__ import annotations
@@ -29,8 +31,14 @@ def c_long(value: float) -> str:
     return str(int(value))
 
 
-def format_report(report: RunReport, *, per_topic: bool, summary: bool) -> str:
-    """The text trec_eval prints for one run."""
+def _number(prints: str, value: float, zscore: bool) -> str:
+    """A value as trec_eval prints it: %ld for counts (unless -Z), else %6.4f."""
+    return c_long(value) if prints in (LONG, COUNT) and not zscore else c_float(value)
+
+
+def format_report(report: RunReport, *, per_topic: bool, summary: bool, zscore: bool = False) -> str:
+    """The text trec_eval prints for one run (`zscore`: the values are -Z z-scores)."""
+    prefix = "Z" if zscore else ""
     lines: list[str] = []
     if per_topic:
         for index, topic in enumerate(report.topics):
@@ -39,18 +47,16 @@ def format_report(report: RunReport, *, per_topic: bool, summary: bool) -> str:
                     continue
                 if output.prints == TEXT:
                     lines.append(f"{output.name:<22}\t{topic}\t'{output.per_topic[index]}'\n")
-                elif output.prints == LONG:
-                    lines.append(f"{output.name:<22}\t{topic}\t{c_long(float(output.per_topic[index]))}\n")
                 else:
-                    lines.append(f"{output.name:<22}\t{topic}\t{c_float(float(output.per_topic[index]))}\n")
+                    value = _number(output.prints, float(output.per_topic[index]), zscore)
+                    lines.append(f"{prefix}{output.name:<22}\t{topic}\t{value}\n")
     if summary:
         for output in report.outputs:
             if output.summary is None:
                 continue
             if output.prints == RUNID:
                 lines.append(f"{'runid':<22}\tall\t{output.summary}\n")
-            elif output.prints in (LONG, COUNT):
-                lines.append(f"{output.name:<22}\tall\t{c_long(float(output.summary))}\n")
             else:
-                lines.append(f"{output.name:<22}\tall\t{c_float(float(output.summary))}\n")
+                value = _number(output.prints, float(output.summary), zscore)
+                lines.append(f"{prefix}{output.name:<22}\tall\t{value}\n")
     return "".join(lines)
