@@ -14,6 +14,12 @@ from app.cli import cli
 from app.evaluation.evaluator import evaluate
 from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
 
+
+def best_ranks(runs) -> dict:
+    """{(topic, doc): best rank} over the fixture's pooled runs (run0, run2, run3)."""
+    return pooled_ranks(runs, ["run0", "run2", "run3"])
+
+
 runner = CliRunner()
 
 
@@ -55,7 +61,14 @@ def test_pool_depth_prints_brute_force_values_and_writes_a_png(files, tmp_path):
     args = ["analyse", "pool-depth", qrels_path, *run_paths, "--groups", groups, "--max-depth", "5"]
     result = runner.invoke(cli, [*args, "--plot", str(plot)])
     assert result.exit_code == 0, result.output
-    assert "3 of 5 runs pooled" in result.output and "retrieved: dropped at every depth" in result.output
+    assert "3 of 5 runs pooled" in result.output
+    # random qrels: no depth to infer, so any rank counts; the lines no pooled run retrieved are said and dropped
+    assert "cannot infer the pool depth" in result.output and "Depths 1..100 are cut from" in result.output
+    unretrieved = sum(
+        1 for k in zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True) if k not in best_ranks(runs)
+    )
+    assert f"qrels lines no pooled run retrieved: {unretrieved} of {len(qrels)}" in result.output
+    assert "dropped at every depth" in result.output
     best = pooled_ranks(runs, ["run0", "run2", "run3"])
     keys = list(zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True))
     keep = np.array([best.get(k, 10**9) <= 1 for k in keys])  # lines no pooled run retrieved are dropped
@@ -125,22 +138,56 @@ def test_errors_go_to_stderr_with_exit_code_2(files, tmp_path):
 
 
 def test_leave_out_uses_the_pools_depth_inferred_and_printed(shared_data, tmp_path):
-    """TREC-COVID round 1 was pooled at depth 7: without --pool-depth the command reads it from the qrels and says so;
-    the result equals the one at --pool-depth 7 and shows the bias a depth of 1000 hides."""
+    """TREC-COVID round 1 was pooled at depth 7: without --pool-depth the command reads each topic's depth from the
+    qrels and says so (7, but 6 for topic 20, whose 7th result of one of these ten pooled runs is unjudged), and the
+    qrels lines outside every pooled run's top 7 (judged from the other 46 pooled runs); the result equals the one
+    with the same depths given in a file, and shows the bias a depth of 1000 hides."""
     folder = shared_data / "trec-covid-round1"
     base = ["analyse", "leave-out", str(folder / "qrels.txt"), *map(str, sorted((folder / "runs").glob("*.gz")))]
     base += ["--groups", str(folder / "run_groups.tsv")]
     inferred, given, deep = tmp_path / "inferred.json", tmp_path / "given.json", tmp_path / "deep.json"
-    result = runner.invoke(cli, [*base, "--json", str(inferred)])
+    result = runner.invoke(cli, [*base, "--output", str(inferred)])
     assert result.exit_code == 0, result.output
-    assert "pool depth 7 (inferred from the qrels: 99.7% of the pooled runs' results judged at rank 7" in result.output
-    assert runner.invoke(cli, [*base, "--pool-depth", "7", "--json", str(given)]).exit_code == 0
-    assert runner.invoke(cli, [*base, "--pool-depth", "1000", "--json", str(deep)]).exit_code == 0
+    said = " ".join(result.output.split())
+    assert "pool depth per topic: 7 for 29 topics (inferred); 6 for topic 20 (inferred) (100.0% of the pooled" in said
+    assert (
+        "qrels lines outside every pooled run's top (its topic's pool depth): 7,284 of 8,691 (1,662 relevant)" in said
+    )
+    assert "Leave one team out: AP, pool depth 6-7 per topic (inferred)" in said
+    depths = tmp_path / "depths.txt"
+    depths.write_text("# topic depth\n" + "".join(f"{t} {6 if t == 20 else 7}\n" for t in range(1, 31)) + "99 5\n")
+    result = runner.invoke(cli, [*base, "--pool-depth", str(depths), "--output", str(given)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "7 for 29 topics (given); 6 for topic 20 (given)" in said and "topic 99 without qrels lines" in said
+    assert runner.invoke(cli, [*base, "--pool-depth", "1000", "--output", str(deep)]).exit_code == 0
     at_7, at_given, at_1000 = (json.loads(p.read_text()) for p in (inferred, given, deep))
-    assert at_7["depth"] == 7 and at_7["depth_source"] == "inferred" and at_given["depth_source"] == "given"
-    assert at_7["runs"] == at_given["runs"] and at_7["by"] == "team"
+    assert at_7["depth"] is None and at_7["depth_source"] == "inferred" and at_given["depth_source"] == "given"
+    assert at_7["pool_depths"]["min"] == 6 and at_7["pool_depths"]["max"] == 7 and at_1000["depth"] == 1000
+    assert [t["topic"] for t in at_7["pool_depths"]["topics"]] == [str(t) for t in range(1, 31)]
+    assert at_7["runs"] == at_given["runs"] and at_7["units"] == at_given["units"] and at_7["by"] == "team"
+    assert at_7["residual_lines"] == at_given["residual_lines"] == 7284 and at_7["residual_relevant"] == 1662
     assert at_7["tau_b"] < 0.95 and at_7["max_drop"] > 0.04  # the pool bias shows at the pool's depth ...
     assert at_1000["tau_b"] > 0.99 and at_1000["max_drop"] < 0.001  # ... and hides at max_results
+
+
+def test_leave_out_runs_on_all_of_trec_covid_round_1(shared_data, tmp_path):
+    """All 143 runs, the 56 that contributed to the pool: every topic's depth reads 7 (six unjudged results within the
+    pools taken as judging slips), 1,738 qrels lines came from outside the pooled runs' top 7."""
+    folder = shared_data / "trec-covid-round1"
+    runs = sorted((folder / "runs").glob("*.gz")) + sorted((folder / "runs-more").glob("*.gz"))
+    out = tmp_path / "all.json"
+    args = ["analyse", "leave-out", str(folder / "qrels.txt"), *map(str, runs)]
+    result = runner.invoke(cli, [*args, "--groups", str(folder / "run_groups_all.tsv"), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert (
+        "pool depth 7 (inferred from the qrels for each topic; 99.7% of the pooled runs' results judged at the" in said
+    )
+    assert "6 unjudged results within it taken as judging slips" in said
+    data = json.loads(out.read_text())
+    assert data["depth"] == 7 and len(data["pooled"]) == 56 and data["residual_lines"] == 1738
+    assert data["depth_inference"]["gaps"] == 6 and data["depth_inference"]["unpooled"] == []
 
 
 def test_leave_out_says_when_the_depth_cannot_be_inferred(files):

@@ -56,17 +56,17 @@ def test_qrels_analyses_equal_the_core(covid, tmp_path):
     prepared = prepare_runs(tables, 1000)
     out = tmp_path / "out.json"
 
-    _invoke("judged-fraction", qrels_path, *run_paths, "--depth", 1, "--depth", 7, "--depth", 100, "--json", out)
+    _invoke("judged-fraction", qrels_path, *run_paths, "--depth", 1, "--depth", 7, "--depth", 100, "--output", out)
     data = _same(out, judged_fraction(qrels, prepared, depths=[1, 7, 100]).to_dict())
     assert [d["depth"] for d in data["depths"]] == [1, 7, 100] and data["depths"][2]["overall"] < 0.6
 
     plot = tmp_path / "novelty.svg"
-    _invoke("novelty", qrels_path, *run_paths, "--groups", groups, "--json", out, "--plot", plot)
+    _invoke("novelty", qrels_path, *run_paths, "--groups", groups, "--output", out, "--plot", plot)
     teams = read_run_groups(groups).units([t.tag for t in tables], "group")
     data = _same(out, unique_relevant(qrels, prepared, teams).to_dict())
     assert data["found"] > data["unique"] > 0 and "unique of" in plot.read_text()
 
-    _invoke("strata", qrels_path, "--json", out, "--plot", tmp_path / "strata.png")
+    _invoke("strata", qrels_path, "--output", out, "--plot", tmp_path / "strata.png")
     data = _same(out, stratum_summary(qrels).to_dict())
     assert data["strata"][0]["judged"] == len(qrels) and (tmp_path / "strata.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -75,7 +75,7 @@ def test_qrels_analyses_equal_the_core(covid, tmp_path):
     lines = [line.split() for line in qrels_path.read_text().splitlines()]
     strict.write_text("".join(f"{t} 0 {d} {0 if t == '1' else g}\n" for t, _, d, g in lines))
     plot = tmp_path / "versions.svg"
-    args = ["qrels-versions", *run_paths, "--qrels", qrels_path, "--qrels", strict, "-m", "AP", "--json", out]
+    args = ["qrels-versions", *run_paths, "--qrels", qrels_path, "--qrels", strict, "-m", "AP", "--output", out]
     _invoke(*args, "--plot", plot)
     expected = compare_qrels(["qrels.txt", "strict.txt"], [qrels, read_qrels(strict)], prepared, measure="AP")
     data = _same(out, expected.to_dict())
@@ -91,27 +91,27 @@ def test_score_analyses_equal_the_core(covid, tmp_path):
     out = tmp_path / "out.json"
 
     plot = tmp_path / "swap.svg"
-    _invoke("swap-rate", qrels_path, *run_paths, "--trials", 100, "--sizes", "3,5-15:5", "--json", out, "--plot", plot)
+    _invoke("swap-rate", qrels_path, *run_paths, "--trials", 100, "--sizes", "3,5-15:5", "--output", out, "--plot", plot)
     expected = swap_rates(ap, names, measure="AP", trials=100, sizes=[3, 5, 10, 15])
     data = _same(out, expected.to_dict())
     assert data["min_comparisons"] == 10 and data["bin_width"] == 0.01 and "Swap rate (100 trials" in plot.read_text()
 
     args = ["type-significance", qrels_path, *run_paths, "--groups", groups, "--resamples", 500, "--seed", 3]
-    _invoke(*args, "--json", out, "--plot", tmp_path / "types.svg")
+    _invoke(*args, "--output", out, "--plot", tmp_path / "types.svg")
     types = read_run_groups(groups).units(names, "type")
     expected = significance_by_type(names, types, ap, n_resamples=500, seed=3)
     data = _same(out, {"measure": "AP", "by": "runtype", **expected.to_dict()})
     assert {g["type"] for g in data["types"]} == set(types)
 
     plot = tmp_path / "median.svg"
-    _invoke("run-vs-median", qrels_path, *run_paths, "--run", names[1], "--json", out, "--plot", plot)
+    _invoke("run-vs-median", qrels_path, *run_paths, "--run", names[1], "--output", out, "--plot", plot)
     _same(out, topic_comparison(names, reference.topics, ap, measure="AP").to_dict())
     drawn = plot.read_text()
     assert names[1] in drawn and not any(name in drawn for name in names if name != names[1])
 
     times = tmp_path / "times.tsv"
     times.write_text("run\tseconds\n" + "".join(f"{n}\t{2.0**i}\n" for i, n in enumerate(names[:4])))
-    _invoke("efficiency", qrels_path, *run_paths, "--times", times, "--json", out, "--plot", tmp_path / "eff.svg")
+    _invoke("efficiency", qrels_path, *run_paths, "--times", times, "--output", out, "--plot", tmp_path / "eff.svg")
     seconds = np.array([2.0**i for i in range(4)] + [np.nan, np.nan])
     data = _same(out, score_vs_time(names, means, seconds, measure="AP").to_dict())
     assert data["n_timed"] == 4
@@ -120,7 +120,7 @@ def test_score_analyses_equal_the_core(covid, tmp_path):
 def test_moment_effectiveness_command(moment_files, tmp_path):  # noqa: F811
     truth, runs = moment_files
     out, plot = tmp_path / "fig5.json", tmp_path / "fig5.png"
-    args = [*runs, "--moments", truth, *[x for m in MEASURES for x in ("-m", m)], "--json", out, "--plot", plot]
+    args = [*runs, "--moments", truth, *[x for m in MEASURES for x in ("-m", m)], "--output", out, "--plot", plot]
     _invoke("moment-effectiveness", *args)
     names, _, values = _reference(truth, runs, MEASURES)
     data = json.loads(out.read_text())
@@ -129,7 +129,7 @@ def test_moment_effectiveness_command(moment_files, tmp_path):  # noqa: F811
     for got, want in zip(data["measures"], expected["measures"], strict=True):
         assert got["scores"] == pytest.approx(want["scores"])
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    _invoke("moment-effectiveness", *args[:-4], "--sort-by", "AxIoU@5", "--json", out)
+    _invoke("moment-effectiveness", *args[:-4], "--sort-by", "AxIoU@5", "--output", out)
     assert json.loads(out.read_text())["sort_by"] == "AxIoU@5"
 
 

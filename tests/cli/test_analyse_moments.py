@@ -66,7 +66,7 @@ def test_agreement_and_ties_on_moment_runs(moment_files, tmp_path):
     truth, runs = moment_files
     names, topics, values = _reference(truth, runs, MEASURES)
     out = tmp_path / "agreement.json"
-    args = ["analyse", "agreement", *map(str, runs), "--moments", str(truth), *_args(*MEASURES), "--json", str(out)]
+    args = ["analyse", "agreement", *map(str, runs), "--moments", str(truth), *_args(*MEASURES), "--output", str(out)]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
@@ -76,7 +76,7 @@ def test_agreement_and_ties_on_moment_runs(moment_files, tmp_path):
             expected = stats.kendalltau(means[:, i], means[:, j]).statistic
             assert data["tau_b"][i][j] == pytest.approx(expected, nan_ok=True)
     out = tmp_path / "ties.json"
-    result = runner.invoke(cli, ["analyse", "ties", *map(str, runs), "--moments", str(truth), "--json", str(out)])
+    result = runner.invoke(cli, ["analyse", "ties", *map(str, runs), "--moments", str(truth), "--output", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["n_topics"] == len(topics) == 12 and data["n_runs"] == 5
@@ -93,7 +93,7 @@ def test_stability_on_moment_runs_with_sizes_matches_a_brute_force_loop(moment_f
     _, _, values = _reference(truth, runs, ["AxIoU@5"])
     out = tmp_path / "stability.json"
     args = ["analyse", "stability", *map(str, runs), "--moments", str(truth), "-m", "AxIoU@5"]
-    result = runner.invoke(cli, [*args, "--sizes", "2,4-6,12", "--trials", "30", "--seed", "9", "--json", str(out)])
+    result = runner.invoke(cli, [*args, "--sizes", "2,4-6,12", "--trials", "30", "--seed", "9", "--output", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["sizes"] == [2, 4, 5, 6, 12] and data["trials"] == 30
@@ -126,7 +126,7 @@ def test_power_on_moment_runs(moment_files, tmp_path):
     names, _, values = _reference(truth, runs, ["AxIoU@5", "R@1,0.5"])
     out = tmp_path / "power.json"
     args = ["analyse", "power", *map(str, runs), "--moments", str(truth), *_args("AxIoU@5", "R@1,0.5")]
-    result = runner.invoke(cli, [*args, "--resamples", "500", "--seed", "2", "--json", str(out)])
+    result = runner.invoke(cli, [*args, "--resamples", "500", "--seed", "2", "--output", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["runs"] == names
