@@ -423,7 +423,7 @@ def _qrels_analysis(
     if kind == "pool-depth":
         deepest = int(pool.depths.max(initial=0))
         max_depth = params.max_depth or min(100, max(deepest, 1))
-        result = pool_depth(
+        cut = pool_depth(
             qrels,
             prepared,
             measure=measure,
@@ -434,7 +434,7 @@ def _qrels_analysis(
             pool=pool,
             progress=reporter,
         )
-        return {**result.to_dict(), **provenance, "pool_depth": deepest}
+        return {**cut.to_dict(), **provenance, "pool_depth": deepest}
     units = {"run": names, "team": [table.teams[r.team_id] for r in runs], "type": [r.system_type for r in runs]}
     result = leave_out(
         qrels,

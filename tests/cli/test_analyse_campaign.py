@@ -91,7 +91,9 @@ def test_score_analyses_equal_the_core(covid, tmp_path):
     out = tmp_path / "out.json"
 
     plot = tmp_path / "swap.svg"
-    _invoke("swap-rate", qrels_path, *run_paths, "--trials", 100, "--sizes", "3,5-15:5", "--output", out, "--plot", plot)
+    _invoke(
+        "swap-rate", qrels_path, *run_paths, "--trials", 100, "--sizes", "3,5-15:5", "--output", out, "--plot", plot
+    )
     expected = swap_rates(ap, names, measure="AP", trials=100, sizes=[3, 5, 10, 15])
     data = _same(out, expected.to_dict())
     assert data["min_comparisons"] == 10 and data["bin_width"] == 0.01 and "Swap rate (100 trials" in plot.read_text()
