@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session, SessionTransaction
 ACTOR_KEY = "actor"
 SET_ACTOR = text("SELECT set_config('trecpool.actor', :actor, true)")
 
-# the tables the trigger of migration 0004 watches (a later revision that adds one adds it here too)
+# the tables the audit triggers watch: 0004's, 0007's moment marks and 0009's runs, topics, collection and ground
+# truth (the last three summarised per statement); a later revision that adds one adds it here too
 AUDITED_TABLES = (
     "campaigns",
     "teams",
@@ -31,6 +32,12 @@ AUDITED_TABLES = (
     "evaluations",
     "analysis_jobs",
     "leaderboard_snapshots",
+    "moment_judgements",
+    "runs",
+    "topics",
+    "collection_items",
+    "ground_truth_segments",
+    "moment_truth_segments",
 )
 
 

@@ -418,6 +418,8 @@ class QrelsVersion(Base):
     judging_order: Mapped[str | None] = mapped_column(String(32))  # the cutting pool's order; NULL if imported
     unjudged_sampled: Mapped[int | None] = mapped_column(Integer)  # sampled items without a judgement at the cut
     combine: Mapped[str | None] = mapped_column(String(16))  # a moment cut: how assessors' marks were combined
+    # the campaign's topics without any judgement in the version (numbers); NULL when not known (migration 0009)
+    unjudged_topics: Mapped[list[str] | None] = mapped_column(JSONB(none_as_null=True))
 
     __table_args__ = (UniqueConstraint("campaign_id", "label"),)
 

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from app.services.auth import authenticate
 from app.storage.models import Judgement, JudgementChange
 from tests.api.test_evaluations import wait_done
+from tests.api.test_moment_judging import ANN, _mark_all, moment_pool  # noqa: F401 (a fixture)
 from tests.api.test_pools import judge_all, make_assessor, setup_campaign
 
 
@@ -151,10 +152,95 @@ def test_audit_is_for_the_campaigns_organisers_only(make_campaign, client, organ
     _, team = campaign.team()
     assert client.get(f"/api/campaigns/{campaign.id}/audit", headers=team).status_code == 403
     own = client.get(f"/api/campaigns/{campaign.id}/audit", headers=organiser).json()["events"]
-    assert own and all(e["table_name"] in ("campaigns", "teams", "api_tokens") for e in own)
+    assert own and all(e["table_name"] in ("campaigns", "topics", "teams", "api_tokens") for e in own)
     others = client.get(f"/api/campaigns/{other.id}/audit", headers=organiser).json()["events"]
     assert not {e["id"] for e in own} & {e["id"] for e in others}
     bad = client.get(f"/api/campaigns/{campaign.id}/audit", params={"table": "scores"}, headers=organiser)
     assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "table"
     page = client.get(f"/api/campaigns/{campaign.id}/audit", params={"limit": 1}, headers=organiser).json()
     assert len(page["events"]) == 1 and page["next"] == page["events"][0]["id"]
+
+
+def test_runs_topics_collection_and_ground_truth_changes_are_kept(make_campaign, client, organiser, sessions):
+    """SPEC section 7: a team deleting its run leaves who, when and the run as it was (without its upload); topics,
+    the collection and uploaded moment ground truth are kept too (bulk tables: one event per statement)."""
+    organiser_token = _token_id(sessions, organiser)
+    by_organiser = {"kind": "token", "token_id": organiser_token, "role": "organiser"}
+    campaign = make_campaign(n_topics=2)
+    assert campaign.set_collection("a\tv1\t0\t4\nb\tv1\t4\t9\nc\tv2\t0\t3\n").status_code == 200
+    assert campaign.set_collection("a\tv1\t0\t4\nb\tv1\t4\t9\n").status_code == 200
+    team_id, team = campaign.team()
+    team_token = _token_id(sessions, team)
+    uploaded = campaign.upload(team, "1 Q0 a 1 2.5 gone\n2 Q0 b 1 1 gone\n", name="gone", description="oops")
+    assert uploaded.status_code == 201, uploaded.text
+    run = uploaded.json()
+    assert client.delete(f"/api/runs/{run['id']}", headers=team).status_code == 204
+    events = _all_events(client, organiser, campaign.id)
+
+    def of(table: str) -> list[tuple[str, dict | None, dict | None]]:
+        return [(e["action"], e["before"], e["after"]) for e in events if e["table_name"] == table]
+
+    inserted, deleted = [e for e in events if e["table_name"] == "runs"]
+    assert (deleted["action"], deleted["row_id"]) == ("delete", str(run["id"]))
+    assert deleted["actor"] == {"kind": "token", "token_id": team_token, "role": "team", "campaign_id": campaign.id,
+                                "team_id": team_id}  # fmt: skip
+    assert deleted["after"] is None and deleted["at"] >= inserted["at"]
+    before = deleted["before"]
+    assert {k: before[k] for k in ("name", "team_id", "sha256", "n_entries", "description")} == {
+        "name": "gone",
+        "team_id": team_id,
+        "sha256": run["sha256"],
+        "n_entries": 2,
+        "description": "oops",
+    }
+    assert "content" not in before and "content" not in inserted["after"]  # the upload is not copied
+    assert inserted["actor"]["token_id"] == team_token and inserted["after"]["name"] == "gone"
+
+    topics = [e for e in events if e["table_name"] == "topics"]
+    assert [(e["action"], e["after"]["number"], e["actor"]) for e in topics] == [
+        ("insert", "1", by_organiser),
+        ("insert", "2", by_organiser),
+    ]
+    assert of("collection_items") == [
+        ("insert", None, {"shots": 3, "videos": 2}),  # the first upload
+        ("delete", {"shots": 3, "videos": 2}, None),  # replaced by the second, in one transaction
+        ("insert", None, {"shots": 2, "videos": 1}),
+    ]
+    assert all(e["actor"] == by_organiser for e in events if e["table_name"] == "collection_items")
+    filtered = _all_events(client, organiser, campaign.id, table="collection_items")
+    assert [e["action"] for e in filtered] == ["insert", "delete", "insert"]
+
+    moments = make_campaign(n_topics=2, task_kind="moments")
+    for truth in ("1\tvidA\t10\t20\n2\tvidB\t0\t5\n", "1\tvidA\t10\t20\n2\tvidB\t0\t5\n", "1\tvidA\t11\t20\n"):
+        response = client.put(
+            f"/api/campaigns/{moments.id}/ground-truth", files={"file": ("gt.tsv", truth.encode())}, headers=organiser
+        )
+        assert response.status_code == 200, response.text
+    changes = [e for e in _all_events(client, organiser, moments.id) if e["table_name"] == "ground_truth_segments"]
+    assert [(e["action"], (e["before"] or e["after"])["segments"]) for e in changes] == [
+        ("insert", 2),
+        ("delete", 2),
+        ("insert", 2),
+        ("delete", 2),
+        ("insert", 1),
+    ]
+    assert {e["actor"]["token_id"] for e in changes} == {organiser_token}
+    first, again, last = (e["after"]["sha256"] for e in changes if e["action"] == "insert")
+    assert first == again != last  # the same ground truth uploaded twice, then a changed one
+    assert changes[3]["before"] == changes[2]["after"] == {"segments": 2, "topics": 2, "sha256": first}
+
+
+def test_marks_and_cut_moment_ground_truth_are_kept(moment_pool, client, organiser):  # noqa: F811
+    campaign, pool, ann, _ = moment_pool
+    _mark_all(client, ann, ANN)
+    cut = client.post(f"/api/moment-pools/{pool['id']}/truth", json={"label": "v1"}, headers=organiser)
+    assert cut.status_code == 201, cut.text
+    marks = _all_events(client, organiser, campaign.id, table="moment_judgements")
+    assert len(marks) == 5 and {e["action"] for e in marks} == {"insert"}
+    (segments,) = _all_events(client, organiser, campaign.id, table="moment_truth_segments")
+    assert (segments["action"], segments["before"]) == ("insert", None)
+    assert {k: segments["after"][k] for k in ("qrels_versions", "segments", "topics")} == {
+        "qrels_versions": [cut.json()["id"]],
+        "segments": 4,
+        "topics": 2,
+    }
