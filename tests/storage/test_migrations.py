@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from pathlib import Path
 
+import pytest
 from sqlalchemy import func, inspect, select, text
 
 from app.storage import migrations
@@ -66,6 +68,7 @@ RELEASED = {
     "0005_team_results_setting.py": ("0272d402372fdc8998ee955f5bfa29c06757d941c7b727f29521e399a760e2c0"),
     "0006_run_elapsed_seconds.py": ("885d5129251536ea30b5a17e455b626e9f70ec2e3f00cd39ca58e51c3913ece3"),
     "0007_moment_pools_and_marks.py": ("236bc55a75ce51d699ab197fdb6c55bac94c2b74f81091dda5fb63815c2aeaaa"),
+    "0008_qrels_judging_order.py": ("4a7ead28a694f5e783aa3680f01180b8603252b9cd90f45aa9a2eeed3a789e35"),
 }
 
 
@@ -76,6 +79,17 @@ def test_released_revisions_are_never_edited():
             f"released migration {name} was edited: databases made by it would not get the change; "
             "restore it and add a new revision instead"
         )
+
+
+def test_the_released_revisions_are_the_oldest_and_none_is_missing():
+    """Released files are the first revisions of the chain (renaming or removing one is caught too); only revisions
+    newer than every released one may be unpinned (they are pinned by the release that ships them)."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory(str(migrations.MIGRATIONS_DIR))
+    chain = [Path(r.path).name for r in reversed(list(script.walk_revisions()))]
+    assert chain[: len(RELEASED)] == list(RELEASED)
+    assert all(name.split("_")[0].isdigit() and len(name.split("_")[0]) == 4 for name in chain)
 
 
 OLD_RUN = "1 Q0 a 1 2.5 alpha\n1 Q0 b 2 1 alpha\n2 Q0 c 1 0.75 alpha\n"
@@ -363,6 +377,16 @@ def test_a_database_made_at_0007_with_qrels_upgrades_to_0008_and_marks_how_they_
                     conn.execute(text(statement))
             columns_0007 = {c["name"] for c in inspect(conn).get_columns("qrels_versions")}
         migrations.upgrade(url, "0008")
+        with engine.connect() as conn:  # at 0008 itself; the models below are head's
+            rows = conn.execute(
+                text("SELECT id, judging_order, unjudged_sampled, combine FROM qrels_versions ORDER BY id")
+            )
+            assert [tuple(r) for r in rows] == [
+                (1, "shuffled", None, None),
+                (2, None, None, None),
+                (3, None, None, "first"),
+            ]
+        migrations.upgrade(url)  # today's app runs on head: later revisions must keep 0007's data working too
         with make_session_factory(engine)() as session:
             cut, imported = session.get(QrelsVersion, 1), session.get(QrelsVersion, 2)
             assert (cut.judging_order, cut.unjudged_sampled) == ("shuffled", None)
@@ -378,5 +402,188 @@ def test_a_database_made_at_0007_with_qrels_upgrades_to_0008_and_marks_how_they_
         with engine.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM qrels_entries")).scalar_one() == 2
         migrations.upgrade(url)
+    finally:
+        engine.dispose()
+
+
+AT_0008 = """
+INSERT INTO campaigns (id, name, description, task_kind, status, max_results, max_runs_per_team) VALUES
+  (1, 'shots', '', 'shots', 'judging', 100, 5), (2, 'moments', '', 'moments', 'closed', 100, 5);
+INSERT INTO topics (id, campaign_id, number, title, description) VALUES
+  (11, 1, '1', 'one', ''), (19, 1, '9', 'nine', ''), (20, 1, '10', 'ten', ''), (21, 2, '1', 'moment', '');
+INSERT INTO teams (id, campaign_id, name) VALUES (1, 1, 'team a');
+INSERT INTO runs (id, campaign_id, team_id, name, tag, format, system_type, novelty, training_type, priority,
+                  description, n_entries, n_topics, sha256, content) VALUES
+  (1, 1, 1, 'alpha', 'alpha', 'trec', 'F', false, 'D', 1, '', 3, 2, 'abc123', :alpha);
+INSERT INTO collection_items (campaign_id, shot_id, video_id, start, "end") VALUES
+  (1, 'a', 'v1', 0, 1), (1, 'b', 'v1', 1, 2);
+INSERT INTO pools (id, campaign_id, kind, params, seed) VALUES
+  (1, 1, 'stratified', '{"strata": [[1, 2, 1.0]], "depth": 2, "run_ids": [1]}', 3);
+INSERT INTO qrels_versions (id, campaign_id, label, kind, source, pool_id, n_entries, judging_order, unjudged_sampled,
+                            combine) VALUES
+  (1, 1, 'cut', 'sample_eval', 'cut', 1, 3, 'shuffled', 1, NULL),
+  (2, 1, 'imported', 'trec', 'imported', NULL, 1, NULL, NULL, NULL),
+  (3, 2, 'marks', 'moments', 'cut', NULL, 0, NULL, NULL, 'first');
+INSERT INTO qrels_entries (qrels_version_id, topic_id, docno, stratum, grade) VALUES
+  (1, 11, 'a', 1, 1), (1, 19, 'b', 1, -1), (1, 20, 'c', 1, 0), (2, 11, 'a', NULL, 1);
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'topics', 'teams', 'runs',
+  'pools', 'qrels_versions']) AS t;
+"""
+ACTOR = text("SELECT set_config('trecpool.actor', '{\"kind\": \"cli\"}', true)")
+
+
+def _load(engine, script: str, **params: object) -> None:  # type: ignore[no-untyped-def]
+    """Run the statements of a data script in one transaction."""
+    with engine.begin() as conn:
+        for statement in script.split(";\n"):
+            if statement.strip():
+                conn.execute(text(statement), {k: v for k, v in params.items() if f":{k}" in statement})
+
+
+def _audit_function(conn) -> str:  # type: ignore[no-untyped-def]
+    """The source of trecpool_audit()."""
+    return conn.execute(text("SELECT prosrc FROM pg_proc WHERE proname = 'trecpool_audit'")).scalar_one()
+
+
+def test_a_database_made_at_0008_with_data_upgrades_to_0009_audits_runs_and_bulk_tables_and_back(create_database):
+    """0009 records each qrels version's topics without judgements (from its entries; unknown for moment cuts),
+    audits runs (without their upload), topics and the collection (one event per statement), leaves 0004's trail
+    as it was, and the downgrade gives back 0008's table, triggers and trecpool_audit()."""
+    from app.services.qrels import unjudged_note
+    from app.storage.database import make_session_factory
+    from app.storage.models import QrelsVersion
+
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0008")
+        _load(engine, AT_0008, alpha=zlib.compress(OLD_RUN.encode()))
+        with engine.connect() as conn:
+            columns_0008 = {c["name"] for c in inspect(conn).get_columns("qrels_versions")}
+            function_0008 = _audit_function(conn)
+        migrations.upgrade(url, "0009")
+        with make_session_factory(engine)() as session:
+            versions = {v.id: v for v in session.scalars(select(QrelsVersion))}
+            assert {i: v.unjudged_topics for i, v in versions.items()} == {1: ["9"], 2: ["9", "10"], 3: None}
+            assert unjudged_note(versions[2], 3) == (
+                "2 of 3 topic(s) have no judgement in qrels version 'imported' (9, 10): scores on them say nothing "
+                "about the runs, and the means are not those of the whole topic set"
+            )
+            assert versions[3].combine == "first"
+        with engine.begin() as conn:
+            start = conn.execute(text("SELECT max(id) FROM audit_events")).scalar_one()  # the data's own inserts
+            conn.execute(ACTOR)
+            conn.execute(text("UPDATE campaigns SET description = 'changed' WHERE id = 1"))
+            conn.execute(text("DELETE FROM runs WHERE id = 1"))
+            conn.execute(text("UPDATE topics SET title = 'nine!' WHERE id = 19"))
+            conn.execute(text("DELETE FROM collection_items WHERE campaign_id = 1 AND shot_id = 'b'"))
+            conn.execute(text("INSERT INTO collection_items VALUES (1, 'c', 'v2', 0, 1), (1, 'd', 'v3', 0, 1)"))
+        with engine.connect() as conn:
+            events = conn.execute(
+                text(
+                    "SELECT campaign_id, table_name, row_id, action, actor, before, after FROM audit_events "
+                    "WHERE id > :start ORDER BY id"
+                ),
+                {"start": start},
+            ).all()
+        cli = {"kind": "cli"}
+        run = events[1]
+        assert run[:5] == (1, "runs", "1", "delete", cli) and run.after is None
+        assert "content" not in run.before and (run.before["name"], run.before["sha256"]) == ("alpha", "abc123")
+        assert [tuple(e) for e in events[:1] + events[2:]] == [
+            (1, "campaigns", "1", "update", cli, {"description": ""}, {"description": "changed"}),
+            (1, "topics", "19", "update", cli, {"title": "nine"}, {"title": "nine!"}),
+            (1, "collection_items", None, "delete", cli, {"shots": 1, "videos": 1}, None),
+            (1, "collection_items", None, "insert", cli, None, {"shots": 2, "videos": 2}),
+        ]
+        migrations.downgrade(url, "0008")
+        with engine.begin() as conn:
+            assert {c["name"] for c in inspect(conn).get_columns("qrels_versions")} == columns_0008
+            assert _audit_function(conn) == function_0008
+            assert conn.execute(text("SELECT to_regprocedure('trecpool_audit_rows()')")).scalar() is None
+            conn.execute(text("DELETE FROM topics WHERE id = 21"))
+            conn.execute(text("DELETE FROM collection_items"))
+            newer = text("SELECT count(*) FROM audit_events WHERE id > :start")
+            assert conn.execute(newer, {"start": start}).scalar_one() == 5  # no trigger left to add one
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+    finally:
+        engine.dispose()
+
+
+AT_0003 = """
+INSERT INTO campaigns (id, name, description, task_kind, status, max_results, max_runs_per_team) VALUES
+  (1, 'shots', '', 'shots', 'open', 100, 5);
+INSERT INTO teams (id, campaign_id, name) VALUES (1, 1, 'team a');
+INSERT INTO api_tokens (id, token_hash, role, label, campaign_id, team_id) VALUES
+  (1, 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'team', '', 1, 1);
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['campaigns', 'teams', 'api_tokens']) AS t;
+"""
+
+
+def test_a_database_made_while_0004_and_0005_were_placeholders_upgrades_to_head(create_database):
+    """0004 and 0005 were released empty and filled in later: a database made then is stamped 0005 without the audit
+    trail or team_results, and 0007's trigger failed (`function trecpool_audit() does not exist`). The upgrade now
+    applies the two again first, keeping the data."""
+    from alembic import command
+
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0003")
+        _load(engine, AT_0003)
+        command.stamp(migrations.alembic_config(url), "0005")  # what upgrading through the placeholders left
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+        with engine.begin() as conn:
+            assert conn.execute(text("SELECT team_results FROM campaigns")).scalar_one() == "own"
+            assert conn.execute(text("SELECT expires_at FROM api_tokens")).scalar_one() is None
+            conn.execute(ACTOR)
+            conn.execute(text("UPDATE campaigns SET status = 'closed' WHERE id = 1"))
+            audited = conn.execute(text("SELECT table_name, before, after FROM audit_events")).all()
+        assert [tuple(e) for e in audited] == [("campaigns", {"status": "open"}, {"status": "closed"})]
+        migrations.downgrade(url, "0003")  # and back, through the repaired revisions
+        assert "audit_events" not in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def test_a_database_missing_part_of_a_released_revision_is_refused_naming_it(create_database):
+    """A revision partly applied (here 0004's table without its function) cannot be mended: SchemaDrift says what is
+    missing instead of a failure deep in a later revision, and nothing changes."""
+    from alembic import command
+
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0003")
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TABLE audit_events (id bigint PRIMARY KEY)"))
+        command.stamp(migrations.alembic_config(url), "0006")
+        with pytest.raises(migrations.SchemaDrift) as refused:
+            migrations.upgrade(url)
+        assert str(refused.value).startswith(
+            "the database is at revision 0006 but lacks the audit trail (audit_events, trecpool_audit()) or judging "
+            "links of revision 0004: it was made by an edited copy of revision 0004"
+        )
+        assert migrations.current_revision(engine) == "0006"
+    finally:
+        engine.dispose()
+
+
+def test_a_database_made_by_0008_before_it_gained_combine_gets_the_column_from_0009(create_database):
+    """0008 was edited (combine added) before release: a database made by the first 0008 lacks the column, and the
+    app fails on every qrels version; 0009 adds it with what 0008 would have filled in."""
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0008")
+        _load(engine, AT_0008, alpha=zlib.compress(OLD_RUN.encode()))
+        with engine.begin() as conn:
+            conn.execute(text("ALTER TABLE qrels_versions DROP COLUMN combine"))
+        migrations.upgrade(url)
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT id, combine FROM qrels_versions ORDER BY id")).all()
+        assert [tuple(r) for r in rows] == [(1, None), (2, None), (3, "first")]
     finally:
         engine.dispose()
