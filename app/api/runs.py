@@ -127,7 +127,8 @@ def download_run(run_id: Id, session: SessionDep, principal: Submitter) -> Respo
 
 @router.delete("/runs/{run_id}", status_code=204, response_class=Response)
 def delete_run(run_id: Id, session: SessionDep, principal: Submitter) -> Response:
-    """Delete a run (teams: while submissions are open)."""
+    """Delete a run (teams: while submissions are open); 409 for everyone once the campaign has a pool. The audit
+    trail keeps who deleted it, when, and its metadata and sha256."""
     service.delete_run(session, principal, run_id)
     session.commit()
     return Response(status_code=204)

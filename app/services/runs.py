@@ -21,7 +21,7 @@ from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.inputs import INT32_MAX, echo
 from app.services.topics import topic_ids_by_number
 from app.services.validation import in_line_order, invalid_upload
-from app.storage.models import Campaign, CampaignStatus, Role, Run, TaskKind, Team
+from app.storage.models import Campaign, CampaignStatus, Pool, Role, Run, TaskKind, Team
 
 RunFormat = Literal["trec", "xml", "moments"]
 SYSTEM_TYPES = ("F", "M", "R")
@@ -285,14 +285,21 @@ def list_runs(session: Session, principal: Principal, campaign_id: int) -> list[
 
 
 def delete_run(session: Session, principal: Principal, run_id: int) -> None:
-    """Delete a run: teams while submissions are open, organisers until the campaign is pooled."""
+    """Delete a run: its team while submissions are open, organisers until a pool is built (Conflict from then on,
+    for everyone: pools, judgements and scores rest on the runs). The audit trail keeps the run's metadata."""
     run = visible_run(session, principal, run_id)
     campaign = session.get(Campaign, run.campaign_id)
     assert campaign is not None
+    pools = list(session.scalars(select(Pool.id).where(Pool.campaign_id == campaign.id).order_by(Pool.id)))
+    if pools:
+        raise Conflict(
+            f"run {run.name!r} cannot be deleted: campaign {campaign.id} has {len(pools)} pool(s) built from its runs "
+            f"(pool {', '.join(map(str, pools))}), and judgements and scores rest on them"
+        )
+    if campaign.status not in (CampaignStatus.draft, CampaignStatus.open, CampaignStatus.closed):
+        raise Conflict(f"run {run.name!r} cannot be deleted: campaign {campaign.id} is {campaign.status.value}")
     if principal.role is Role.team and not submissions_open(campaign, _now()):
         raise Forbidden("runs can be deleted only while submissions are open")
-    if campaign.status not in (CampaignStatus.draft, CampaignStatus.open, CampaignStatus.closed):
-        raise Forbidden("runs of a pooled campaign cannot be deleted")
     session.delete(run)
     session.flush()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import numpy as np
 import pytest
 from sqlalchemy import func, select
@@ -242,3 +244,39 @@ def test_download_round_trip_1000_by_50(make_campaign, client):
     downloaded = client.get(f"/api/runs/{response.json()['id']}/download", headers=team)
     assert downloaded.status_code == 200
     assert downloaded.text.split() == original.split()
+
+
+def test_the_window_is_closed_at_exactly_its_closing_time(make_campaign, monkeypatch):
+    """A run arriving at exactly `submission_closes_at` is refused, one a microsecond earlier is taken; the window
+    opens at exactly `submission_opens_at`. The service's clock is set to each instant."""
+    from app.services import runs
+
+    opens, closes = datetime(2030, 1, 1, tzinfo=UTC), datetime(2030, 2, 1, 12, 0, tzinfo=UTC)
+    campaign = make_campaign(submission_opens_at=opens.isoformat(), submission_closes_at=closes.isoformat())
+    _, team = campaign.team()
+    tick = timedelta(microseconds=1)
+    for now, status in ((opens - tick, 403), (opens, 201), (closes - tick, 201), (closes, 403), (closes + tick, 403)):
+        monkeypatch.setattr(runs, "_now", lambda now=now: now)
+        response = campaign.upload(team, trec([("1", "a", 1.0)]))
+        assert response.status_code == status, (now, response.text)
+        if status == 403:
+            assert response.json()["detail"] == "the submission window of this campaign is closed"
+
+
+def test_no_one_deletes_a_run_once_the_campaign_has_a_pool(make_campaign, client, organiser, sessions):
+    campaign = make_campaign()
+    _, team = campaign.team()
+    ids = [campaign.upload(team, trec([("1", "a", 2.0), ("2", "b", 1.0)]), name=n).json()["id"] for n in "xyz"]
+    assert client.delete(f"/api/runs/{ids[2]}", headers=team).status_code == 204  # while open: the team may
+    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
+    assert client.delete(f"/api/runs/{ids[1]}", headers=team).status_code == 403  # closed: the team may not
+    pool = client.post(f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 1}, headers=organiser)
+    assert pool.status_code == 201, pool.text
+    for headers in (organiser, team):
+        response = client.delete(f"/api/runs/{ids[0]}", headers=headers)
+        assert response.status_code == 409, response.text
+        assert response.json()["detail"] == (
+            f"run 'x' cannot be deleted: campaign {campaign.id} has 1 pool(s) built from its runs "
+            f"(pool {pool.json()['id']}), and judgements and scores rest on them"
+        )
+    assert count_runs(sessions, campaign.id) == 2
