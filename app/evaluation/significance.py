@@ -10,6 +10,10 @@ Conventions (SPEC section 6):
 * Randomised Tukey HSD (Carterette 2012): per resample the scores are permuted across runs independently within
   each topic; the null statistic is the range (max minus min) of the run means;
   ``p_ij = (count(range* >= |mean_i - mean_j|) + 1) / (B + 1)``.
+* Nothing to test is a result, not an error: with no topics every statistic is 0 and every p-value 1 (the one,
+  empty, sign vector; means of nothing taken as 0), and fewer than two runs give a matrix of ones, so a campaign
+  whose qrels have no judged topic, or a board with one run, gets p = 1 ("no evidence of a difference") and one
+  group instead of a failure. Callers that can say why nothing was tested (leaderboards.significance) do so.
 * "At least as extreme" allows a tolerance of ``1e-12`` times the data's scale (mean absolute difference, or the
   largest absolute score for Tukey HSD), so that values equal in exact arithmetic but not in floating point
   (e.g. 0.1 + 0.2 against 0.3) count as ties.
@@ -80,24 +84,24 @@ def _check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def _as_finite(array: object, name: str, ndim: int) -> np.ndarray:
-    """Float64 array of the given rank with finite values, or ValueError."""
+def _as_finite(array: object, name: str, ndim: int, *, allow_empty: bool = False) -> np.ndarray:
+    """Float64 array of the given rank with finite values (empty only when `allow_empty`), or ValueError."""
     try:
         out = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric: {exc}") from exc
     if out.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {out.shape}")
-    if out.size == 0:
+    if out.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty, got shape {out.shape}")
     if not np.all(np.isfinite(out)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return out
 
 
-def _check_pvalues(pvalues: object) -> np.ndarray:
+def _check_pvalues(pvalues: object, *, allow_empty: bool = False) -> np.ndarray:
     """Validated square matrix of p-values in [0, 1]."""
-    p = _as_finite(pvalues, "pvalues", 2)
+    p = _as_finite(pvalues, "pvalues", 2, allow_empty=allow_empty)
     if p.shape[0] != p.shape[1]:
         raise ValueError(f"pvalues must be square, got shape {p.shape}")
     if np.any((p < 0.0) | (p > 1.0)):
@@ -176,14 +180,19 @@ def paired_randomization_test(
     seed: SeedLike = 0,
     alternative: Alternative = "two-sided",
 ) -> RandomizationResult:
-    """Paired sign-flip randomization test of mean(x - y) over topics (exact when 2**n <= n_resamples)."""
-    x = _as_finite(x, "x", 1)
-    y = _as_finite(y, "y", 1)
+    """Paired sign-flip randomization test of mean(x - y) over topics (exact when 2**n <= n_resamples).
+
+    No topics: statistic 0 and p = 1 from the one (empty) sign vector, exactly.
+    """
+    x = _as_finite(x, "x", 1, allow_empty=True)
+    y = _as_finite(y, "y", 1, allow_empty=True)
     if x.shape != y.shape:
         raise ValueError(f"x and y must have the same length, got {x.shape[0]} and {y.shape[0]}")
     n_resamples = _check_n_resamples(n_resamples)
     _check_alternative(alternative)
     rng = _rng(seed)
+    if x.size == 0:
+        return RandomizationResult(0.0, 1.0, 1, True)
     observed, ge, le, abs_ge, used, exact = _sign_flip_counts((x - y)[None, :], n_resamples, rng)
     count = {"two-sided": abs_ge, "greater": ge, "less": le}[alternative]
     pvalue = float(_pvalue(count, used, exact)[0])
@@ -199,15 +208,16 @@ def pairwise_randomization(
 ) -> np.ndarray:
     """P-values [n_run, n_run] of the paired randomization test for every pair of runs, sharing one sign matrix.
 
-    Entry [i, j] is the test of x = scores[i] against y = scores[j]; the diagonal is 1.
+    Entry [i, j] is the test of x = scores[i] against y = scores[j]; the diagonal is 1. Fewer than two runs, or no
+    topics: every entry is 1 (nothing to tell apart).
     """
-    scores = _as_finite(scores, "scores", 2)
+    scores = _as_finite(scores, "scores", 2, allow_empty=True)
     n_resamples = _check_n_resamples(n_resamples)
     _check_alternative(alternative)
     rng = _rng(seed)
     n_run = scores.shape[0]
     out = np.ones((n_run, n_run))
-    if n_run < 2:
+    if n_run < 2 or scores.shape[1] == 0:
         return out
     i, j = np.triu_indices(n_run, k=1)
     _, ge, le, abs_ge, used, exact = _sign_flip_counts(scores[i] - scores[j], n_resamples, rng)
@@ -226,11 +236,16 @@ def pairwise_randomization(
 
 
 def randomised_tukey_hsd(scores: np.ndarray, *, n_resamples: int = 10_000, seed: SeedLike = 0) -> np.ndarray:
-    """P-values [n_run, n_run] of Carterette's randomised Tukey HSD (within-topic permutation, range of means)."""
-    scores = _as_finite(scores, "scores", 2)
+    """P-values [n_run, n_run] of Carterette's randomised Tukey HSD (within-topic permutation, range of means).
+
+    Fewer than two runs, or no topics: every entry is 1 (nothing to tell apart).
+    """
+    scores = _as_finite(scores, "scores", 2, allow_empty=True)
     n_resamples = _check_n_resamples(n_resamples)
     rng = _rng(seed)
     n_run, n_topic = scores.shape
+    if n_run < 2 or n_topic == 0:
+        return np.ones((n_run, n_run))
     means = scores.mean(axis=1)
     observed = np.abs(means[:, None] - means[None, :])
     tol = _RTOL * float(np.abs(scores).max())
@@ -257,11 +272,11 @@ def significance_groups(
     """Groups of runs with no significant difference: maximal contiguous ranges in descending order of mean.
 
     A pair counts as different when p < alpha in either direction (pvalues[i, j] or pvalues[j, i]); a run may be
-    in several groups and a run different from both neighbours forms a group of its own.
+    in several groups and a run different from both neighbours forms a group of its own. No runs: no groups.
     """
     names = list(names)
-    means = _as_finite(means, "means", 1)
-    p = _check_pvalues(pvalues)
+    means = _as_finite(means, "means", 1, allow_empty=True)
+    p = _check_pvalues(pvalues, allow_empty=True)
     alpha = _check_alpha(alpha)
     if not (len(names) == means.shape[0] == p.shape[0]):
         raise ValueError(

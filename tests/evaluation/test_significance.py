@@ -359,7 +359,6 @@ def test_identical_runs_give_p_one() -> None:
     [
         ({"x": [0.1, 0.2], "y": [0.1]}, "same length"),
         ({"x": [[0.1, 0.2]], "y": [[0.1, 0.2]]}, "1-D"),
-        ({"x": [], "y": []}, "empty"),
         ({"x": [0.1, np.nan], "y": [0.1, 0.2]}, "NaN"),
         ({"x": [0.1, np.inf], "y": [0.1, 0.2]}, "NaN or infinite"),
         ({"x": ["a", "b"], "y": [0.1, 0.2]}, "numeric"),
@@ -381,8 +380,6 @@ def test_paired_test_validation(kwargs: dict, message: str) -> None:
 def test_matrix_input_validation(function) -> None:
     with pytest.raises(ValueError, match="2-D"):
         function(np.array([0.1, 0.2]))
-    with pytest.raises(ValueError, match="empty"):
-        function(np.zeros((3, 0)))
     with pytest.raises(ValueError, match="NaN"):
         function(np.array([[0.1, np.nan], [0.2, 0.3]]))
     with pytest.raises(ValueError, match="n_resamples"):
@@ -412,6 +409,23 @@ def test_summary_validation() -> None:
         discriminative_power(np.ones((1, 1)))
     with pytest.raises(ValueError, match="NaN"):
         discriminative_power(np.full((2, 2), np.nan))
+
+
+def test_no_topics_is_p_one_exactly_not_an_error() -> None:
+    """Qrels with no judged topic give runs with no per-topic scores: nothing differs, p = 1 everywhere."""
+    assert paired_randomization_test([], []) == RandomizationResult(0.0, 1.0, 1, True)
+    for function in (pairwise_randomization, randomised_tukey_hsd):
+        np.testing.assert_array_equal(function(np.zeros((3, 0)), n_resamples=100), np.ones((3, 3)))
+    assert significance_groups(["a", "b", "c"], np.zeros(3), np.ones((3, 3))) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("function", [pairwise_randomization, randomised_tukey_hsd])
+def test_one_run_or_none_has_nothing_to_compare(function) -> None:
+    np.testing.assert_array_equal(function(np.array([[0.2, 0.4, 0.1]])), np.ones((1, 1)))
+    assert function(np.zeros((0, 4))).shape == (0, 0)
+    assert function(np.zeros((0, 0))).shape == (0, 0)
+    assert significance_groups(["only"], np.array([0.3]), np.ones((1, 1))) == [["only"]]
+    assert significance_groups([], np.zeros(0), np.ones((0, 0))) == []
 
 
 def test_result_is_a_named_tuple() -> None:
