@@ -76,6 +76,10 @@ class Leaderboard(BaseModel):
     judging_order: JudgingOrderMark | None = Field(
         default=None, description="How the qrels' judgements were ordered; `biased` marks every score on the board"
     )
+    unjudged_topics: list[str] | None = Field(
+        default=None, description="The campaign's topics without any judgement in the qrels (null: not known)"
+    )
+    warning: str | None = Field(default=None, description="Set when some topics have no judgement: names them")
     measure: str
     measures: list[str]
     filters: FiltersOut
@@ -99,6 +103,8 @@ class Significance(BaseModel):
     means: list[float | None] | None = None
     pvalues: list[list[float]]
     groups: list[list[str]]
+    tested: bool | None = Field(default=None, description="False when there was nothing to test (see `note`)")
+    note: str | None = Field(default=None, description="Why nothing was tested: one run, or no topic with scores")
 
 
 BOARD_RESPONSES: dict[int | str, dict[str, Any]] = {200: {**CSV_OR_JSON[200], "model": Leaderboard}}
@@ -210,10 +216,16 @@ def published_report(campaign_id: Id, session: SessionDep) -> dict[str, object]:
 
 @router.post("/campaigns/{campaign_id}/publish", status_code=201)
 def publish(campaign_id: Id, body: PublishIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
-    """Freeze and publish the leaderboard; it is then public without a token."""
+    """Freeze and publish the leaderboard; it is then public without a token. `warning` names topics without any
+    judgement in the evaluation's qrels (the published board says so too)."""
     snapshot = publication.publish(session, principal, campaign_id, evaluation_id=body.evaluation_id)
     session.commit()
-    return {"snapshot_id": snapshot.id, "evaluation_id": snapshot.evaluation_id, "published_at": snapshot.published_at}
+    return {
+        "snapshot_id": snapshot.id,
+        "evaluation_id": snapshot.evaluation_id,
+        "published_at": snapshot.published_at,
+        "warning": snapshot.content.get("warning"),
+    }
 
 
 @router.get(

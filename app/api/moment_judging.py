@@ -70,6 +70,11 @@ class LabelIn(BaseModel):
         description="first: the first assessor's marks; union / majority / all: the time marked by any, by more than"
         " half, by all of the item's assessors",
     )
+    allow_incomplete: bool = Field(
+        default=False,
+        description="Cut even when a topic has no mark at all (409 otherwise, saying how much is unmarked); the "
+        "version lists those topics and boards scored on it warn about them",
+    )
 
 
 class TruthOut(BaseModel):
@@ -83,6 +88,7 @@ class TruthOut(BaseModel):
     pool_id: int | None
     n_entries: int
     combine: str | None = Field(default=None, description="How several assessors' marks of an item were combined")
+    unjudged_topics: list[str] | None = Field(default=None, description="Topics no assessor had marked at the cut")
 
 
 @router.post("/campaigns/{campaign_id}/moment-pools", status_code=201, response_model=PoolOut)
@@ -128,7 +134,9 @@ def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[st
 @router.post("/moment-pools/{pool_id}/truth", status_code=201, response_model=TruthOut)
 def cut_truth(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organiser) -> TruthOut:
     """Freeze the marks as an immutable moment ground-truth version (evaluate with its id as qrels_version_id)."""
-    version = moment_judging.cut_moment_truth(session, principal, pool_id, body.label, body.combine)
+    version = moment_judging.cut_moment_truth(
+        session, principal, pool_id, body.label, body.combine, allow_incomplete=body.allow_incomplete
+    )
     out = TruthOut.model_validate(version, from_attributes=True)
     session.commit()
     return out

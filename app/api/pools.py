@@ -77,6 +77,11 @@ class LabelIn(BaseModel):
     """A label for a new qrels version."""
 
     label: Text = Field(min_length=1, max_length=200)
+    allow_incomplete: bool = Field(
+        default=False,
+        description="Cut even when nothing is judged yet (409 otherwise, saying how much is unjudged); a version "
+        "lists its topics without any judgement and boards scored on it warn about them",
+    )
 
 
 def _out(session: SessionDep, pool) -> PoolOut:  # type: ignore[no-untyped-def]
@@ -172,7 +177,7 @@ def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[st
 @router.post("/pools/{pool_id}/qrels", status_code=201)
 def cut_qrels(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Freeze the current judgements as an immutable qrels version."""
-    version = qrels.cut_qrels(session, principal, pool_id, body.label)
+    version = qrels.cut_qrels(session, principal, pool_id, body.label, allow_incomplete=body.allow_incomplete)
     session.commit()
     return {
         "id": version.id,
@@ -180,4 +185,5 @@ def cut_qrels(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organi
         "kind": version.kind,
         "n_entries": version.n_entries,
         "judging_order": qrels.order_mark(version),
+        "unjudged_topics": version.unjudged_topics,
     }

@@ -39,11 +39,16 @@ class QrelsOut(BaseModel):
     pool_id: int | None
     n_entries: int
     judging_order: JudgingOrderMark | None = Field(default=None, description="None for imported versions")
+    unjudged_topics: list[str] | None = Field(
+        default=None,
+        description="The campaign's topics without any judgement in this version (boards warn about them); null when "
+        "not known (moment versions cut before this was recorded)",
+    )
 
     @classmethod
     def of(cls, version) -> QrelsOut:  # type: ignore[no-untyped-def]
         """The output of a stored version, with its judging-order mark."""
-        fields = ("id", "campaign_id", "label", "kind", "source", "pool_id", "n_entries")
+        fields = ("id", "campaign_id", "label", "kind", "source", "pool_id", "n_entries", "unjudged_topics")
         return cls(**{f: getattr(version, f) for f in fields}, judging_order=qrels.order_mark(version))
 
 

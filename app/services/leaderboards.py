@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from psycopg import sql
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.orm import Session, object_session
 
 from app.evaluation.errors import MeasureError
@@ -26,17 +26,19 @@ from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
 from app.services.errors import Forbidden, InvalidInput, NotFound
 from app.services.evaluations import latest_done
-from app.services.qrels import order_mark_of
+from app.services.qrels import order_mark, unjudged_note
 from app.storage.bulk import copy_out
 from app.storage.models import (
     Campaign,
     Evaluation,
     LeaderboardSnapshot,
+    QrelsVersion,
     Role,
     Run,
     TaskKind,
     Team,
     TeamResults,
+    Topic,
 )
 
 ALL = "all"
@@ -211,12 +213,21 @@ def ranked(table: ScoreTable, m: int, filters: Filters) -> list[int]:
 
 
 def _header(campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
-    """What a board says about where its numbers come from."""
+    """What a board says about where its numbers come from, and its warning about topics without judgements."""
+    session = object_session(evaluation)
+    assert session is not None
+    version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
+    warning = None
+    if version is not None and version.unjudged_topics:
+        n_topics = session.scalar(select(func.count()).select_from(Topic).where(Topic.campaign_id == campaign.id))
+        warning = unjudged_note(version, n_topics)
     return {
         "campaign": {"id": campaign.id, "name": campaign.name, "task_kind": campaign.task_kind.value},
         "evaluation_id": evaluation.id,
         "qrels_version_id": evaluation.qrels_version_id,
-        "judging_order": order_mark_of(object_session(evaluation), evaluation.qrels_version_id),
+        "judging_order": order_mark(version),
+        "unjudged_topics": version.unjudged_topics if version is not None else None,
+        "warning": warning,
     }
 
 
@@ -313,25 +324,25 @@ def significance(
     seed: int = 0,
     alpha: float = 0.05,
 ) -> dict[str, object]:
-    """Groups of the top runs passing the filters with no significant difference (randomised Tukey HSD or pairwise)."""
+    """Groups of the top runs passing the filters with no significant difference (randomised Tukey HSD or pairwise).
+
+    Fewer than two runs, or no topic with scores (qrels that judge none), leave nothing to test: p = 1 and one group,
+    with `tested` false and a `note` saying why.
+    """
     if method not in ("tukey", "pairwise"):
         raise InvalidInput("unknown method", [{"field": "method", "message": "tukey or pairwise"}])
     m = _measure_index(table, measure)
     order = ranked(table, m, filters)[:top]
     names = [table.runs[i].name for i in order]
-    if len(order) < 2:
-        return {
-            "measure": measure,
-            "method": method,
-            "filters": filters.__dict__,
-            "runs": names,
-            "pvalues": [],
-            "groups": [names] if names else [],
-        }
     scores = np.nan_to_num(table.values[order, m, :], nan=0.0)  # a topic a run lacks scores 0, as in the means
     test = randomised_tukey_hsd if method == "tukey" else pairwise_randomization
     pvalues = test(scores, n_resamples=n_resamples, seed=seed)
     means = table.means[order, m]
+    note = None
+    if len(order) < 2:
+        note = f"{'one run passes' if order else 'no run passes'} the filters: there is nothing to compare"
+    elif scores.shape[1] == 0:
+        note = f"no topic has {measure} scores (the qrels judge none): the runs cannot be told apart"
     return {
         "measure": measure,
         "method": method,
@@ -342,7 +353,9 @@ def significance(
         "runs": names,
         "means": [_num(v) for v in means.tolist()],
         "pvalues": pvalues.tolist(),
-        "groups": significance_groups(names, means, pvalues, alpha),
+        "groups": significance_groups(names, np.nan_to_num(means, nan=0.0), pvalues, alpha),
+        "tested": note is None,
+        "note": note,
     }
 
 
@@ -550,14 +563,16 @@ def _legacy_table(session: Session, campaign_id: int, head: dict[str, Any], meas
     campaign = session.get(Campaign, campaign_id)
     evaluation = session.get(Evaluation, snapshot.evaluation_id)
     assert campaign is not None and evaluation is not None
+    header = _header(campaign, evaluation)  # what such boards did not say yet
+    head.update({k: header[k] for k in ("judging_order", "unjudged_topics", "warning")})
     return leaderboard_table(session, campaign, evaluation, measure or head["default_measure"])
 
 
 def _head(head: dict[str, Any]) -> dict[str, object]:
-    """The header a published board repeats from its snapshot."""
+    """The header a published board repeats from its snapshot (older snapshots lack the later keys)."""
     return {
         **{k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")},
-        "judging_order": head.get("judging_order"),
+        **{k: head.get(k) for k in ("judging_order", "unjudged_topics", "warning")},
     }
 
 

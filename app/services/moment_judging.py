@@ -20,7 +20,7 @@ from app.services.campaigns import get_organised
 from app.services.collection import format_media_url
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.pools import PoolSpec, _select_runs, current_pool, get_pool
-from app.services.qrels import _check_label
+from app.services.qrels import _check_label, refuse_incomplete, topics_without
 from app.services.run_arrays import load_moment_runs
 from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
@@ -385,12 +385,32 @@ def truth_from_marks(
 
 
 def cut_moment_truth(
-    session: Session, principal: Principal, pool_id: int, label: str, combine: str = "first"
+    session: Session,
+    principal: Principal,
+    pool_id: int,
+    label: str,
+    combine: str = "first",
+    *,
+    allow_incomplete: bool = False,
 ) -> QrelsVersion:
-    """Freeze the pool's current marks as a new, immutable moment ground-truth version (see `truth_from_marks`)."""
+    """Freeze the pool's current marks as a new, immutable moment ground-truth version (see `truth_from_marks`).
+
+    Conflict, saying how much is unmarked, when a topic of the campaign has no mark at all ("none relevant" is a
+    mark), unless `allow_incomplete`; the version records those topics (`unjudged_topics`).
+    """
     pool = get_moment_pool(session, principal, pool_id)
     _check_label(session, pool.campaign_id, label)
-    topics, videos, starts, ends = truth_from_marks(_marks(session, pool), combine)
+    marks = _marks(session, pool)
+    unmarked_topics = topics_without(session, pool.campaign_id, {topic for _, topic, *_ in marks})
+    if unmarked_topics and not allow_incomplete:
+        proposed = session.scalar(
+            select(func.count()).select_from(MomentPoolItem).where(MomentPoolItem.pool_id == pool.id)
+        )
+        unmarked = (proposed or 0) - len({item for item, *_ in marks})
+        raise refuse_incomplete(
+            f"moment pool {pool.id}", unmarked, proposed or 0, "proposals", unmarked_topics, "unmarked"
+        )
+    topics, videos, starts, ends = truth_from_marks(marks, combine)
     version = QrelsVersion(
         campaign_id=pool.campaign_id,
         label=label,
@@ -399,6 +419,7 @@ def cut_moment_truth(
         pool_id=pool.id,
         n_entries=len(topics),
         combine=combine,
+        unjudged_topics=unmarked_topics,
     )
     session.add(version)
     session.flush()

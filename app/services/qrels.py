@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from psycopg import sql
@@ -51,11 +51,56 @@ def _check_label(session: Session, campaign_id: int, label: str) -> None:
         raise Conflict(f"qrels version {label!r} exists already; versions are immutable")
 
 
-def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) -> QrelsVersion:
+MAX_NAMED = 20  # topics named in a message
+
+
+def topic_order(numbers: Iterable[str]) -> list[str]:
+    """Topic numbers in board order: numeric ones by value, then the others."""
+    return sorted(numbers, key=lambda t: (0, int(t), "") if t.isdigit() else (1, 0, t))
+
+
+def named(topics: Sequence[str]) -> str:
+    """Topic numbers for a message: the first MAX_NAMED, and how many more."""
+    more = f" and {len(topics) - MAX_NAMED} more" if len(topics) > MAX_NAMED else ""
+    return ", ".join(topics[:MAX_NAMED]) + more
+
+
+def topics_without(session: Session, campaign_id: int, judged: Iterable[str]) -> list[str]:
+    """The campaign's topics not in `judged`, in board order."""
+    return topic_order(set(topic_ids_by_number(session, campaign_id)) - set(judged))
+
+
+def refuse_incomplete(what: str, unjudged: int, total: int, items: str, topics: list[str], verb: str) -> Conflict:
+    """The Conflict of a cut that would leave topics without any judgement, saying how much is unjudged (raised
+    unless the request says allow_incomplete)."""
+    return Conflict(
+        f"{what} is not judged enough to cut: {unjudged} of {total} {items} {verb}; {len(topics)} topic(s) "
+        f"without any judgement ({named(topics)}); pass allow_incomplete: true to cut it anyway"
+    )
+
+
+def unjudged_note(version: QrelsVersion | None, n_topics: int | None = None) -> str | None:
+    """What a board says about topics without any judgement in its qrels version (None when every topic has one
+    or nobody knows)."""
+    if version is None or not version.unjudged_topics:
+        return None
+    topics = version.unjudged_topics
+    of = f" of {n_topics}" if n_topics else ""
+    return (
+        f"{len(topics)}{of} topic(s) have no judgement in qrels version {version.label!r} ({named(topics)}): "
+        "scores on them say nothing about the runs, and the means are not those of the whole topic set"
+    )
+
+
+def cut_qrels(
+    session: Session, principal: Principal, pool_id: int, label: str, *, allow_incomplete: bool = False
+) -> QrelsVersion:
     """Freeze the pool's current judgements as a new, immutable qrels version.
 
     Stratified pools give sample_eval qrels (unsampled and not yet judged items graded -1); depth pools give TREC
-    qrels of the judged items.
+    qrels of the judged items. Conflict, saying how much is unjudged, when nothing is judged yet, unless
+    `allow_incomplete` (a cut before the last topic is judged is usual and allowed); the version records the topics
+    without any judgement (`unjudged_topics`), and boards scored on it name them.
     """
     pool = get_pool(session, principal, pool_id)
     if pool.kind == "moments":
@@ -72,7 +117,15 @@ def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) 
     stratified = pool.kind == "stratified"
     columns = list(zip(*items, strict=True)) if items else [[]] * 5
     grades = np.array([final_grade(by_item.get(i, {})) for i in columns[0]], dtype=np.int64)
-    unjudged_sampled = int(((grades == UNJUDGED) & np.array(columns[4], dtype=bool)).sum())
+    sampled = np.array(columns[4], dtype=bool)
+    unjudged_sampled = int(((grades == UNJUDGED) & sampled).sum())
+    judged_topics = set(np.array(columns[1], dtype=str)[grades != UNJUDGED].tolist())
+    unjudged_topics = topics_without(session, pool.campaign_id, judged_topics)
+    if not judged_topics and not allow_incomplete:
+        what = f"pool {pool.id}"
+        raise refuse_incomplete(
+            what, unjudged_sampled, int(sampled.sum()), "sampled items", unjudged_topics, "unjudged"
+        )
     keep = np.ones(len(items), dtype=bool) if stratified else grades != UNJUDGED
     qrels = Qrels(
         topics=np.array(columns[1], dtype=str)[keep],
@@ -86,6 +139,7 @@ def cut_qrels(session: Session, principal: Principal, pool_id: int, label: str) 
     version.pool_id = pool.id
     version.judging_order = judging_orders.order_of(pool)
     version.unjudged_sampled = unjudged_sampled
+    version.unjudged_topics = unjudged_topics
     session.flush()
     return version
 
@@ -147,7 +201,10 @@ def import_qrels(
             [(line, f"unknown topic {t!r}") for t, line in sorted(first.items(), key=lambda x: x[1])],
             max_errors,
         )
-    return _store(session, campaign_id, label, qrels, topic_ids, source="imported")
+    version = _store(session, campaign_id, label, qrels, topic_ids, source="imported")
+    judged = qrels.topics[np.asarray(qrels.grades) >= 0].astype(str).tolist()
+    version.unjudged_topics = topics_without(session, campaign_id, judged)
+    return version
 
 
 def _store(

@@ -61,6 +61,8 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         },
         "evaluation_id": evaluation.id,
         "measure": measure,
+        "unjudged_topics": board["unjudged_topics"],
+        "warning": board["warning"],
         "overall": board["by_system_type"],
         "per_topic": topic_box_stats(scores, table.topics),
         "easy_hard": easy_and_hard(scores, table.topics),

@@ -61,8 +61,8 @@ def analysis_figures(report: dict[str, Any]) -> dict[str, str]:
     if report.get("strata", {}).get("stratified"):
         figures["inferred"] = drawn.svg(drawn.inferred_relevant(report["strata"]))
         figures["strata"] = drawn.svg(drawn.judged_share_per_stratum(report["strata"]))
-    if "judged_fraction" in report:
-        figures["judged_fraction"] = drawn.svg(drawn.judged_fraction(report["judged_fraction"]))
+    if any(level["overall"] is not None for level in report.get("judged_fraction", {}).get("depths", [])):
+        figures["judged_fraction"] = drawn.svg(drawn.judged_fraction(report["judged_fraction"]))  # not all empty
     if "efficiency" in report:
         figures["efficiency"] = drawn.svg(drawn.score_vs_time(report["efficiency"]))
     return figures

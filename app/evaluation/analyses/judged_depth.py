@@ -100,7 +100,7 @@ def judged_fraction(
     judged, valid = judged_flags(prepared, qrels)
     n_run, n_topic, width = valid.shape
     n_depth = len(depth_list)
-    if width == 0:  # no run retrieves anything for a qrels topic
+    if width == 0 or n_topic == 0:  # no qrels topic, or no run retrieves anything for one
         zeros = np.zeros((n_depth, n_run), dtype=np.int64)
         nan = np.full(n_depth, np.nan)
         return JudgedFractionResult(
