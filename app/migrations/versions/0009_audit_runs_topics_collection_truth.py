@@ -56,13 +56,18 @@ DECLARE
     after_cols jsonb;
     campaign integer;
     left_out text[] := coalesce(TG_ARGV, '{}'::text[]);
-    blank jsonb := '{}';
+    blank jsonb;
     actor jsonb := coalesce(nullif(current_setting('trecpool.actor', true), '')::jsonb, '{"kind": "system"}');
 BEGIN
-    -- left-out columns are blanked before the row becomes JSON: a large upload is never copied to be dropped
-    SELECT coalesce(jsonb_object_agg(c, NULL), '{}') INTO blank FROM unnest(left_out) AS c;
-    IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(jsonb_populate_record(OLD, blank)) - left_out; END IF;
-    IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(jsonb_populate_record(NEW, blank)) - left_out; END IF;
+    IF cardinality(left_out) > 0 THEN
+        -- left-out columns are blanked before the row becomes JSON: a large upload is never copied to be dropped
+        SELECT jsonb_object_agg(c, NULL) INTO blank FROM unnest(left_out) AS c;
+        IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(jsonb_populate_record(OLD, blank)) - left_out; END IF;
+        IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(jsonb_populate_record(NEW, blank)) - left_out; END IF;
+    ELSE  -- as 0004 did (verdicts, on the judging path)
+        IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(OLD); END IF;
+        IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(NEW); END IF;
+    END IF;
     IF TG_OP = 'UPDATE' THEN
         SELECT jsonb_object_agg(o.key, o.value), jsonb_object_agg(o.key, n.value)
           INTO before_cols, after_cols
