@@ -24,6 +24,16 @@ class Settings(BaseSettings):
         gt=0,
         description="Largest accepted gzip-compressed upload once decompressed (413 above; never inflated further).",
     )
+    max_json_bytes: int = Field(
+        default=1024 * 1024,
+        gt=0,
+        description="Largest accepted body of every request but file uploads (413 above, counted as it arrives).",
+    )
+    max_bulk_json_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        gt=0,
+        description="Largest accepted JSON body of an organiser's bulk request (a topic list, pool assignments).",
+    )
     max_errors: int = Field(default=50, gt=0, description="How many validation errors one response lists at most.")
     judging_lease_seconds: float = Field(
         default=300.0, gt=0, description="How long an item stays leased to one assessor."

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from psycopg import errors as pg_errors
 from pydantic import BaseModel, Field
 from sqlalchemy import exc as sa_exc
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from app.services.errors import (
     Conflict,
@@ -68,6 +71,26 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 ERROR_RESPONSES[429]["headers"] = {
     "Retry-After": {"description": "Seconds to wait before authenticating again.", "schema": {"type": "integer"}}
 }
+
+
+BODY_LIMIT_KEY = "trecpool.body_limit"  # the request's body limit (bytes, setting name), set by api/limits.py
+
+
+def too_large(scope: Scope) -> dict[str, object]:
+    """The 413 error body of a request over its body limit, naming the limit and the setting that sets it."""
+    size, setting = scope.get(BODY_LIMIT_KEY, (None, None))
+    if size is None:
+        return {"detail": "the request body is over the size limit", "errors": []}
+    detail = f"the request body is over this endpoint's limit of {size} bytes (setting TRECPOOL_{setting.upper()})"
+    return {"detail": detail, "errors": []}
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """The body limiter's 413 in the documented error shape; other HTTP errors as FastAPI answers them."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 413:
+        return JSONResponse(too_large(request.scope), status_code=413, headers={"Connection": "close"})
+    return await http_exception_handler(request, exc)
 
 
 def status_of(exc: ServiceError) -> int:
@@ -133,6 +156,7 @@ async def _integrity_error(request: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on an app."""
     app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _request_error)
     app.add_exception_handler(sa_exc.DataError, _data_error)
     app.add_exception_handler(pg_errors.DataError, _data_error)

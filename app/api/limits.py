@@ -1,6 +1,17 @@
-"""Bounded requests: a body to the API needs a valid token before it is read, and is counted as it arrives."""
+"""Bounded requests: a body to the API needs a valid token before it is read, and is counted as it arrives against
+the limit of what its endpoint takes.
+
+File uploads (multipart endpoints) may send `max_upload_bytes`; an organiser's bulk JSON (a topic list, pool
+assignments: BULK_JSON_ROUTES) `max_bulk_json_bytes`; every other body `max_json_bytes`, so that no caller can make
+the server read and decode a big JSON body (decoding holds the GIL: every request waits for it). Which endpoints take
+uploads is read from the app's OpenAPI document, once per app.
+"""
 
 from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -9,13 +20,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.errors import BODY_LIMIT_KEY, too_large
 from app.api.security import bearer_token, client_address, remember_principal, throttle_of
-from app.services.auth import authenticate
+from app.services.auth import Principal, authenticate
 from app.services.errors import TooManyAttempts, Unauthenticated
+from app.storage.models import Role
 
 MULTIPART_SLACK = 1 << 20  # form fields and part headers around an upload of the largest accepted size
 READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PREFIX = "/api/public/"
+# organisers' JSON bodies that may be large (each checked to exist by tests/api/test_limits.py)
+BULK_JSON_ROUTES = frozenset(
+    {("POST", "/api/campaigns/{campaign_id}/topics"), ("POST", "/api/pools/{pool_id}/assignments")}
+)
+UPLOAD_MEDIA_TYPE = "multipart/form-data"
 
 
 def _has_body(headers: Headers) -> bool:
@@ -35,17 +53,20 @@ def _needs_token(scope: Scope, headers: Headers) -> bool:
     )
 
 
-def _check_token(scope: Scope, token: str | None) -> None:
-    """Unauthenticated unless the token is known, live and not revoked (the endpoint checks the role); throttled.
+def _check_token(scope: Scope, token: str | None) -> Principal:
+    """The token's principal, throttled; Unauthenticated unless it is known, live and not revoked.
 
-    The principal found is kept in the request's state for the endpoint's role check (`checked_principal`).
+    The endpoint checks the role: the principal found is kept in the request's state for that check
+    (`remembered_principal`).
     """
     request = Request(scope)
     throttle, address = throttle_of(request), client_address(request)
     session = scope["app"].state.session_factory()
     try:
         session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})  # one query: no BEGIN, no ROLLBACK
-        remember_principal(request, token, authenticate(session, token))
+        principal = authenticate(session, token)
+        remember_principal(request, token, principal)
+        return principal
     except Unauthenticated:
         if token:
             throttle.failed(address)
@@ -55,10 +76,75 @@ def _check_token(scope: Scope, token: str | None) -> None:
         session.close()
 
 
+@dataclass(frozen=True)
+class BodyRoutes:
+    """The (method, path pattern) pairs of the endpoints that take file uploads, and of the bulk JSON ones."""
+
+    uploads: tuple[tuple[str, re.Pattern[str]], ...]
+    bulk: tuple[tuple[str, re.Pattern[str]], ...]
+
+    def kind(self, method: str, path: str) -> str:
+        """ "upload", "bulk" or "json": what an endpoint's body is."""
+        for kind, routes in (("upload", self.uploads), ("bulk", self.bulk)):
+            if any(m == method and pattern.fullmatch(path) for m, pattern in routes):
+                return kind
+        return "json"
+
+
+def path_pattern(template: str) -> re.Pattern[str]:
+    """A regular expression matching the paths of an OpenAPI path template (`{name}` is one path segment)."""
+    parts = re.split(r"(\{[^{}/]+\})", template)
+    return re.compile("".join("[^/]+" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in parts))
+
+
+def body_routes_of(openapi: dict[str, object]) -> BodyRoutes:
+    """Upload and bulk endpoints of an OpenAPI document: uploads are those whose body is multipart form data."""
+    uploads: list[tuple[str, re.Pattern[str]]] = []
+    paths = openapi.get("paths", {})
+    assert isinstance(paths, dict)
+    for template, operations in paths.items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {}) if isinstance(operation, dict) else {}
+            if UPLOAD_MEDIA_TYPE in content:
+                uploads.append((method.upper(), path_pattern(template)))
+    bulk = tuple((method, path_pattern(template)) for method, template in sorted(BULK_JSON_ROUTES))
+    return BodyRoutes(uploads=tuple(uploads), bulk=bulk)
+
+
+async def _body_routes(scope: Scope) -> BodyRoutes:
+    """The app's BodyRoutes, made from its OpenAPI document on first use (in a thread: it takes a while)."""
+    state = scope["app"].state
+    routes = getattr(state, "body_routes", None)
+    if routes is None:
+        routes = await run_in_threadpool(lambda: body_routes_of(scope["app"].openapi()))
+        state.body_routes = routes
+    return routes  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A body's limit in bytes, and the setting that sets it (named in the 413 answer)."""
+
+    size: int
+    setting: str
+
+
+async def body_limit(scope: Scope, principal: Principal | None) -> Limit:
+    """The most bytes the request's body may have: by what its endpoint takes, and for bulk JSON who sends it."""
+    settings = scope["app"].state.settings
+    kind = (await _body_routes(scope)).kind(scope["method"], scope["path"])
+    if kind == "upload":
+        return Limit(settings.max_upload_bytes + MULTIPART_SLACK, "max_upload_bytes")
+    if kind == "bulk" and principal is not None and principal.role == Role.organiser:
+        return Limit(settings.max_bulk_json_bytes, "max_bulk_json_bytes")
+    return Limit(settings.max_json_bytes, "max_json_bytes")
+
+
 class RequestLimits:
     """ASGI middleware: 401 before reading the body of a request without a valid token, 413 past the byte limit.
 
-    The limit counts the bytes actually received (chunked bodies included), not only the declared Content-Length.
+    The limit counts the bytes actually received (chunked bodies included), not only the declared Content-Length:
+    a declared length over the limit is refused before any of the body is read, any other body once it is over.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -70,12 +156,13 @@ class RequestLimits:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        principal: Principal | None = None
         if _needs_token(scope, headers):
             try:
-                await run_in_threadpool(_check_token, scope, bearer_token(headers.get("authorization")))
+                principal = await run_in_threadpool(_check_token, scope, bearer_token(headers.get("authorization")))
             except Unauthenticated as exc:
                 response = JSONResponse(
-                    {"detail": exc.message},
+                    {"detail": exc.message, "errors": []},
                     status_code=401,
                     headers={"WWW-Authenticate": "Bearer", "Connection": "close"},
                 )
@@ -83,22 +170,21 @@ class RequestLimits:
                 return
             except TooManyAttempts as exc:
                 response = JSONResponse(
-                    {"detail": exc.message},
+                    {"detail": exc.message, "errors": []},
                     status_code=429,
                     headers={"Retry-After": str(exc.retry_after), "Connection": "close"},
                 )
                 await response(scope, receive, send)
                 return
-        limit = scope["app"].state.settings.max_upload_bytes + MULTIPART_SLACK
-        await RequestBodyLimitResponder(self.app, limit)(scope, receive, _json_413(send))
+        limit = await body_limit(scope, principal)
+        scope[BODY_LIMIT_KEY] = (limit.size, limit.setting)  # for the 413 answer (api/errors.too_large)
+        await RequestBodyLimitResponder(self.app, limit.size)(scope, receive, _json_413(scope, send))
 
 
-TOO_LARGE = b'{"detail":"the request body is over the size limit","errors":[]}'
-
-
-def _json_413(send: Send) -> Send:
+def _json_413(scope: Scope, send: Send) -> Send:
     """`send`, with the body limiter's plain-text 413 replaced by the JSON error body the API documents."""
     rewriting = False
+    body = json.dumps(too_large(scope)).encode()
 
     async def wrapped(message: Message) -> None:
         nonlocal rewriting
@@ -107,10 +193,11 @@ def _json_413(send: Send) -> Send:
             if headers.get("content-type", "").startswith("text/plain"):
                 rewriting = True
                 raw = [(k, v) for k, v in message["headers"] if k not in (b"content-type", b"content-length")]
-                raw += [(b"content-type", b"application/json"), (b"content-length", str(len(TOO_LARGE)).encode())]
+                raw += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+                raw += [(b"connection", b"close")]  # the rest of the body is not read: the connection cannot be reused
                 message = {**message, "headers": raw}
         elif message["type"] == "http.response.body" and rewriting:
-            message = {**message, "body": TOO_LARGE if not message.get("more_body") else b""}
+            message = {**message, "body": body if not message.get("more_body") else b""}
             if not message.get("more_body"):
                 rewriting = False
         await send(message)

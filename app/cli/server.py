@@ -80,7 +80,7 @@ def serve_app(
 
     from app.cli.common import console, open_database
     from app.config import get_settings
-    from app.server import create_app
+    from app.server import create_app, freeze_heap
 
     signal.signal(signal.SIGTERM, _interrupt)  # until uvicorn runs, SIGTERM stops start-up like Ctrl-C does
     settings = get_settings()
@@ -111,6 +111,7 @@ def serve_app(
     # uvicorn stops on SIGINT/SIGTERM, then re-raises the signal: with the default SIGTERM action the process would
     # die there, before the worker and the embedded PostgreSQL are stopped. A handler of ours turns it into an exit.
     signal.signal(signal.SIGTERM, lambda *_: None)
+    freeze_heap()
     try:
         server.run()
     except KeyboardInterrupt:

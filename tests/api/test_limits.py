@@ -3,6 +3,8 @@ the event loop, and the run quota held under concurrent uploads."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import select
 import socket
 import threading
@@ -11,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
+
+from app.server import create_app
 
 CHUNK = b"x" * 65536
 
@@ -172,3 +176,123 @@ def test_concurrent_uploads_respect_the_run_quota_and_names(live_server, make_ca
     assert sorted(codes) == [201] + [409] * 5, codes
     listed = httpx.get(f"{live_server}/api/campaigns/{other.id}/runs", headers=headers).json()
     assert [r["name"] for r in listed] == ["same"]
+
+
+# --- JSON bodies: their own small limit, counted as they arrive; an organiser's bulk lists a larger one ---
+
+STEP_CHUNK = b"0," * 32768  # 64 KiB of a JSON array of numbers
+
+
+def _assessor(campaign) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Headers of a new assessor of the campaign."""
+    created = campaign.client.post(
+        f"/api/campaigns/{campaign.id}/assessors", json={"name": f"a{time.monotonic_ns()}"}, headers=campaign.organiser
+    )
+    assert created.status_code == 201, created.text
+    return {"Authorization": f"Bearer {created.json()['token']}"}
+
+
+def _call(app, path: str, headers: dict[str, str], declared: int | None) -> tuple[int, dict, int]:  # type: ignore[no-untyped-def]
+    """POST an endless JSON body to `app` at the ASGI level; (status, JSON answer, body bytes the app read)."""
+    raw = [(b"host", b"test"), (b"content-type", b"application/json")]
+    raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    raw.append((b"content-length", str(declared).encode()) if declared else (b"transfer-encoding", b"chunked"))
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": raw,
+        "client": ("127.0.0.1", 50000),
+        "server": ("test", 80),
+        "state": {},
+    }
+    read = 0
+    first = True
+    messages: list[dict] = []
+
+    async def receive() -> dict:
+        nonlocal read, first
+        chunk = (b'{"later": false, "pad": [' if first else b"") + STEP_CHUNK
+        first = False
+        read += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": True}  # it never ends
+
+    async def send(message: dict) -> None:
+        messages.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    status = messages[0]["status"]
+    body = b"".join(m.get("body", b"") for m in messages[1:])
+    return status, json.loads(body), read
+
+
+def test_a_65_mb_json_body_gets_413_having_read_no_more_than_the_limit(settings, sessions, make_campaign):
+    campaign = make_campaign()
+    assessor = _assessor(campaign)
+    app = create_app(settings, sessions)
+    status, answer, read = _call(app, "/api/judging/step", assessor, declared=65_000_000)
+    assert status == 413 and read == 0  # a declared length over the limit: refused before any of it is read
+    assert answer == {
+        "detail": f"the request body is over this endpoint's limit of {settings.max_json_bytes} bytes "
+        "(setting TRECPOOL_MAX_JSON_BYTES)",
+        "errors": [],
+    }
+    status, answer, read = _call(app, "/api/judging/step", assessor, declared=None)  # chunked: counted as it comes
+    assert status == 413 and "TRECPOOL_MAX_JSON_BYTES" in answer["detail"]
+    assert settings.max_json_bytes < read <= settings.max_json_bytes + len(STEP_CHUNK) + 64
+
+
+def test_a_declared_65_mb_json_body_is_answered_413_before_it_is_sent(live_server, make_campaign):
+    campaign = make_campaign()
+    token = _assessor(campaign)["Authorization"]
+    head = (
+        "POST /api/judging/step HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        f"Authorization: {token}\r\nContent-Length: 65000000\r\n\r\n"
+    )
+    answer, _ = raw_request(live_server, head, b'{"later": false, "pad": [' + STEP_CHUNK)  # 64 KiB of 65 MB sent
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+    assert b"connection: close" in answer.lower()
+
+
+def test_bulk_lists_get_the_larger_limit_for_organisers_only(client, settings, make_campaign, organiser):
+    campaign = make_campaign()
+    _, team = campaign.team()
+    description = "d" * 1000
+    topics = [{"number": f"b{i}", "title": f"bulk {i}", "description": description} for i in range(1500)]
+    body = json.dumps(topics).encode()
+    assert settings.max_json_bytes < len(body) < settings.max_bulk_json_bytes
+    headers = {"Content-Type": "application/json"}
+    path = f"/api/campaigns/{campaign.id}/topics"
+    refused = client.post(path, content=body, headers={**headers, **team})  # a team: the small limit, before 403
+    assert refused.status_code == 413 and "TRECPOOL_MAX_JSON_BYTES" in refused.json()["detail"]
+    created = client.post(path, content=body, headers={**headers, **organiser})
+    assert created.status_code == 201, created.text[:300]
+    assert [t["number"] for t in created.json()] == [f"b{i}" for i in range(1500)]
+    assert created.json()[7]["description"] == description
+    # every other JSON endpoint keeps the small limit, for organisers too
+    big = {"name": "x" * (settings.max_json_bytes + 10), "task_kind": "shots"}
+    assert client.post("/api/campaigns", json=big, headers=organiser).status_code == 413
+
+
+def test_bulk_routes_exist_and_uploads_are_found_in_the_openapi_document(client):
+    from app.api.limits import BULK_JSON_ROUTES, body_routes_of
+
+    spec = client.app.openapi()
+    for method, path in BULK_JSON_ROUTES:
+        assert "application/json" in spec["paths"][path][method.lower()]["requestBody"]["content"], path
+    routes = body_routes_of(spec)
+    assert routes.kind("POST", "/api/campaigns/12/runs") == "upload"
+    assert routes.kind("PUT", "/api/campaigns/12/collection") == "upload"
+    assert routes.kind("POST", "/api/campaigns/12/topics/file") == "upload"
+    assert routes.kind("POST", "/api/campaigns/12/qrels") == "upload"
+    assert routes.kind("POST", "/api/campaigns/12/topics") == "bulk"
+    assert routes.kind("POST", "/api/pools/3/assignments") == "bulk"
+    assert routes.kind("POST", "/api/judging/step") == "json"
+    assert routes.kind("GET", "/api/campaigns/12/runs") == "json"
+    assert routes.kind("POST", "/api/campaigns/12/runs/extra") == "json"
