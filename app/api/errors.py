@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from psycopg import errors as pg_errors
 from pydantic import BaseModel, Field
 from sqlalchemy import exc as sa_exc
@@ -25,6 +27,8 @@ from app.services.errors import (
     Unauthenticated,
 )
 from app.services.inputs import echo
+
+log = logging.getLogger("trecpool.api")
 
 MESSAGE_CHARS = 300  # error texts quote input: cut them so a huge value is not echoed back
 
@@ -62,6 +66,7 @@ ERROR_MEANINGS = {
     413: "The body is over the size limit.",
     422: "Invalid input: `errors` names each line or field.",
     429: "Too many failed authentications from this address: wait the Retry-After seconds.",
+    503: "The database is unreachable or could not serve the request now: retry after the Retry-After seconds.",
 }
 
 # Documented on every API operation (at include time in app.server); replaces FastAPI's own 422 schema.
@@ -71,6 +76,19 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 ERROR_RESPONSES[429]["headers"] = {
     "Retry-After": {"description": "Seconds to wait before authenticating again.", "schema": {"type": "integer"}}
 }
+ERROR_RESPONSES[503]["headers"] = {
+    "Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}}
+}
+
+UNAVAILABLE_RETRY_SECONDS = 5
+# SQLSTATEs that pass by themselves: connection exceptions (08), insufficient resources (53: too many connections,
+# disk full), the server shutting down or starting (57P01-57P03), a query cancelled (57014), serialization
+# failures and deadlocks (40001, 40P01), a lock not available (55P03)
+TRANSIENT_STATES = ("08", "53", "57P01", "57P02", "57P03", "57014", "40001", "40P01", "55P03")
+UNAVAILABLE_PAGE = (
+    "<!doctype html><html lang=en><meta charset=utf-8><title>trecpool: unavailable</title>"
+    "<h1>Temporarily unavailable</h1><p>{message}</p><p>Try again in a few seconds.</p></html>"
+)
 
 
 BODY_LIMIT_KEY = "trecpool.body_limit"  # the request's body limit (bytes, setting name), set by api/limits.py
@@ -153,6 +171,61 @@ async def _integrity_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": f"refused by the database: {echo(text, MESSAGE_CHARS)}"}, status_code=422)
 
 
+def database_unavailable(exc: BaseException) -> str | None:
+    """Why the database cannot serve the request now (unreachable, or a transient refusal), else None."""
+    if isinstance(exc, sa_exc.TimeoutError):  # no pooled connection came free in time
+        return "every database connection is busy"
+    cause = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return "the database is unreachable"
+    if not isinstance(cause, psycopg.OperationalError | psycopg.InterfaceError):
+        return None
+    state = cause.sqlstate
+    if state is None or state.startswith(("08", "57P0")):  # no answer at all, a lost connection, a shutdown
+        return "the database is unreachable"
+    if state.startswith(TRANSIENT_STATES):
+        return "the database could not serve the request now"
+    return None
+
+
+def unavailable_response(path: str, reason: str) -> Response:
+    """503 with Retry-After: the documented JSON error body on API paths, a short HTML page on the others."""
+    headers = {"Retry-After": str(UNAVAILABLE_RETRY_SECONDS)}
+    if path.startswith("/api/"):
+        detail = f"{reason}: try again in a few seconds"
+        return JSONResponse({"detail": detail, "errors": []}, status_code=503, headers=headers)
+    message = f"{reason[0].upper()}{reason[1:]}."
+    return HTMLResponse(UNAVAILABLE_PAGE.format(message=message), status_code=503, headers=headers)
+
+
+async def _database_unavailable(request: Request, exc: Exception) -> Response:
+    """A database that cannot serve the request now is a 503 with Retry-After, never a plain-text 500."""
+    reason = database_unavailable(exc)
+    if reason is None:
+        raise exc  # a real fault: the server's 500, logged with its traceback
+    log.warning("%s %s: %s (%s)", request.method, request.url.path, reason, _first_line(exc))
+    return unavailable_response(request.url.path, reason)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's text (drivers' messages run over several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """Any other unexpected error: a 500 in the documented shape (JSON on API paths, a short page elsewhere)."""
+    reason = database_unavailable(exc)
+    if reason is not None:
+        return unavailable_response(request.url.path, reason)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"detail": "internal server error", "errors": []}, status_code=500)
+    page = UNAVAILABLE_PAGE.replace("Temporarily unavailable", "Internal server error").format(
+        message="Something went wrong on the server; it has been logged."
+    )
+    return HTMLResponse(page, status_code=500)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on an app."""
     app.add_exception_handler(ServiceError, _service_error)
@@ -162,3 +235,12 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(pg_errors.DataError, _data_error)
     app.add_exception_handler(sa_exc.IntegrityError, _integrity_error)
     app.add_exception_handler(pg_errors.IntegrityError, _integrity_error)
+    for unavailable in (
+        sa_exc.OperationalError,
+        sa_exc.InterfaceError,
+        sa_exc.TimeoutError,
+        psycopg.OperationalError,
+        psycopg.InterfaceError,
+    ):
+        app.add_exception_handler(unavailable, _database_unavailable)
+    app.add_exception_handler(Exception, _internal_error)  # Starlette calls it for 500s, then re-raises to log

@@ -10,6 +10,7 @@ uploads is read from the app's OpenAPI document, once per app.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 
@@ -20,11 +21,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.errors import BODY_LIMIT_KEY, too_large
+from app.api.errors import BODY_LIMIT_KEY, database_unavailable, too_large, unavailable_response
 from app.api.security import bearer_token, client_address, remember_principal, throttle_of
 from app.services.auth import Principal, authenticate
 from app.services.errors import TooManyAttempts, Unauthenticated
 from app.storage.models import Role
+
+log = logging.getLogger("trecpool.api")
 
 MULTIPART_SLACK = 1 << 20  # form fields and part headers around an upload of the largest accepted size
 READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -174,6 +177,15 @@ class RequestLimits:
                     status_code=429,
                     headers={"Retry-After": str(exc.retry_after), "Connection": "close"},
                 )
+                await response(scope, receive, send)
+                return
+            except Exception as exc:
+                reason = database_unavailable(exc)
+                if reason is None:
+                    raise
+                log.warning("%s %s: %s while checking its token", scope["method"], scope["path"], reason)
+                response = unavailable_response(scope["path"], reason)
+                response.headers["Connection"] = "close"  # the body is not read
                 await response(scope, receive, send)
                 return
         limit = await body_limit(scope, principal)
