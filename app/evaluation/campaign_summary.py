@@ -46,23 +46,21 @@ def easy_and_hard(scores: np.ndarray, topics: Sequence[str], n: int = 5) -> dict
     total_above = np.sum(np.where(scores >= threshold, scores, 0.0), axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_above = total_above / above
+    means = [None if np.isnan(mean_above[t]) else float(mean_above[t]) for t in range(len(topics))]
     rows = [
-        {
-            "topic": topic,
-            "runs_above": int(above[t]),
-            "runs_below": int(below[t]),
-            "mean_of_runs_above": None if np.isnan(mean_above[t]) else float(mean_above[t]),
-        }
+        {"topic": topic, "runs_above": int(above[t]), "runs_below": int(below[t]), "mean_of_runs_above": means[t]}
         for t, topic in enumerate(topics)
     ]
-    easy = sorted(rows, key=lambda r: (-r["runs_above"], -(r["mean_of_runs_above"] or 0.0)))[:n]
-    hard = sorted(rows, key=lambda r: (-r["runs_below"], r["mean_of_runs_above"] or 0.0))[:n]
-    return {"threshold": threshold, "easy": easy, "hard": hard, "topics": rows}
+    easy = sorted(range(len(rows)), key=lambda t: (-int(above[t]), -(means[t] or 0.0)))[:n]
+    hard = sorted(range(len(rows)), key=lambda t: (-int(below[t]), means[t] or 0.0))[:n]
+    return {"threshold": threshold, "easy": [rows[t] for t in easy], "hard": [rows[t] for t in hard], "topics": rows}
 
 
-def top_runs_per_topic(scores: np.ndarray, topics: Sequence[str], names: Sequence[str], n: int = 10) -> dict[str, list]:
+def top_runs_per_topic(
+    scores: np.ndarray, topics: Sequence[str], names: Sequence[str], n: int = 10
+) -> dict[str, list[dict[str, object]]]:
     """Per topic, the n best runs and their scores."""
-    out = {}
+    out: dict[str, list[dict[str, object]]] = {}
     for t, topic in enumerate(topics):
         column = np.nan_to_num(scores[:, t], nan=-np.inf)
         order = np.argsort(-column, kind="stable")[:n]
@@ -116,19 +114,23 @@ def hits_by_team(qrels: Qrels, runs: Sequence[RunTable], teams: Sequence[str], m
     }
 
 
-def frequent_false_positives(qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10) -> list[dict]:
+def frequent_false_positives(
+    qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10
+) -> list[dict[str, object]]:
     """Shots judged not relevant that the most runs returned."""
     return _by_run_count(qrels, runs, max_results, qrels.grades == 0, n, most=True)
 
 
-def hard_true_positives(qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10) -> list[dict]:
+def hard_true_positives(
+    qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10
+) -> list[dict[str, object]]:
     """Relevant shots that the fewest runs (but at least one) returned."""
     return _by_run_count(qrels, runs, max_results, qrels.grades >= 1, n, most=False)
 
 
 def _by_run_count(
     qrels: Qrels, runs: Sequence[RunTable], max_results: int, mask: np.ndarray, n: int, most: bool
-) -> list[dict]:
+) -> list[dict[str, object]]:
     """Qrels lines under `mask` ordered by how many runs returned them."""
     _, topics, docs = _retrieved(runs, max_results)
     keys = pair_keys(topics, docs)

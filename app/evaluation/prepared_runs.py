@@ -45,7 +45,7 @@ class PreparedRuns:
     @property
     def depth(self) -> int:
         """Width of the position axis."""
-        return self.pairs.shape[2]
+        return int(self.pairs.shape[2])
 
     @cached_property
     def doc_index(self) -> dict[str, int]:
@@ -187,7 +187,7 @@ def _group_pairs(
 
 
 def _split_groups(
-    group: np.ndarray, members: np.ndarray, bad: np.ndarray, keys_of: Callable[[np.ndarray], list[Hashable]]
+    group: np.ndarray, members: np.ndarray, bad: np.ndarray, keys_of: Callable[[np.ndarray], Sequence[Hashable]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Regroup exactly (by `keys_of(rows)`) the rows of every group holding a `bad` row; other groups keep theirs."""
     suspect = np.unique(group[bad])

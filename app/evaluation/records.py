@@ -42,7 +42,8 @@ class RunTable:
         """`compute(self)`, worked out once per table and kept in `derived` under `key`."""
         if key not in self.derived:
             self.derived[key] = compute(self)
-        return self.derived[key]
+        value: T = self.derived[key]
+        return value
 
     @property
     def doc_hashes(self) -> np.ndarray | None:
@@ -72,7 +73,8 @@ class Qrels:
 
     def topic_names(self) -> list[str]:
         """The distinct topics, sorted."""
-        return np.unique(self.topics.astype(str)).tolist()
+        names: list[str] = np.unique(self.topics.astype(str)).tolist()
+        return names
 
     def subset(self, keep: np.ndarray) -> Qrels:
         """The qrels restricted to the rows where the boolean mask `keep` is true."""

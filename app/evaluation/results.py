@@ -34,7 +34,8 @@ class Results:
             logs = np.log(np.maximum(values[:, is_gm], 1e-5))
             mean_log = np.sum(logs, axis=2, where=counted[:, is_gm]) / np.maximum(n[:, is_gm], 1)
             mean[:, is_gm] = np.where(n[:, is_gm] > 0, np.exp(mean_log), 0.0)
-        return np.where(is_sum, total, mean)
+        means: np.ndarray = np.where(is_sum, total, mean)
+        return means
 
     def value(self, run: str, measure: str, topic: str = ALL) -> float:
         """One value, by names (`all` for the mean)."""

@@ -48,11 +48,15 @@ def _compute_order(run: RunTable) -> RunOrder:
 
 def _changes(values: np.ndarray) -> np.ndarray:
     """bool [n - 1]: value i + 1 differs from value i (unicode arrays compared as code-point integers: faster)."""
+    changes: np.ndarray
     if values.dtype.kind != "U" or values.dtype.itemsize == 0:
-        return values[1:] != values[:-1]
+        changes = values[1:] != values[:-1]
+        return changes
     values = np.ascontiguousarray(values)
     if values.dtype.itemsize in (4, 8):  # one or two code points: a single integer each
         codes = values.view(np.uint32 if values.dtype.itemsize == 4 else np.uint64)
-        return codes[1:] != codes[:-1]
+        changes = codes[1:] != codes[:-1]
+        return changes
     codes = values.view(np.uint32).reshape(len(values), -1)
-    return np.any(codes[1:] != codes[:-1], axis=1)
+    changes = np.any(codes[1:] != codes[:-1], axis=1)
+    return changes

@@ -82,7 +82,8 @@ def sample_eval_report(
 
     def series(name: str, topics: list[int]) -> list[float]:
         """The per-topic values of measure `name` for `topics`, as Python floats."""
-        return np.asarray(values[column[name], topics], dtype=np.float64).tolist()
+        numbers: list[float] = np.asarray(values[column[name], topics], dtype=np.float64).tolist()
+        return numbers
 
     out: list[str] = []
     if per_topic:

@@ -51,6 +51,7 @@ replacement, SPEC section 5), r_c relevant.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,8 @@ class RelevantEstimate:
     @property
     def width(self) -> np.ndarray:
         """high - low per topic."""
-        return self.high - self.low
+        width: np.ndarray = self.high - self.low
+        return width
 
 
 def relevant_estimate(
@@ -115,7 +117,8 @@ def _variance_at(big_n: np.ndarray, n_new: np.ndarray, s2: np.ndarray) -> np.nda
     """Var(R_hat) with n_new judged per stratum [topic, c] -> [topic]."""
     with np.errstate(divide="ignore", invalid="ignore"):
         cell = big_n**2 * (1.0 / n_new - 1.0 / big_n) * s2
-    return np.sum(np.where(n_new >= big_n, 0.0, np.where(n_new > 0, cell, np.inf)), axis=1)
+    variance: np.ndarray = np.sum(np.where(n_new >= big_n, 0.0, np.where(n_new > 0, cell, np.inf)), axis=1)
+    return variance
 
 
 def allocation(
@@ -138,7 +141,8 @@ def allocation(
         def plan(lam: float, t: int = t) -> np.ndarray:
             """n'_c at multiplier lambda."""
             ideal = big_n[t] * s[t] / np.sqrt(lam)
-            return np.clip(np.ceil(ideal), np.maximum(n[t], 1.0), big_n[t])
+            planned: np.ndarray = np.clip(np.ceil(ideal), np.maximum(n[t], 1.0), big_n[t])
+            return planned
 
         lo, hi = 1e-12, 1e12  # plan(lo) is a census, plan(hi) judges nothing more
         for _ in range(200):
@@ -150,12 +154,12 @@ def allocation(
             if hi / lo < 1 + 1e-9:
                 break
         out[t] = plan(lo) - n[t]
-    return np.maximum(out, 0.0).astype(np.int64)
+    return np.asarray(np.maximum(out, 0.0), dtype=np.int64)
 
 
 def stopping_advice(
     pooled: np.ndarray, judged: np.ndarray, relevant: np.ndarray, *, relative_width: float = 0.2, z: float = 1.96
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Per topic: stop when the interval of R_hat is within `relative_width` of the estimate, else what to judge."""
     big_n, n, r = _as_2d(pooled, judged, relevant)
     est = relevant_estimate(big_n, n, r, z=z)
@@ -262,7 +266,8 @@ def xinf_ap_topic(sample: TopicSample, judged: np.ndarray, relevant: np.ndarray,
         value += weight[:, c, None] * sap
     value = np.divide(value, r_hat[:, None], out=np.zeros_like(value), where=r_hat[:, None] > 0)
     limit = float(max_results)
-    return np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
+    capped: np.ndarray = np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
+    return capped
 
 
 def _resample(rng: np.random.Generator, sample: TopicSample, truth: np.ndarray, n_b: int) -> np.ndarray:
@@ -345,7 +350,8 @@ class XinfapVariance:
     @property
     def mean_variance(self) -> np.ndarray:
         """Variance of each run's mean over topics [run] (topics sampled independently)."""
-        return self.variance.sum(axis=1) / max(len(self.topics), 1) ** 2
+        variance: np.ndarray = self.variance.sum(axis=1) / max(len(self.topics), 1) ** 2
+        return variance
 
     def expected_tau(self, scale: np.ndarray | float = 1.0) -> float:
         """Expected tau_b between the ranking by mean xinfAP and the ranking on the full judgements, by the
@@ -414,7 +420,7 @@ def _stratum_scale(pooled: np.ndarray, judged: np.ndarray, more: np.ndarray) -> 
     return np.sqrt(ratio)
 
 
-def tau_advice(result: XinfapVariance, samples: list[TopicSample], target_tau: float = 0.9) -> dict:
+def tau_advice(result: XinfapVariance, samples: list[TopicSample], target_tau: float = 0.9) -> dict[str, Any]:
     """The smallest share f of every stratum's unjudged docs to judge next for the expected tau_b to reach
     `target_tau`, predicting each stratum's jackknife deviations to shrink as its (1 - n/N) / n does."""
     n_strata = max(len(s.pooled_total) for s in samples)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class DepthEstimate:
     depth: int
     share: np.ndarray  # float64 [max depth]: judged share of the pooled runs' entries at rank 1, 2, ...
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: the depth and the shares at ranks depth and depth + 1."""
         after = float(self.share[self.depth]) if self.depth < len(self.share) else None
         return {"depth": self.depth, "share_at_depth": float(self.share[self.depth - 1]), "share_after": after}
@@ -54,7 +55,8 @@ def judged_share(index: LineIndex, pooled: np.ndarray) -> np.ndarray:
     valid = (block >= 0) & in_qrels[None, :, None]
     judged = (index.pair_line[np.where(block >= 0, block, -1)] >= 0) & valid  # pair_line[-1] is -1 (padding)
     entries = valid.sum(axis=(0, 1))
-    return np.divide(judged.sum(axis=(0, 1)), entries, out=np.zeros(len(entries)), where=entries > 0)
+    share: np.ndarray = np.divide(judged.sum(axis=(0, 1)), entries, out=np.zeros(len(entries)), where=entries > 0)
+    return share
 
 
 def infer_pool_depth(index: LineIndex, pooled: np.ndarray, coverage: float = COVERAGE) -> DepthEstimate:
@@ -92,7 +94,7 @@ def _leading(covered: np.ndarray) -> np.ndarray:
     if covered.shape[1] == 0:
         return np.zeros(covered.shape[0], dtype=np.int64)
     first_gap = np.argmin(covered, axis=1)
-    return np.where(covered.all(axis=1), covered.shape[1], first_gap).astype(np.int64)
+    return np.asarray(np.where(covered.all(axis=1), covered.shape[1], first_gap), dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ class PoolDepths:
             return str(self.uniform if self.uniform is not None else 0)
         return f"{int(self.depths.min())}-{int(self.depths.max())} per topic"
 
-    def inference(self) -> dict | None:
+    def inference(self) -> dict[str, Any] | None:
         """What the inferred depths were read from (None when none was inferred): the judged share of the pooled
         runs' entries at each inferred topic's depth and one rank deeper (over those topics), the unjudged entries
         within the depths (slips), and the topics with depth 0."""
@@ -153,7 +155,7 @@ class PoolDepths:
             "unpooled": [self.topics[i] for i in np.flatnonzero(inferred & (self.depths == 0)).tolist()],
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: the depth (None when it varies), where it came from, each topic's depth in natural
         topic order, and what the inferred ones were read from."""
         return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -32,7 +33,7 @@ class EfficiencyResult:
     spearman_p: float
     front: list[str]  # good and fast: no other timed run is at least as good and as fast, and better in one
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         timed = np.isfinite(self.seconds)
         return {
@@ -66,7 +67,8 @@ def pareto_front(scores: np.ndarray, seconds: np.ndarray) -> np.ndarray:
     s, t = scores[:, None], seconds[:, None]
     dominated_by = (scores[None, :] >= s) & (seconds[None, :] <= t) & ((scores[None, :] > s) | (seconds[None, :] < t))
     dominated_by &= timed[None, :]
-    return timed & ~dominated_by.any(axis=1)
+    front: np.ndarray = timed & ~dominated_by.any(axis=1)
+    return front
 
 
 def score_vs_time(

@@ -88,9 +88,11 @@ def tau_ap_batch(reference: np.ndarray, estimate: np.ndarray) -> np.ndarray:
     truth = np.take_along_axis(reference, order, axis=-1)  # reference score at each estimated rank
     above = truth[..., None, :] >= truth[..., :, None]  # [..., i, j]: j not truly worse than i
     correct = np.sum(np.tril(above, k=-1), axis=-1)[..., 1:]  # j above i only
-    return 2.0 / (n - 1) * np.sum(correct / np.arange(1, n), axis=-1) - 1.0
+    tau: np.ndarray = 2.0 / (n - 1) * np.sum(correct / np.arange(1, n), axis=-1) - 1.0
+    return tau
 
 
 def tau_ap_symmetric_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """`tau_ap_symmetric` of many pairs at once: the mean of both directions."""
-    return 0.5 * (tau_ap_batch(x, y) + tau_ap_batch(y, x))
+    tau: np.ndarray = 0.5 * (tau_ap_batch(x, y) + tau_ap_batch(y, x))
+    return tau

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -57,14 +58,16 @@ class LabelNoiseResult:
     @property
     def mean_change(self) -> np.ndarray:
         """[n_sigma, n_measure] mean absolute change averaged over runs (Fig. 7's y axis)."""
-        return self.mean_abs_change.mean(axis=2)
+        change: np.ndarray = self.mean_abs_change.mean(axis=2)
+        return change
 
     @property
     def mean_rmse(self) -> np.ndarray:
         """[n_sigma, n_measure] RMSE averaged over runs."""
-        return self.rmse.mean(axis=2)
+        rmse: np.ndarray = self.rmse.mean(axis=2)
+        return rmse
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "measures": self.measures,

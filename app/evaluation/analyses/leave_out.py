@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,8 @@ class LeaveOutResult:
     @property
     def delta(self) -> np.ndarray:
         """reduced - original, per run."""
-        return self.reduced - self.original
+        delta: np.ndarray = self.reduced - self.original
+        return delta
 
     @property
     def percent_delta(self) -> np.ndarray:
@@ -99,7 +101,7 @@ class LeaveOutResult:
         """Largest percentage drop over runs."""
         return float(max(0.0, np.max(-self.percent_delta, initial=0.0)))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "measure": self.measure,

@@ -163,7 +163,8 @@ class APKernel:
         """[n_run] MAP over all qrels topics."""
         if self.n_topic == 0:
             return np.zeros(self.n_run)
-        return self.per_topic(keep).mean(axis=1)
+        means: np.ndarray = self.per_topic(keep).mean(axis=1)
+        return means
 
 
 def fast_ap(measure: str) -> bool:
@@ -206,11 +207,14 @@ def aggregate_topics(values: np.ndarray, aggregate: str) -> np.ndarray:
     mean, each value floored at 1e-5 (trec_eval's gm_map); "sum" / "sum_all" the total. No topics: 0."""
     if values.shape[1] == 0:
         return np.zeros(values.shape[0])
+    aggregated: np.ndarray
     if aggregate == "gm":
-        return np.exp(np.log(np.maximum(values, GM_FLOOR)).mean(axis=1))
-    if aggregate in ("sum", "sum_all"):
-        return values.sum(axis=1)
-    return values.mean(axis=1)
+        aggregated = np.exp(np.log(np.maximum(values, GM_FLOOR)).mean(axis=1))
+    elif aggregate in ("sum", "sum_all"):
+        aggregated = values.sum(axis=1)
+    else:
+        aggregated = values.mean(axis=1)
+    return aggregated
 
 
 def run_mask(names: Sequence[str], selected: Sequence[str] | None) -> np.ndarray:

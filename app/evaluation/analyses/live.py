@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,10 +36,10 @@ class LiveBoard:
     def __init__(
         self,
         prepared: PreparedRuns,
-        pool_topics: Sequence[str],
-        pool_docs: Sequence[str],
+        pool_topics: Sequence[str] | np.ndarray,
+        pool_docs: Sequence[str] | np.ndarray,
         *,
-        strata: Sequence[int] | None = None,
+        strata: Sequence[int] | np.ndarray | None = None,
         teams: Sequence[str] | None = None,
         pooled: Sequence[str] | None = None,
         depth: int,
@@ -71,13 +72,13 @@ class LiveBoard:
         self.judged = np.zeros(shape)
         self.relevant = np.zeros(shape)
         self.verdict = np.full(len(docs), -1, dtype=np.int64)
-        self.recent = [deque(maxlen=window) for _ in self.topics]
+        self.recent: list[deque[bool]] = [deque(maxlen=window) for _ in self.topics]
         team_of_run = list(self.runs) if teams is None else [str(t) for t in teams]
         self.teams = list(dict.fromkeys(team_of_run))
         self.team_code = np.array([self.teams.index(t) for t in team_of_run], dtype=np.int64)
         self.owner = unique_owner(self.index, self.team_code, run_mask(self.runs, pooled), depth)
         self.version = 0
-        self._cached: tuple[int, dict] | None = None
+        self._cached: tuple[int, dict[str, Any]] | None = None
 
     def record(self, topic: str, doc: str, grade: int) -> None:
         """Take one verdict (a regrade replaces the earlier one); O(1)."""
@@ -96,7 +97,7 @@ class LiveBoard:
             self.recent[t].append(grade >= 1)
         self.version += 1
 
-    def topic_stats(self) -> list[dict]:
+    def topic_stats(self) -> list[dict[str, Any]]:
         """Per topic: judged, relevant, relevant per 100 judged (overall, recent), R_hat with its interval, advice."""
         est = relevant_estimate(self.pooled, self.judged, self.relevant)
         advice = stopping_advice(self.pooled, self.judged, self.relevant, relative_width=self.relative_width)
@@ -132,7 +133,7 @@ class LiveBoard:
         """bool [line]: judged relevant so far."""
         return self.verdict >= 1
 
-    def reusability(self) -> dict:
+    def reusability(self) -> dict[str, Any]:
         """Leave-one-team-out over the qrels judged so far (cached until the next verdict)."""
         if self._cached is not None and self._cached[0] == self.version:
             return self._cached[1]
@@ -158,7 +159,7 @@ class LiveBoard:
         self._cached = (self.version, result)
         return result
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """Everything the live view shows."""
         return {"topics": self.topic_stats(), "reusability": self.reusability(), "random_order": self.random}
 

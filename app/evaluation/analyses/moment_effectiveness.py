@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class MomentEffectiveness:
     key: np.ndarray  # float64 [n_run] the sort key, in order
     scores: np.ndarray  # float64 [n_run, n_measure], in order
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "runs": self.runs,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class NoveltyResult:
         rows = list(zip(self.runs, self.run_teams, unique, hits, strict=True))
         return sorted(rows, key=lambda row: (-row[2], -row[3], row[0]))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: runs and teams sorted by unique hits, and the per-topic totals."""
         found, unique = int(self.found.sum()), int(self.unique.sum())
         return {

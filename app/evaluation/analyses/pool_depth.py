@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class PoolDepthResult:
     residual_relevant: int = 0
     pool: PoolDepths | None = None  # the depth each topic was pooled to, when known
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "measure": self.measure,

@@ -9,9 +9,18 @@ import numpy as np
 from app.evaluation import significance
 
 
-def discriminative_power(scores: np.ndarray, *, alpha: float = 0.05, **test_options: object) -> float:
+def discriminative_power(
+    scores: np.ndarray,
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: significance.SeedLike = 0,
+    alternative: significance.Alternative = "two-sided",
+) -> float:
     """Share of the n(n-1)/2 run pairs with p < alpha; scores [n_run, n_topic] (paired by topic)."""
-    pvalues = significance.pairwise_randomization(np.asarray(scores, dtype=np.float64), **test_options)  # type: ignore[arg-type]
+    pvalues = significance.pairwise_randomization(
+        np.asarray(scores, dtype=np.float64), n_resamples=n_resamples, seed=seed, alternative=alternative
+    )
     return significance.discriminative_power(pvalues, alpha)
 
 

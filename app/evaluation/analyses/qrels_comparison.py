@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -27,7 +28,7 @@ from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 
-def _num(value: float) -> float | None:
+def _num(value: float | None) -> float | None:
     """A JSON number (None for NaN)."""
     return None if value is None or not np.isfinite(value) else float(value)
 
@@ -43,7 +44,7 @@ class RankingComparison:
     tau_b: np.ndarray  # float64 [n_version, n_version]
     tau_ap: np.ndarray  # float64 [n_version, n_version]: truth = row, estimate = column
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "labels": self.labels,
@@ -94,9 +95,12 @@ class JudgementAgreement:
     @property
     def overlap(self) -> np.ndarray:
         """|A & B| / |A | B| per pair and topic (NaN when neither has a relevant doc)."""
-        return np.divide(self.intersection, self.union, out=np.full(self.union.shape, np.nan), where=self.union > 0)
+        overlap: np.ndarray = np.divide(
+            self.intersection, self.union, out=np.full(self.union.shape, np.nan), where=self.union > 0
+        )
+        return overlap
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: per pair, overall values and one row per topic."""
         overlap = self.overlap
         out = []
@@ -204,7 +208,7 @@ class QrelsComparisonResult:
     rankings: RankingComparison
     judgements: JudgementAgreement
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {"measure": self.measure, **self.rankings.to_dict(), "judgements": self.judgements.to_dict()}
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class StabilityResult:
     split_tau_ap_mean: np.ndarray  # [n_measure, n_split]: symmetric tau_AP between the halves
     split_tau_ap_var: np.ndarray
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
 
         def rows(
@@ -69,7 +70,7 @@ class StabilityResult:
             undefined: np.ndarray,
             ap_mean: np.ndarray,
             ap_var: np.ndarray,
-        ) -> dict:
+        ) -> dict[str, Any]:
             return {
                 m: [
                     {
@@ -133,7 +134,9 @@ def trial_orders(rng: np.random.Generator, trials: int, n: int) -> np.ndarray:
     return np.argsort(rng.random((trials, n)), axis=1)
 
 
-def _size_means(columns: np.ndarray, orders: np.ndarray, sizes: np.ndarray, split: np.ndarray) -> tuple:
+def _size_means(
+    columns: np.ndarray, orders: np.ndarray, sizes: np.ndarray, split: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Means over each trial's first s topics and over its next s, for every size s.
 
     columns [n, k] per-topic scores (k = measures x runs), orders [trials, n]; returns first [trials, n_size, k] and
@@ -242,6 +245,13 @@ def stability(
     )
 
 
-def results_stability(results: Results, **options: object) -> StabilityResult:
+def results_stability(
+    results: Results,
+    *,
+    trials: int = DEFAULT_TRIALS,
+    seed: int = 0,
+    sizes: Sequence[int] | None = None,
+    progress: Progress | None = None,
+) -> StabilityResult:
     """`stability` of evaluation results (every measure in them)."""
-    return stability(results.values, results.measures, **options)  # type: ignore[arg-type]
+    return stability(results.values, results.measures, trials=trials, seed=seed, sizes=sizes, progress=progress)

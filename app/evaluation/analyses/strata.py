@@ -11,6 +11,7 @@ stratum, and their inferred number of relevant docs is the count of relevant lin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,10 @@ from app.evaluation.records import Qrels
 
 def _share(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, NaN where the denominator is 0."""
-    return np.divide(numerator, denominator, out=np.full(np.shape(numerator), np.nan), where=denominator > 0)
+    share: np.ndarray = np.divide(
+        numerator, denominator, out=np.full(np.shape(numerator), np.nan), where=denominator > 0
+    )
+    return share
 
 
 def _num(value: float) -> float | None:
@@ -52,7 +56,7 @@ class StratumSummary:
         """r_c / n_c per stratum over all topics: the share of the judged shots that are relevant [n_stratum]."""
         return _share(self.relevant.sum(axis=0), self.judged.sum(axis=0))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: per stratum totals and shares, per topic counts and the inferred relevant."""
         judged_share, relevant_share = self.judged_share, self.relevant_share
         topic_share = _share(self.judged, self.pooled)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -58,11 +59,12 @@ class SwapRateResult:
     @property
     def rate(self) -> np.ndarray:
         """Swap rate per size and bin (NaN for an empty bin)."""
-        return np.divide(
+        rate: np.ndarray = np.divide(
             self.swaps, self.comparisons, out=np.full(self.swaps.shape, np.nan), where=self.comparisons > 0
         )
+        return rate
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: per size, the non-empty bins and the minimum detectable difference."""
         rate, edges = self.rate, self.edges
         return {

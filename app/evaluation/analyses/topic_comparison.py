@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class TopicComparison:
     best: np.ndarray  # float64 [n_topic]
     n_scored: np.ndarray  # int64 [n_topic] runs with a score for the topic
 
-    def run(self, name: str) -> dict:
+    def run(self, name: str) -> dict[str, Any]:
         """One run's chart data: per topic its score, the median and the best (no other run named)."""
         r = self.runs.index(name)
         row = self.scores[r]
@@ -54,7 +55,7 @@ class TopicComparison:
             "n_runs": int(np.isfinite(self.scores).any(axis=1).sum()),  # runs with a score
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: the chart data of every run."""
         return {
             "measure": self.measure,

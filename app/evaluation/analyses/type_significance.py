@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ def bonferroni(pvalues: np.ndarray) -> np.ndarray:
     """Bonferroni's adjustment over the i < j pairs of a symmetric p-value matrix (diagonal stays 1)."""
     p = np.asarray(pvalues, dtype=np.float64)
     n = p.shape[0]
-    out = np.minimum(p * (n * (n - 1) // 2), 1.0)
+    out: np.ndarray = np.minimum(p * (n * (n - 1) // 2), 1.0)
     np.fill_diagonal(out, 1.0)
     return out
 
@@ -57,7 +58,7 @@ class TypeGroup:
     groups: list[list[str]]
     better: list[tuple[str, str]]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "type": self.label,
@@ -80,7 +81,7 @@ class TypeSignificanceResult:
     top: int | None
     types: list[TypeGroup]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {
             "method": self.method,

@@ -149,7 +149,7 @@ def parse_floats(codes: np.ndarray | None) -> np.ndarray | None:
     value, n_digits, n_dots, bad, negative = scan
     simple = ~bad & (n_dots <= 1) & (n_digits >= 1)
     quotient = value.astype(np.float64) / _POWERS_OF_TEN[np.minimum(scan_fraction(codes, n_dots), _DIGITS_EXACT)]
-    values = np.where(negative, -quotient, quotient)
+    values: np.ndarray = np.where(negative, -quotient, quotient)
     rest = ~simple
     if rest.any():
         if (codes[rest] == ord("_")).any():  # float() reads 1_5 as 15.0, C's atof as 1.0: let the caller refuse it

@@ -69,7 +69,7 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     valid = seg_topic >= 0
     lengths[seg_run[valid], seg_topic[valid]] = kept_len[valid]
     cell = (seg_run * n_topic + seg_topic)[segment] * depth + position
-    grades = np.full((n_run, n_topic, depth), NOT_POOLED, dtype=np.int64)
+    grades: np.ndarray = np.full((n_run, n_topic, depth), NOT_POOLED, dtype=np.int64)
     short = np.nonzero(lengths < depth)
     if len(short[0]):
         grades[short] = np.where(np.arange(depth) < lengths[short][:, None], NOT_POOLED, PADDING)
@@ -77,7 +77,7 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
     hit_grades = np.asarray(qrels.grades, dtype=np.int64)[q_row]
     grades[cell] = hit_grades
     judged_hits = np.flatnonzero(hit_grades >= 0)  # hits stand grouped by list, in rank order
-    strata = None
+    strata: np.ndarray | None = None
     if qrels.strata is not None:
         strata = np.full(n_run * n_topic * depth, -1, dtype=np.int64)
         strata[cell] = q_stratum[q_row]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 import numpy as np
 
@@ -74,12 +74,16 @@ def read_bytes(path: str | Path) -> bytes:
     return _without_bom(bytes(out))
 
 
-def _without_bom(data: B) -> B:
+@overload
+def _without_bom(data: bytes) -> bytes: ...
+@overload
+def _without_bom(data: str) -> str: ...
+def _without_bom(data: bytes | str) -> bytes | str:
     """`data` without a leading UTF-8 byte-order mark: some editors add one, and it would become part of the first
     topic (trec_eval then silently finds no such topic)."""
     if isinstance(data, str):
-        return data[1:] if data.startswith("\ufeff") else data  # type: ignore[return-value]
-    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data  # type: ignore[return-value]
+        return data[1:] if data.startswith("\ufeff") else data
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
 def _without_comments(text: str) -> str:
@@ -91,8 +95,8 @@ def without_comment_lines(data: B) -> B:
     """Run text with its `#` comment lines emptied, as trec_eval 10.0's run reader skips them (a line whose first
     non-blank character is '#'); line numbers stay as they were, and a '#' inside a line (a docno) is kept."""
     if isinstance(data, str):
-        return _RUN_COMMENT_TEXT.sub("", data) if "#" in data else data  # type: ignore[return-value]
-    return _RUN_COMMENT_BYTES.sub(b"", data) if b"#" in data else data  # type: ignore[return-value]
+        return _RUN_COMMENT_TEXT.sub("", data) if "#" in data else data
+    return _RUN_COMMENT_BYTES.sub(b"", data) if b"#" in data else data
 
 
 def _as_bytes(data: bytes | str) -> bytes:
@@ -311,11 +315,11 @@ def _scan_trec_run_slowly(data: bytes | str, *, max_errors: int) -> RunScan:
             if first != number:
                 errors.add(number, f"docno {doc!r} appears twice for topic {topic!r} (lines {first} and {number})")
                 ok = False
-            if ok:
+            if ok and rank is not None and score is not None:
                 topics.append(topic)
                 docs.append(doc)
-                ranks.append(rank)  # type: ignore[arg-type]
-                scores.append(score)  # type: ignore[arg-type]
+                ranks.append(rank)
+                scores.append(score)
                 lines.append(number)
     except _TooManyErrors:
         complete = False
@@ -475,8 +479,8 @@ def _parse_qrels_slowly(text: str, width: int, *, max_errors: int, source: str) 
                 where = f"(lines {first} and {number})"
                 errors.add(number, f"docno {parts[2]!r} judged twice for topic {parts[0]!r} {where}")
                 ok = False
-            if ok:
-                rows.append((parts[0], parts[2], grade, stratum, number))  # type: ignore[arg-type]
+            if ok and grade is not None and stratum is not None:
+                rows.append((parts[0], parts[2], grade, stratum, number))
     except _TooManyErrors:
         pass
     if not errors.items and not rows:

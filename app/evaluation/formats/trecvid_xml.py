@@ -8,6 +8,7 @@ accepted (the DTD is never fetched); an internal DTD subset, entity declarations
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NoReturn
 from xml.parsers import expat
 
 import numpy as np
@@ -136,7 +137,7 @@ class _AvsXmlReader:
         if internal_subset:
             raise _ForbiddenMarkup("DTDs with declarations of their own are not accepted in XML runs")
 
-    def forbid(self, *args: object) -> None:
+    def forbid(self, *args: object) -> NoReturn:
         """Refuse entity declarations and references."""
         raise _ForbiddenMarkup("DTDs and entity declarations are not accepted in XML runs")
 
@@ -184,19 +185,19 @@ class _AvsXmlReader:
         if seq is None:
             self.errors.add(line, f"seqNum {seq_text!r} is not an integer")
             ok = False
-        if ok:
+        if ok and seq is not None:
             first = self.seen.setdefault((self.topic, shot), line)
             if first != line:
                 where = f"(lines {first} and {line})"
                 self.errors.add(line, f"shot {shot!r} appears twice for topic {self.topic!r} {where}")
                 return
-            first = self.seen_seq.setdefault((self.topic, seq), line)  # type: ignore[arg-type]
+            first = self.seen_seq.setdefault((self.topic, seq), line)
             if first != line:
                 self.errors.add(line, f"seqNum {seq} appears twice for topic {self.topic!r} (lines {first} and {line})")
                 return
             self.topics.append(self.topic)
             self.docs.append(shot)
-            self.ranks.append(seq)  # type: ignore[arg-type]
+            self.ranks.append(seq)
             self.lines.append(line)
 
     def end(self, name: str) -> None:

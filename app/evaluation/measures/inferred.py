@@ -27,11 +27,11 @@ class _Strata:
 
     def __init__(self, lists: RankedLists) -> None:
         matrix = lists.matrix
-        if matrix.strata is None or matrix.judged.pooled is None:
+        judged = matrix.judged
+        if matrix.strata is None or judged.pooled is None or judged.judged is None or judged.relevant is None:
             raise MeasureError("xinfAP, infNDCG and iP@k need stratified (sample_eval, 5-column) qrels")
         self.lists = lists
         self.matrix = matrix
-        judged = matrix.judged
         self.pooled_total = judged.pooled.astype(np.float64)  # N_c [topic, c]
         self.judged_total = judged.judged.astype(np.float64)  # n_c
         self.relevant_total = judged.relevant.astype(np.float64)  # r_c
@@ -62,7 +62,8 @@ class _Strata:
     @cached_property
     def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Inclusive cumulative (pooled d_c, judged s_c, relevant rho_c), each float [c, run, topic, position]."""
-        return tuple(np.cumsum(a, axis=3, dtype=np.int64).astype(np.float64) for a in self.own)
+        pooled, judged, relevant = (np.cumsum(a, axis=3, dtype=np.int64).astype(np.float64) for a in self.own)
+        return pooled, judged, relevant
 
     def estimated_relevant(self, d: np.ndarray, s: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """sum_c d_c (rho_c + eps) / (s_c + 3 eps): the inferred number of relevant docs among d pooled ones."""
@@ -109,10 +110,10 @@ class _Strata:
 
 def _strata(lists: RankedLists) -> _Strata:
     """The shared stratum counts of `lists` (computed once)."""
-    cached = getattr(lists, "_strata", None)
-    if cached is None:
+    cached = lists.cache.get("strata")
+    if not isinstance(cached, _Strata):
         cached = _Strata(lists)
-        lists._strata = cached  # type: ignore[attr-defined]
+        lists.cache["strata"] = cached
     return cached
 
 
@@ -174,8 +175,10 @@ def interpolated_precision_at_recall(lists: RankedLists, level: float | None) ->
         return np.zeros(lists.matrix.lengths.shape)
     tenths = round(level * 10)
     if abs(level * 10 - tenths) < 1e-9:
-        return st.recall_levels[tenths]
-    return _iprec_walk(st, [level])[0]
+        precision: np.ndarray = st.recall_levels[tenths]
+    else:
+        precision = _iprec_walk(st, [level])[0]
+    return precision
 
 
 def _iprec_walk(st: _Strata, levels: list[float]) -> np.ndarray:
@@ -263,7 +266,7 @@ def _ideal_dcg(st: _Strata) -> np.ndarray:
     """
     by_grade = st.matrix.judged.relevant_by_grade
     if by_grade is None:  # qrels summarised without grades: every relevant doc has grade 1
-        by_grade = {1: st.matrix.judged.relevant}
+        by_grade = {1: st.relevant_total}
     grades = sorted(by_grade, key=str, reverse=True)
     estimates = {g: st.estimate(by_grade[g].astype(np.float64)).tolist() for g in grades}
     limit = st.matrix.max_results

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,9 @@ from app.evaluation.errors import MeasureError
 from app.evaluation.measures import inferred, trec
 from app.evaluation.measures.trec import RankedLists
 
-MeasureFunction = Callable[[RankedLists, int | None], np.ndarray]
-LevelFunction = Callable[[RankedLists, float | None], np.ndarray]
+# A measure over ranked lists and its family's parameter: a rank cutoff (int), a recall level, an R multiple or RBP's
+# p (float), or None; the family decides which (`Measure.parameter`), so the parameter's type is not one type here.
+MeasureFunction = Callable[[RankedLists, Any], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class MeasureSpec:
     """A measure resolved from its name."""
 
     name: str  # canonical name, e.g. "P@10"
-    function: MeasureFunction | LevelFunction
+    function: MeasureFunction
     cutoff: int | float | None  # the family's parameter: a rank cutoff, a recall level, an R multiple or RBP's p
     aggregate: str  # "mean", "gm" (geometric mean, each value floored at 1e-5, as trec_eval's gm_map), "sum"
     # (counts: `all` is their total, as trec_eval) or "sum_all" (total over every qrels topic even with
@@ -61,7 +63,7 @@ class Measure:
     description: str
     reference: str
     parameters: str = ""  # how the name takes its parameters, e.g. "@k: rank cutoff (required)"
-    function: MeasureFunction | LevelFunction | None = None
+    function: MeasureFunction | None = None
     cutoff: str = "no"  # takes a parameter: "no" | "optional" | "required"
     aggregate: str = "mean"  # "mean", "gm", "sum" or "sum_all" (see MeasureSpec)
     stratified: bool = False  # needs sample_eval (stratified) qrels

@@ -50,14 +50,15 @@ def sequential_sum(values: np.ndarray, axis: int = -1) -> np.ndarray:
     """The sum along `axis` taken element after element from 0.0, as a C loop adds (numpy's sum is pairwise)."""
     if values.shape[axis] == 0:
         return np.zeros(np.delete(values.shape, axis % values.ndim))
-    return np.cumsum(values, axis=axis).take(-1, axis=axis) + 0.0
+    total: np.ndarray = np.cumsum(values, axis=axis).take(-1, axis=axis) + 0.0
+    return total
 
 
 def _lround(values: np.ndarray) -> np.ndarray:
     """C's lround: the nearest integer, halves away from zero (int64)."""
     low = np.floor(np.abs(values))
     rounded = low + (np.abs(values) - low >= 0.5)
-    return (np.sign(values) * rounded).astype(np.int64)
+    return np.asarray(np.sign(values) * rounded, dtype=np.int64)
 
 
 def _log2(values: np.ndarray) -> np.ndarray:
@@ -85,7 +86,7 @@ class RankedLists:
     @property
     def depth(self) -> int:
         """Width of the position axis."""
-        return self.matrix.grades.shape[2]
+        return int(self.matrix.grades.shape[2])
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -117,7 +118,8 @@ class RankedLists:
     def pooled_unjudged(self) -> np.ndarray:
         """bool [run, topic, position]: the doc is in the qrels with a grade below 0 (trec_eval's -2)."""
         grades = self.matrix.grades
-        return (grades < 0) & (grades != NOT_POOLED) & (grades != PADDING)
+        unjudged: np.ndarray = (grades < 0) & (grades != NOT_POOLED) & (grades != PADDING)
+        return unjudged
 
     @cached_property
     def unjudged(self) -> np.ndarray:
@@ -150,12 +152,14 @@ class RankedLists:
     @cached_property
     def num_rel(self) -> np.ndarray:
         """int [1, topic]: relevant docs in the qrels."""
-        return self.rel_levels[:, self.relevance_level :].sum(axis=1)[None, :]
+        counts: np.ndarray = self.rel_levels[:, self.relevance_level :].sum(axis=1)[None, :]
+        return counts
 
     @cached_property
     def num_nonrel(self) -> np.ndarray:
         """int [1, topic]: judged docs below the relevance level in the qrels."""
-        return self.rel_levels[:, : self.relevance_level].sum(axis=1)[None, :]
+        counts: np.ndarray = self.rel_levels[:, : self.relevance_level].sum(axis=1)[None, :]
+        return counts
 
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
@@ -203,7 +207,7 @@ class RankedLists:
         """int [run, topic]: relevant docs in the top k."""
         if self.depth == 0 or k <= 0:
             return np.zeros(self.shape, dtype=np.int64)
-        return np.count_nonzero(self.matrix.grades[:, :, :k] >= self.relevance_level, axis=2).astype(np.int64)
+        return np.asarray(np.count_nonzero(self.matrix.grades[:, :, :k] >= self.relevance_level, axis=2), np.int64)
 
     def relevant_at_each(self, cutoffs: np.ndarray) -> np.ndarray:
         """int [run, topic]: relevant docs in the top cutoffs[topic] (per-topic cutoffs)."""
@@ -323,12 +327,12 @@ class GainTable:
 
     def ideal_at(self, k: np.ndarray | int) -> np.ndarray:
         """float [1, topic] or [run, topic]: the ideal DCG of the top k (k a number, per topic or per list)."""
-        k = np.minimum(np.asarray(k), self.ideal_count[None, :])
+        cut = np.minimum(np.asarray(k), self.ideal_count[None, :])
         if self.ideal.shape[1] == 0:
-            return np.zeros(k.shape)
-        topic = np.broadcast_to(np.arange(self.ideal.shape[0])[None, :], k.shape)
-        taken = self.ideal_cumulative[topic, np.maximum(k, 1) - 1]
-        return np.where(k > 0, taken, 0.0)
+            return np.zeros(cut.shape)
+        topic = np.broadcast_to(np.arange(self.ideal.shape[0])[None, :], cut.shape)
+        taken = self.ideal_cumulative[topic, np.maximum(cut, 1) - 1]
+        return np.where(cut > 0, taken, 0.0)
 
     @cached_property
     def ideal_by_rank(self) -> np.ndarray:
@@ -376,7 +380,7 @@ def num_rel_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
 
 def num_nonrel_judged_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """Number of judged non-relevant docs retrieved."""
-    return np.count_nonzero(lists.judged_nonrelevant, axis=2).astype(np.float64)
+    return np.asarray(np.count_nonzero(lists.judged_nonrelevant, axis=2), dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------------------ precision family
@@ -468,7 +472,7 @@ def bpref(lists: RankedLists, k: int | None = None) -> np.ndarray:
     cell = flat // max(lists.depth, 1)
     first = _group_starts(cell)  # each list's first judged doc
     relevant = np.flatnonzero(~nonrel)
-    nonrel_above = seen[relevant] - (seen - nonrel)[first[relevant]]  # a relevant doc does not count itself
+    nonrel_above: np.ndarray = seen[relevant] - (seen - nonrel)[first[relevant]]  # a relevant doc does not count itself
     cell = cell[relevant]
     n_topic = lists.shape[1]
     r = lists.num_rel[0][cell % n_topic]
@@ -610,7 +614,8 @@ def utility(
     relret = lists.num_rel_ret
     ret = lists.lengths
     rel = np.broadcast_to(lists.num_rel, lists.shape)
-    return a * relret + b * (ret - relret) + c * (rel - relret) + d * (num_docs + relret - ret - rel)
+    value: np.ndarray = a * relret + b * (ret - relret) + c * (rel - relret) + d * (num_docs + relret - ret - rel)
+    return value
 
 
 # ------------------------------------------------------------------------------------------ gain measures
@@ -754,7 +759,8 @@ def binary_rbp_residual(lists: RankedLists, p: float | None) -> np.ndarray:
     assert p is not None
     powers = lists.powers(p, lists.depth)
     total = sequential_sum(np.where(lists.unjudged, powers[: lists.depth], 0.0), axis=2)
-    return (1.0 - p) * total + powers[lists.lengths]
+    residual: np.ndarray = (1.0 - p) * total + powers[lists.lengths]
+    return residual
 
 
 # ------------------------------------------------------------------------------------ judgement coverage
@@ -763,7 +769,8 @@ def binary_rbp_residual(lists: RankedLists, p: float | None) -> np.ndarray:
 def unjudged_at(lists: RankedLists, k: int | None) -> np.ndarray:
     """trec_eval's unj@k: unjudged docs (not in the qrels, or grade < 0) in the top k, over k."""
     assert k is not None
-    return np.count_nonzero(lists.unjudged[:, :, :k], axis=2) / float(k)
+    share: np.ndarray = np.count_nonzero(lists.unjudged[:, :, :k], axis=2) / float(k)
+    return share
 
 
 def judged_at(lists: RankedLists, k: int | None) -> np.ndarray:

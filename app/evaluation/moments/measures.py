@@ -98,12 +98,13 @@ def _hits(r: np.ndarray, theta: float, strict: bool) -> np.ndarray:
 
 def axiou(r: np.ndarray, k: int) -> np.ndarray:
     """AxIoU@K = (1/K) sum_{k=1..K} max_{j<=k} r(j) (AxIoU paper, Eq. 5 / supplementary Eq. 10)."""
-    return np.maximum.accumulate(_top(r, k), axis=-1).mean(axis=-1)
+    value: np.ndarray = np.maximum.accumulate(_top(r, k), axis=-1).mean(axis=-1)
+    return value
 
 
 def recall_at(r: np.ndarray, k: int, theta: float, strict: bool = False) -> np.ndarray:
     """R@K,theta = 1 if some r(j), j <= K, has r >= theta (r > theta when strict, as supplementary Eq. 1)."""
-    return _hits(_top(r, k), theta, strict).any(axis=-1).astype(np.float64)
+    return np.asarray(_hits(_top(r, k), theta, strict).any(axis=-1), dtype=np.float64)
 
 
 def ap_at(r: np.ndarray, k: int, theta: float, strict: bool = False) -> np.ndarray:
@@ -113,12 +114,14 @@ def ap_at(r: np.ndarray, k: int, theta: float, strict: bool = False) -> np.ndarr
     """
     hits = _hits(_top(r, k), theta, strict).astype(np.float64)
     precision = np.cumsum(hits, axis=-1) / np.arange(1, k + 1)
-    return precision.mean(axis=-1)
+    value: np.ndarray = precision.mean(axis=-1)
+    return value
 
 
 def dcg_at(r: np.ndarray, k: int) -> np.ndarray:
     """DCG@K = sum_{k=1..K} g(r(k)) / d(k) with g(r) = r, d(k) = log2(k + 1) (supplementary A.4, Eq. 7)."""
-    return (_top(r, k) / np.log2(np.arange(2, k + 2))).sum(axis=-1)
+    value: np.ndarray = (_top(r, k) / np.log2(np.arange(2, k + 2))).sum(axis=-1)
+    return value
 
 
 def detection_map(
@@ -159,7 +162,8 @@ def detection_map(
     envelope = np.flip(np.maximum.accumulate(np.flip(precision, axis=-1), axis=-1), axis=-1)
     npos = mask.sum(axis=-1)[..., None]
     ap = np.divide((tp * envelope).sum(axis=-1), npos, out=np.zeros(lead + (len(thr),)), where=npos > 0)
-    return ap.mean(axis=-1)
+    value: np.ndarray = ap.mean(axis=-1)
+    return value
 
 
 def moment_scores(

@@ -121,7 +121,11 @@ def _ident(value: object, what: str) -> str:
     return text
 
 
-def _json_fields(text: str, with_score: bool) -> tuple[str, str, object, object, object, object]:
+_Fields = tuple[str, str, object, object, object, str | None]  # topic, video, start, end, score, tag of a line
+_Row = tuple[int, str, str, float, float, float, str | None]  # line, topic, video, start, end, score, tag
+
+
+def _json_fields(text: str, with_score: bool) -> _Fields:
     """(topic, video, start, end, score, tag) of one JSON line; ValueError on a bad line."""
     try:
         obj = json.loads(text)
@@ -149,7 +153,7 @@ def _json_fields(text: str, with_score: bool) -> tuple[str, str, object, object,
     )
 
 
-def _column_fields(text: str, with_score: bool) -> tuple[str, str, object, object, object, object]:
+def _column_fields(text: str, with_score: bool) -> _Fields:
     """(topic, video, start, end, score, tag) of one whitespace-separated line; ValueError on a bad line."""
     parts = text.split()
     allowed = (5, 6) if with_score else (4,)
@@ -165,15 +169,15 @@ def _column_fields(text: str, with_score: bool) -> tuple[str, str, object, objec
     return parts[0], parts[1], parts[2], parts[3], score, tag
 
 
-def _parse_rows(data: bytes | str, *, with_score: bool, max_errors: int, source: str):
+def _parse_rows(data: bytes | str, *, with_score: bool, max_errors: int, source: str) -> tuple[list[_Row], _Errors]:
     """Rows of (line, topic, video, start, end, score, tag) and the error collector."""
     errors = _Errors(max_errors, source)
     lines = _lines(data, errors)
     if not lines and not errors.items:
         raise FormatError([(0, "empty file: no moments")], source=source)
     is_json = bool(lines) and lines[0][1].lstrip().startswith("{")
-    fields: Callable[[str, bool], tuple] = _json_fields if is_json else _column_fields
-    rows: list[tuple[int, str, str, float, float, float, str | None]] = []
+    fields: Callable[[str, bool], _Fields] = _json_fields if is_json else _column_fields
+    rows: list[_Row] = []
     for number, text in lines:
         if errors.full:
             break
@@ -188,7 +192,7 @@ def _parse_rows(data: bytes | str, *, with_score: bool, max_errors: int, source:
     return rows, errors
 
 
-def _columns(rows: list[tuple]) -> tuple[np.ndarray, ...]:
+def _columns(rows: list[_Row]) -> tuple[np.ndarray, ...]:
     """Column arrays (lines, topics, videos, starts, ends, scores) of parsed rows."""
     lines = np.array([r[0] for r in rows], dtype=np.int64)
     topics = np.array([r[1] for r in rows], dtype=str)

@@ -34,7 +34,8 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.flatnonzero(groups[1:] != groups[:-1]) + 1))
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.append(starts, n)))
+    within: np.ndarray = np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.append(starts, n)))
+    return within
 
 
 def _lookup(sorted_names: np.ndarray, names: np.ndarray) -> np.ndarray:
@@ -94,7 +95,8 @@ class RankedMoments:
     @property
     def valid(self) -> np.ndarray:
         """True where a moment was returned at that rank."""
-        return self.video != PAD
+        valid: np.ndarray = self.video != PAD
+        return valid
 
 
 def rank_moments(segments: GroundTruthSegments, runs: Sequence[MomentRunTable], depth: int) -> RankedMoments:
@@ -135,7 +137,8 @@ class MomentRelevance:
         """[n_run, n_topic, depth] relevance r: max IoU over the topic's segments (0 for padding)."""
         if self.iou.shape[-1] == 0:
             return np.zeros(self.iou.shape[:-1])
-        return self.iou.max(axis=-1)
+        relevance: np.ndarray = self.iou.max(axis=-1)
+        return relevance
 
 
 def moment_relevance(ranked: RankedMoments, segments: GroundTruthSegments) -> MomentRelevance:

@@ -18,9 +18,17 @@ from app.evaluation.pools.seeding import topic_rng
 class RankedRun(Protocol):
     """What pooling needs of a run: parallel per-row arrays."""
 
-    topics: np.ndarray
-    docs: np.ndarray
-    scores: np.ndarray
+    @property
+    def topics(self) -> np.ndarray:
+        """Topic of each row."""
+
+    @property
+    def docs(self) -> np.ndarray:
+        """Docno of each row."""
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Score of each row."""
 
 
 @dataclass(frozen=True)

@@ -131,11 +131,11 @@ class JudgingOrder:
         """The next doc to judge (None when the pool is exhausted). Verdicts in `judged` (doc -> relevant or grade,
         in the order given) the policy has not seen are first replayed as if it had proposed them (`replay`)."""
         if judged:
-            for doc, verdict in judged.items():
-                i = self._lists.index.get(str(doc))
+            for name, verdict in judged.items():
+                i = self._lists.index.get(str(name))
                 if i is not None and not self._lists.judged[i]:
                     self.next()
-                    self.record(doc, int(verdict) > 0)
+                    self.record(name, int(verdict) > 0)
         if self._proposed >= 0 and not self._lists.judged[self._proposed]:
             return self._lists.names[self._proposed]
         doc, run = self._choose()
@@ -191,7 +191,9 @@ class Shuffled(JudgingOrder):
     name = "shuffled"
     random = True
 
-    def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
+    def __init__(
+        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
+    ) -> None:
         super().__init__(lists, pool=pool)
         self._order = topic_rng(seed, topic).permutation(self.pool_size)
         self._at = 0
@@ -205,7 +207,8 @@ class Shuffled(JudgingOrder):
 
     def _following(self, k: int) -> list[int]:
         """The next `k` unjudged docs of the shuffle after the proposed one."""
-        judged, out = self._lists.judged, []
+        judged = self._lists.judged
+        out: list[int] = []
         for i in self._order[self._at + 1 :]:
             if len(out) >= k:
                 break
@@ -219,7 +222,9 @@ class MoveToFront(JudgingOrder):
 
     name = "move_to_front"
 
-    def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
+    def __init__(
+        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
+    ) -> None:
         super().__init__(lists, pool=pool)
         n = len(self._lists.lists)
         self._tie = tie_order(seed, topic, n)
@@ -257,7 +262,13 @@ class MaxMeanNonStationary(JudgingOrder):
     name = "mm_ns"
 
     def __init__(
-        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None, discount: float = 0.9
+        self,
+        lists: Sequence[Sequence[str]],
+        *,
+        seed: int = 0,
+        topic: str = "",
+        pool: Sequence[str] | None = None,
+        discount: float = 0.9,
     ) -> None:
         super().__init__(lists, pool=pool)
         if not 0.0 < discount <= 1.0:
@@ -298,7 +309,13 @@ class Hedge(JudgingOrder):
     name = "hedge"
 
     def __init__(
-        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None, beta: float = 0.1
+        self,
+        lists: Sequence[Sequence[str]],
+        *,
+        seed: int = 0,
+        topic: str = "",
+        pool: Sequence[str] | None = None,
+        beta: float = 0.1,
     ) -> None:
         super().__init__(lists, pool=pool)
         if not 0.0 < beta <= 1.0:
@@ -315,7 +332,8 @@ class Hedge(JudgingOrder):
 
     def scores(self) -> np.ndarray:
         """Each doc's weighted loss sum_run w_run loss_run(doc) (judged docs included)."""
-        return self.loss @ self.weights
+        scores: np.ndarray = self.loss @ self.weights
+        return scores
 
     def _ranking(self) -> np.ndarray:
         """Unjudged doc ids by decreasing score, ties in pool order."""
@@ -349,7 +367,9 @@ class MinimalTestCollection(JudgingOrder):
 
     name = "mtc"
 
-    def __init__(self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool=None) -> None:
+    def __init__(
+        self, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
+    ) -> None:
         super().__init__(lists, pool=pool)
         n_docs, n_runs = len(self._lists.names), len(self._lists.lists)
         self._tie = tie_order(seed, topic, n_docs)

@@ -123,12 +123,15 @@ def evaluate(
         if name == "runid":
             columns.append((chosen, []))
             continue
-        values = _COMPUTE[name](lists, chosen, options)
         if name == "relstring":
-            values = [
-                [text if not placeholder[r, t] else "" for t, text in enumerate(row)] for r, row in enumerate(values)
+            texts = _relstring(lists, chosen, options)
+            blanked = [
+                [text if not placeholder[r, t] else "" for t, text in enumerate(row)] for r, row in enumerate(texts)
             ]
-        elif name in _RESET_FOR_PLACEHOLDER:
+            columns.append((chosen, blanked))
+            continue
+        values = _COMPUTE[name](lists, chosen, options)
+        if name in _RESET_FOR_PLACEHOLDER:
             values = [np.where(placeholder, 0.0, v) for v in values]
         if name in _EMPTY_LIST_NAN:
             values = _empty_list_nan(name, values, chosen, retrieved, lists.num_rel)
@@ -142,10 +145,10 @@ def evaluate(
             where, missing = _trec_eval_topics(has[r], stand_ins)
         run_topics = [topics[t] for t in where]
         outputs = []
-        for chosen, values in columns:
+        for chosen, column in columns:
             summary_override = complete_num_rel if options.complete and chosen.entry.name == "num_rel" else None
             outputs.extend(
-                _outputs(chosen, values, r, where, run_topics, run.tag, zscores, summary_override=summary_override)
+                _outputs(chosen, column, r, where, run_topics, run.tag, zscores, summary_override=summary_override)
             )
         named = [(topics[lacking], None if stand_in is None else topics[stand_in]) for lacking, stand_in in missing]
         reports.append(RunReport(run.tag, run_topics, outputs, named))
@@ -175,7 +178,7 @@ def _lround(values: np.ndarray) -> np.ndarray:
     """C's lround: the nearest integer, halves away from zero (int64)."""
     magnitude = np.abs(values)
     low = np.floor(magnitude)
-    return (np.sign(values) * (low + (magnitude - low >= 0.5))).astype(np.int64)
+    return np.asarray(np.sign(values) * (low + (magnitude - low >= 0.5)), dtype=np.int64)
 
 
 def _empty_list_nan(
@@ -218,7 +221,7 @@ def _outputs(
         return [Output(chosen.names[0], TEXT, [row[t] for t in where.tolist()], None)]
     out = []
     for name, array in zip(chosen.names, values, strict=True):
-        per_topic = np.asarray(array[r], dtype=np.float64)[where]
+        per_topic = np.asarray(array, dtype=np.float64)[r][where]
         if zscores is not None:
             per_topic = _zscore(per_topic, name, topics, zscores)
         n = len(topics)
@@ -258,7 +261,7 @@ def _zscore(
 
 # ------------------------------------------------------------------------------------- measure dispatch
 
-Compute = Callable[[RankedLists, Selected, Options], list]
+Compute = Callable[[RankedLists, Selected, Options], list[np.ndarray]]  # relstring's text is _relstring's
 _RESET_FOR_PLACEHOLDER = {"utility", "iprec_at_recall", "11pt_avg"}  # values the placeholder ranking must not make
 _EMPTY_LIST_NAN = {"iprec_at_recall", "11pt_avg"}  # 0 / 0 where trec_eval retrieves nothing
 
@@ -342,7 +345,6 @@ _COMPUTE: dict[str, Compute] = {
     "recip_rank": _one(trec.reciprocal_rank),
     "iprec_at_recall": _per_level(trec.interpolated_precision),
     "P": _per_cutoff(trec.precision_at),
-    "relstring": _relstring,
     "recall": _per_cutoff(trec.recall_at),
     "infAP": _one(trec.inf_ap),
     "gm_bpref": _geometric(trec.bpref),
