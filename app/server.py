@@ -6,6 +6,7 @@ import gc
 
 from fastapi import FastAPI
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app import __version__
 from app.api import (
@@ -66,7 +67,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     settings = settings or get_settings()
     if session_factory is None:
         session_factory = _open_sessions(settings)
-    app = FastAPI(
+    app = Service(
         docs_url=None,  # /docs and /redoc come from app.web.docs: their assets are served from here, not a CDN
         redoc_url=None,
         title="trecpool",
@@ -90,6 +91,56 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
         freeze_heap()  # the app of a serving process (as `trecpool serve` freezes its heap)
     install_access_log_redaction()  # no secret of a request line reaches uvicorn's access log
     return app
+
+
+# Sent with every response that does not set its own: pages with scripts set a stricter CSP of their own
+# (app/web/pages.py, results.py, organiser_page.py, docs.py); JSON and other bodies may load nothing at all.
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+)
+HTML_CSP = b"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+OTHER_CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+class SecurityHeaders:
+    """ASGI middleware: every response gets nosniff, no-referrer and a Content-Security-Policy, unless it set its own.
+
+    HTML without a policy of its own gets one allowing this origin's assets only; JSON and everything else one that
+    allows nothing (a JSON answer opened in a browser runs and loads nothing).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on; add the headers to the start of its response."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                raw = list(message.get("headers", []))
+                present = {name.lower() for name, _ in raw}
+                raw += [(name, value) for name, value in SECURITY_HEADERS if name not in present]
+                if b"content-security-policy" not in present:
+                    content_type = next((v for k, v in raw if k.lower() == b"content-type"), b"")
+                    raw.append(
+                        (b"content-security-policy", HTML_CSP if content_type.startswith(b"text/html") else OTHER_CSP)
+                    )
+                message = {**message, "headers": raw}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class Service(FastAPI):
+    """The FastAPI app with SecurityHeaders outside even Starlette's error middleware, so that 500s get them too."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        """Starlette's middleware stack, wrapped in SecurityHeaders."""
+        return SecurityHeaders(super().build_middleware_stack())
 
 
 def freeze_heap() -> None:

@@ -121,3 +121,66 @@ def test_an_unexpected_error_is_a_500_in_the_documented_shape(settings, sessions
         page = client.get("/test-fault")
         assert page.status_code == 500 and page.headers["content-type"].startswith("text/html")
         assert "Internal server error" in page.text and "a bug" not in page.text
+
+
+# --- security headers: on every answer, from one middleware ---
+
+
+def _assert_secured(answer, csp_contains: str) -> None:  # type: ignore[no-untyped-def]
+    """nosniff, no-referrer and a Content-Security-Policy containing `csp_contains`."""
+    where = f"{answer.request.method} {answer.request.url.path} -> {answer.status_code}"
+    assert answer.headers.get("x-content-type-options") == "nosniff", where
+    assert answer.headers.get("referrer-policy") == "no-referrer", where
+    assert csp_contains in answer.headers.get("content-security-policy", ""), where
+
+
+def test_every_kind_of_answer_carries_the_security_headers(settings, sessions, organiser):
+    from app.web import pages
+
+    low = settings.model_copy(update={"auth_max_failures": 1})
+    app = create_app(low, sessions)
+
+    @app.get("/api/test-fault")
+    def fault() -> None:
+        raise RuntimeError("a bug")
+
+    nothing = "default-src 'none'"
+    with TestClient(app, raise_server_exceptions=False) as client:
+        json_answers = [
+            client.get("/api/health"),  # 200
+            client.get("/openapi.json"),
+            client.get("/api/campaigns"),  # 401 from the role check
+            client.post("/api/campaigns", json={}),  # 401 from the limits middleware
+            client.post("/api/campaigns", json={}, headers=organiser),  # 422
+            client.get("/api/campaigns/999999", headers=organiser),  # 404
+            client.get("/api/no-such-thing"),  # 404 from the router
+            client.post("/api/campaigns", content=b"x" * (2 << 20), headers=organiser),  # 413
+            client.get("/api/test-fault"),  # 500, from Starlette's error middleware
+        ]
+        client.get("/api/campaigns", headers={"Authorization": "Bearer tp_wrong"})
+        json_answers.append(client.post("/api/campaigns", json={}, headers={"Authorization": "Bearer tp_x"}))  # 429
+        assert sorted({a.status_code for a in json_answers}) == [200, 401, 404, 413, 422, 429, 500]
+        for answer in json_answers:
+            _assert_secured(answer, nothing)
+        _assert_secured(client.get("/static-offline-docs/swagger-ui.css"), nothing)
+        judge = client.get("/judge")  # a page with its own, stricter policy: kept
+        _assert_secured(judge, pages.PAGE_HEADERS["Content-Security-Policy"])
+        _assert_secured(client.get("/"), "default-src 'self'")  # the published results
+        _assert_secured(client.get("/test-unknown-page"), nothing)  # a 404 (JSON)
+        for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+            _assert_secured(client.get(path), "script-src 'self'")
+
+
+def test_the_docs_policy_allows_exactly_their_inline_scripts(client):
+    import base64
+    import hashlib
+    import re
+
+    for path in ("/docs", "/docs/oauth2-redirect"):
+        page = client.get(path)
+        inline = re.findall(r"<script>(.*?)</script>", page.text, re.S)
+        assert len(inline) == 1
+        digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+        policy = page.headers["content-security-policy"]
+        assert f"script-src 'self' 'sha256-{digest}';" in policy and "unsafe-inline" not in policy
+    assert "'unsafe-inline'" not in client.get("/redoc").headers["content-security-policy"].split("style-src")[0]
