@@ -3,6 +3,7 @@ WORKDIR /srv/trecpool
 ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 TRECPOOL_HOST=0.0.0.0 TRECPOOL_PORT=8000 TRECPOOL_DATA_DIR=/srv/trecpool/data
 COPY pyproject.toml README.md ./
 COPY app ./app
+COPY migrations ./migrations
 # The README's Quick start install: the runtime dependencies only, no extras.
 RUN pip install -e .
 EXPOSE 8000

@@ -48,7 +48,9 @@ def test_dockerfile_installs_what_the_first_command_installs():
 def test_dockerfile_copies_what_the_package_needs():
     copied = {w for line in re.findall(r"^COPY (.*)$", DOCKERFILE, re.M) for w in line.split()[:-1]}
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert {"pyproject.toml", pyproject["project"]["readme"], "app"} <= copied  # app/ holds the migrations too
+    # migrations/ is installed as app.migrations (pyproject.toml's package-dir)
+    assert {"pyproject.toml", pyproject["project"]["readme"], "app", "migrations"} <= copied
+    assert pyproject["tool"]["setuptools"]["package-dir"] == {"app.migrations": "migrations"}
 
 
 def test_dockerfile_migrates_then_serves_with_the_readme_command():

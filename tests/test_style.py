@@ -11,5 +11,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_ruff_check_is_clean():
     ruff = Path(sys.executable).with_name("ruff")
-    result = subprocess.run([str(ruff), "check", "app", "tests", "scripts"], cwd=REPO, capture_output=True, text=True)
+    paths = ["app", "migrations", "tests", "scripts"]
+    result = subprocess.run([str(ruff), "check", *paths], cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

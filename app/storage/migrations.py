@@ -4,7 +4,7 @@ Released revisions are never edited (tests/storage/test_migrations.py pins them)
 0002-0005 were released as empty placeholders and filled in later, so a database made in between is stamped at
 a revision whose tables and functions it lacks, and the first later revision that needs them fails (0007:
 `function trecpool_audit() does not exist`). `repair_released_revisions` runs before every upgrade or downgrade
-(app/migrations/env.py): it applies such a placeholder revision again when none of its objects exist, and stops
+(migrations/env.py): it applies such a placeholder revision again when none of its objects exist, and stops
 with SchemaDrift, naming what is missing, when a revision was applied in a form it cannot restore.
 """
 
@@ -27,7 +27,16 @@ from sqlalchemy import Engine, text
 
 from app.storage.database import normalise_url
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"  # package data: works installed too
+
+def _migrations_dir() -> Path:
+    """The Alembic folder: `app/migrations` when installed (setuptools maps the checkout's `migrations/` there),
+    else `migrations/` beside `app/` (a checkout, installed editable or not at all)."""
+    app = Path(__file__).resolve().parents[1]
+    packaged = app / "migrations"
+    return packaged if (packaged / "env.py").is_file() else app.parent / "migrations"
+
+
+MIGRATIONS_DIR = _migrations_dir()
 FILE_TEMPLATE = "%%(rev)s_%%(slug)s"  # 0009_audit_runs_topics_collection_truth.py
 REVISION_ID = re.compile(r"\d{4}")
 
@@ -194,9 +203,9 @@ def new_revision(message: str, directory: Path | None = None) -> Path:
     if not message.strip():
         raise ValueError("give the revision a message: trecpool db revision -m 'what it changes'")
     folder = directory or MIGRATIONS_DIR
-    if not (folder.parents[1] / "pyproject.toml").is_file():
+    if not (folder.parent / "pyproject.toml").is_file():
         raise ValueError(
-            f"{folder} is not in a source tree (no pyproject.toml beside app/): write revisions in a checkout, "
+            f"{folder} is not in a source tree (no pyproject.toml beside it): write revisions in a checkout, "
             "installed with `pip install -e .`"
         )
     config = Config(cmd_opts=Namespace(quiet=True))  # the caller says where the file is

@@ -36,11 +36,11 @@ def database_env(monkeypatch):  # type: ignore[no-untyped-def]
 
 
 def _copy_of_the_migrations(tmp_path: Path) -> Path:
-    """A source-tree-like copy (alembic.ini, pyproject.toml, app/migrations) to write revisions into."""
-    shutil.copytree(migrations.MIGRATIONS_DIR, tmp_path / "app" / "migrations")
+    """A source-tree-like copy (alembic.ini, pyproject.toml, migrations/) to write revisions into."""
+    shutil.copytree(migrations.MIGRATIONS_DIR, tmp_path / "migrations")
     shutil.copy(REPO / "alembic.ini", tmp_path / "alembic.ini")
     (tmp_path / "pyproject.toml").write_text("")
-    return tmp_path / "app" / "migrations"
+    return tmp_path / "migrations"
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_revision_refuses_an_installed_package(tmp_path, monkeypatch):
     result = runner.invoke(cli, ["db", "revision", "-m", "x"])
     assert result.exit_code == 1 and "is not in a source tree" in result.stderr
     assert sorted(p.name for p in (folder / "versions").glob("*.py")) == sorted(
-        p.name for p in (migrations.MIGRATIONS_DIR.parent.parent / "app" / "migrations" / "versions").glob("*.py")
+        p.name for p in (REPO / "migrations" / "versions").glob("*.py")
     )
 
 
