@@ -110,3 +110,50 @@ def test_every_runtime_import_is_a_declared_dependency():
         if not names & declared:
             missing[module] = where
     assert missing == {}, f"imported by app/ but not in [project] dependencies: {missing}"
+
+
+def _compose() -> dict:
+    """docker-compose.yml, parsed."""
+    import yaml
+
+    return yaml.safe_load(COMPOSE)
+
+
+def test_the_database_is_healthy_only_once_it_accepts_tcp_connections():
+    db = _compose()["services"]["db"]
+    test = db["healthcheck"]["test"]
+    command = test[1] if test[0] == "CMD-SHELL" else " ".join(test[1:])
+    words = shlex.split(command)
+    # a bare pg_isready asks the socket: the image's first start runs its set-up on a socket-only server
+    assert words[0] == "pg_isready" and words[words.index("-h") + 1] == "127.0.0.1"
+    assert db["healthcheck"]["retries"] * _seconds(db["healthcheck"]["interval"]) >= 30
+
+
+def _seconds(duration: str) -> float:
+    """A compose duration such as `2s` or `1m` in seconds."""
+    number, unit = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", duration).groups()  # type: ignore[union-attr]
+    return float(number) * {"ms": 0.001, "s": 1, "m": 60}[unit]
+
+
+def test_the_schema_is_migrated_once_before_the_app_and_the_workers_start():
+    services = _compose()["services"]
+    migrate = services["migrate"]
+    assert migrate["command"][:3] == ["trecpool", "db", "upgrade"] and "--wait" in migrate["command"]
+    assert migrate["depends_on"]["db"]["condition"] == "service_healthy"
+    assert migrate.get("restart", "no") == "no" and "profiles" not in migrate  # one-shot, started by a plain `up`
+    for name in ("app", "worker"):
+        depends = services[name]["depends_on"]
+        assert depends["migrate"]["condition"] == "service_completed_successfully", name
+        assert depends["db"]["condition"] == "service_healthy", name
+        assert services[name]["restart"] in ("unless-stopped", "always", "on-failure"), name
+        assert services[name]["environment"]["DATABASE_URL"] == migrate["environment"]["DATABASE_URL"], name
+
+
+def test_the_commands_compose_runs_wait_for_the_database():
+    from click.testing import CliRunner
+
+    from app.cli import cli
+
+    for command in (["db", "upgrade"], ["worker"], ["serve"]):
+        shown = CliRunner().invoke(cli, [*command, "--help"])
+        assert shown.exit_code == 0 and "--wait" in shown.output, command
