@@ -39,15 +39,6 @@ def list_teams(session: Session, principal: Principal, campaign_id: int) -> list
     return list(session.scalars(select(Team).where(Team.campaign_id == campaign_id).order_by(Team.id)))
 
 
-def issue_team_token(session: Session, principal: Principal, team_id: int) -> str:
-    """A further token for a team."""
-    team = session.get(Team, team_id)
-    if team is None:
-        raise NotFound(f"team {team_id} not found")
-    get_organised(session, principal, team.campaign_id)
-    return create_token(session, Role.team, team_id=team.id, label=f"team {team.name}")
-
-
 def create_assessor(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Assessor, str]:
     """Register an assessor and issue its token."""
     return _create_member(session, principal, campaign_id, Assessor, Role.assessor, name)  # type: ignore[return-value]

@@ -51,6 +51,11 @@ class SchemaDrift(RuntimeError):
     """The database is stamped at a revision whose objects it lacks, in a way no revision can mend."""
 
 
+class RowsInTheWay(SchemaDrift):
+    """A revision would drop rows that no trecpool code made (someone put them there by hand): the message says how
+    to keep them. Reported as SchemaDrift is, in one line."""
+
+
 def alembic_config(url: str) -> Config:
     """An Alembic config pointing at this project's migrations and `url`."""
     config = Config()

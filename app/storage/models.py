@@ -517,21 +517,6 @@ class AnalysisJob(JobState, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-class Blob(Base):
-    """Generated artefacts (plots, reports) kept with the campaign."""
-
-    __tablename__ = "blobs"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
-    name: Mapped[str] = mapped_column(String(200))
-    media_type: Mapped[str] = mapped_column(String(100))
-    content: Mapped[bytes] = mapped_column(LargeBinary)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
-
-    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
-
-
 class MomentPoolItem(Base):
     """One proposed segment of a moment pool (runs' moments of one video merged by IoU), in the topic's judging
     order; `best_rank` and `n_runs` are for organisers only."""

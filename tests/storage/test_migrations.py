@@ -587,3 +587,68 @@ def test_a_database_made_by_0008_before_it_gained_combine_gets_the_column_from_0
         assert [tuple(r) for r in rows] == [(1, None), (2, None), (3, "first")]
     finally:
         engine.dispose()
+
+
+KEPT_0009 = ("campaigns", "topics", "teams", "runs", "collection_items", "pools", "qrels_versions", "qrels_entries")
+BLOB_ROW = "INSERT INTO blobs (campaign_id, name, media_type, content) VALUES (1, 'plot.svg', 'image/svg+xml', 'x')"
+
+
+def _blobs_table(conn) -> dict[str, object] | None:  # type: ignore[no-untyped-def]
+    """The blobs table as the inspector sees it (None when there is none)."""
+    found = inspect(conn)
+    if "blobs" not in found.get_table_names():
+        return None
+    return {
+        "columns": [(c["name"], str(c["type"]), c["nullable"], c["default"]) for c in found.get_columns("blobs")],
+        "primary_key": found.get_pk_constraint("blobs"),
+        "foreign_keys": found.get_foreign_keys("blobs"),
+        "unique": found.get_unique_constraints("blobs"),
+        "indexes": found.get_indexes("blobs"),
+    }
+
+
+def test_a_database_at_0009_with_data_upgrades_to_0010_without_the_blobs_table_and_back(create_database):
+    """0010 drops `blobs` (nothing wrote or read it) and keeps every other row; rows put in it by hand stop the
+    upgrade, naming them, with nothing changed; the downgrade makes 0001's table again, empty."""
+    from app.services import runs
+    from app.services.auth import Principal
+    from app.storage.database import make_session_factory
+    from app.storage.models import Role
+
+    url = create_database()
+    engine = make_engine(url)
+    count = "SELECT count(*) FROM {}"
+    try:
+        migrations.upgrade(url, "0009")
+        _load(engine, AT_0008, alpha=zlib.compress(OLD_RUN.encode()))
+        with engine.connect() as conn:
+            rows_0009 = {t: conn.execute(text(count.format(t))).scalar_one() for t in KEPT_0009}
+            blobs_0009 = _blobs_table(conn)
+        assert blobs_0009 is not None and rows_0009["qrels_entries"] == 4
+        _load(engine, BLOB_ROW)
+        with pytest.raises(migrations.RowsInTheWay) as refused:
+            migrations.upgrade(url, "0010")
+        assert str(refused.value).startswith("revision 0010 drops the blobs table, which nothing in trecpool reads, ")
+        assert "it holds 1 row(s) put there by hand: save them (pg_dump --table=blobs)" in str(refused.value)
+        assert migrations.current_revision(engine) == "0009"
+        with engine.begin() as conn:
+            assert conn.execute(text(count.format("blobs"))).scalar_one() == 1
+            conn.execute(text("DELETE FROM blobs"))
+        migrations.upgrade(url, "0010")
+        with engine.connect() as conn:
+            assert _blobs_table(conn) is None
+            assert {t: conn.execute(text(count.format(t))).scalar_one() for t in KEPT_0009} == rows_0009
+        with make_session_factory(engine)() as session:
+            organiser = Principal(Role.organiser, token_id=0)
+            assert b"".join(runs.download_run(session, organiser, 1)[1]).decode() == OLD_RUN
+        migrations.downgrade(url, "0009")
+        with engine.connect() as conn:
+            assert _blobs_table(conn) == blobs_0009
+            assert {t: conn.execute(text(count.format(t))).scalar_one() for t in KEPT_0009} == rows_0009
+        _load(engine, BLOB_ROW)  # the table takes rows again, as 0001 made it
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM blobs"))
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+    finally:
+        engine.dispose()

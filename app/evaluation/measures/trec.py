@@ -166,11 +166,6 @@ class RankedLists:
         """int [run, topic]: relevant docs retrieved."""
         return self.relevant_at(self.depth)
 
-    @cached_property
-    def discounts(self) -> np.ndarray:
-        """float [position]: 1 / log2(rank + 1)."""
-        return 1.0 / np.log2(self.ranks + 1.0)
-
     def log2_of_rank_plus_one(self, size: int) -> np.ndarray:
         """float [size]: log2(rank + 1) for ranks 1..size, from the C library (trec_eval's DCG discounts)."""
         table = self.cache.get("log2")

@@ -31,11 +31,6 @@ class MomentMeasure:
     strict: bool = False  # r > theta instead of r >= theta
     thresholds: tuple[float, ...] = ()  # mAP only
 
-    @property
-    def needs_iou(self) -> bool:
-        """True if the measure needs the IoU with each segment, not only the relevance r."""
-        return self.family == "mAP"
-
 
 _NUM = r"(\d+(?:\.\d*)?|\.\d+)"
 _CUTOFF = re.compile(r"(AxIoU|DCG)@(\d+)")
