@@ -17,7 +17,20 @@ from multiprocessing.process import BaseProcess
 from app.config import Settings
 
 log = logging.getLogger("trecpool.worker")
-RESTART_DELAY = 1.0
+RESTART_DELAY = 1.0  # how often the supervisor looks, and the first wait before restarting a process that died
+MAX_RESTART_DELAY = 30.0
+QUICK_EXIT_SECONDS = 10.0  # a process that dies sooner after its start (the database down?) is restarted ever later
+
+
+def restart_delay(quick_exits: int) -> float:
+    """Seconds to wait before restarting a process that died soon after starting `quick_exits` times in a row.
+
+    None in a row: at once. Then 1, 2, 4 ... up to 30 s, so that a worker whose database is down (every new process
+    fails at once) is not restarted, with its traceback, every second until it is back.
+    """
+    if quick_exits <= 0:
+        return 0.0
+    return min(MAX_RESTART_DELAY, RESTART_DELAY * 2 ** (quick_exits - 1))
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -48,6 +61,10 @@ class WorkerProcesses:
         self.database_url, self.settings = database_url, settings
         self.context = multiprocessing.get_context("spawn")  # a clean interpreter: no threads or sockets inherited
         self.processes: list[BaseProcess] = [self._spawn() for _ in range(processes)]
+        now = time.monotonic()
+        self.started_at = [now] * processes
+        self.quick_exits = [0] * processes
+        self.restart_at: list[float | None] = [None] * processes
         self.stopping = threading.Event()
         self.supervisor = threading.Thread(target=self._supervise, name="worker-supervisor", daemon=True)
         self.supervisor.start()
@@ -64,10 +81,29 @@ class WorkerProcesses:
     def _supervise(self) -> None:
         """Restart worker processes that exit while the handle is running."""
         while not self.stopping.wait(RESTART_DELAY):
-            for index, process in enumerate(self.processes):
-                if not process.is_alive() and not self.stopping.is_set():
-                    log.warning("worker process %s exited with %s: starting another", process.pid, process.exitcode)
-                    self.processes[index] = self._spawn()
+            self.tend(time.monotonic())
+
+    def tend(self, now: float) -> None:
+        """Restart the processes that exited, each once its wait (`restart_delay`) is over."""
+        for index, process in enumerate(self.processes):
+            if process.is_alive() or self.stopping.is_set():
+                continue
+            if self.restart_at[index] is None:
+                lived = now - self.started_at[index]
+                self.quick_exits[index] = self.quick_exits[index] + 1 if lived < QUICK_EXIT_SECONDS else 0
+                wait = restart_delay(self.quick_exits[index])
+                self.restart_at[index] = now + wait
+                log.warning(
+                    "worker process %s exited with %s after %.0f s: starting another%s",
+                    process.pid,
+                    process.exitcode,
+                    lived,
+                    f" in {wait:.0f} s" if wait else "",
+                )
+            restart_at = self.restart_at[index]
+            if restart_at is not None and now >= restart_at:
+                self.processes[index] = self._spawn()
+                self.started_at[index], self.restart_at[index] = now, None
 
     @property
     def pids(self) -> list[int]:
