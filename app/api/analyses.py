@@ -3,39 +3,59 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, create_model, field_validator
+from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from app.api.qrels import JudgingOrderMark
 from app.api.security import Organiser, SessionDep
 from app.services import analyses, jobs
-from app.services.analysis_params import checked_params
+from app.services.analysis_registry import ANALYSES, Analysis, checked_params, figure_data
 from app.services.errors import InvalidInput
 from app.services.inputs import Id, Text
 
 router = APIRouter(prefix="/api", tags=["analyses"])
 
 
-class AnalysisIn(BaseModel):
-    """An analysis to run on the newest finished evaluation."""
+def _request_model(record: Analysis) -> type[BaseModel]:
+    """The request body of one kind, as the OpenAPI schema documents it: its `kind` and its parameter model."""
+    kind: Any = Literal[record.name]  # the one kind's name, made at run time
+    return create_model(
+        record.name.title().replace("-", "") + "Analysis",
+        __doc__=f"{record.description} Reproduces: {record.reproduces}.",
+        kind=(kind, ...),
+        params=(record.params, Field(default_factory=record.params)),
+    )
 
-    kind: Literal[analyses.KINDS]  # type: ignore[valid-type] - the kinds the service runs: one list for both
+
+def _request_schema() -> TypeAdapter[Any]:
+    """The request bodies of every registered kind, one schema each, told apart by `kind`."""
+    models = tuple(_request_model(record) for record in ANALYSES.values())
+    body: Any = Annotated[Union[models], Field(discriminator="kind")]  # noqa: UP007 - a union of a tuple of types
+    return TypeAdapter(body)
+
+
+class AnalysisIn(BaseModel):
+    """An analysis to run on the newest finished evaluation: its kind and that kind's parameters (documented as one
+    schema per kind, from the analysis registry; `trecpool analyses` lists them too)."""
+
+    kind: Text = Field(description="the analysis kind (`trecpool analyses` lists them)")
     params: dict[str, Any] = Field(
         default_factory=dict,
-        description="pool-depth: measure, max_depth, outside (drop|keep), pooled_runs; "
-        "leave-out: measure, by (run|team|type), depth, pooled_runs; agreement: measures; "
-        "stability: measure(s), trials, seed, sizes; ties: measures; power: measure(s), alpha, n_resamples, seed; "
-        "label-noise (moments): measures, sigmas, trials, raters, seed, length (shifted|exponential); "
-        "judged-fraction: depths; qrels-versions: qrels_version_ids (at least 2; default every version), measure; "
-        "swap-rate: measure, trials, seed, sizes, bin_width, relative, threshold, min_comparisons; "
-        "type-significance: measure, by (system_type|training_type), method (pairwise|holm|bonferroni|tukey), top, "
-        "alpha, n_resamples, seed; novelty, strata: none; run-vs-median, efficiency: measure; "
-        "moment-effectiveness (moments): measures, sort_by. "
-        "Others are refused; numbers are bounded; omitted ones take the defaults of SPEC section 6 and the papers "
-        "(see app/services/analysis_params.py, the schema the CLI uses too)",
+        description="the kind's parameters: unknown names are refused, numbers are bounded, omitted ones take the "
+        "defaults of SPEC section 6 and the papers",
     )
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        """A kind of the analysis registry."""
+        if kind not in ANALYSES:
+            raise ValueError(f"one of {', '.join(ANALYSES)}")
+        return kind
 
     @field_validator("params")
     @classmethod
@@ -43,6 +63,11 @@ class AnalysisIn(BaseModel):
         """The params checked against the kind's model (errors name `params.<name>`)."""
         kind = info.data.get("kind")
         return params if kind is None else checked_params(kind, params)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """The schema of the body: one per registered kind (its `kind` and its parameter model), by `kind`."""
+        return handler(_request_schema().core_schema)
 
 
 class AnalysisOut(BaseModel):
@@ -65,7 +90,7 @@ class AnalysisOut(BaseModel):
     finished_at: datetime | None
 
 
-def _out(session: SessionDep, job) -> AnalysisOut:  # type: ignore[no-untyped-def]
+def _out(session: SessionDep, job: jobs.AnalysisJob) -> AnalysisOut:
     """An analysis job's output, with the judging-order mark of its qrels."""
     mark = analyses.analysis_order_mark(session, job)
     out = AnalysisOut.model_validate(job)
@@ -117,12 +142,12 @@ def figure(
 ) -> Response:
     """The analysis's figure (Westerveld Fig. 2-4, AxIoU paper Fig. 4-7, the overview's charts), drawn from its
     stored result; a run-vs-median analysis draws one run's chart (`run`)."""
-    from app.figures.analyses import figure_of, render  # matplotlib: only when a figure is asked for
+    from app.figures.analyses import draw, render  # matplotlib: only when a figure is asked for
 
     job = analyses.finished_analysis(session, principal, job_id)
     try:
-        drawn = figure_of(job.kind, job.result or {}, run)
+        data = figure_data(job.kind, job.result or {}, run)
     except ValueError as exc:
         raise InvalidInput("cannot draw this figure", [{"field": "run", "message": str(exc)}]) from None
-    image = render(drawn, format)
+    image = render(draw(ANALYSES[job.kind].figure, data), format)
     return Response(image, media_type="image/svg+xml" if format == "svg" else "image/png")

@@ -1,7 +1,8 @@
-"""Analysis figures from an analysis's JSON form (what `to_dict` gives, what a job stores): one function a kind.
+"""Analysis figures from an analysis's JSON form (what `to_dict` gives, what a job stores): one function a figure.
 
 The CLI draws them from the results it computes, the REST API from the results its jobs stored; both hold the same
-plain data, so one drawing serves both. Figures follow Westerveld's TRECVID study (Fig. 2-4) and the AxIoU paper
+plain data, so one drawing serves both. Each analysis record (app/services/analysis_registry.py) names its figure, a
+key of `LOOKUP`; `draw` draws it. Figures follow Westerveld's TRECVID study (Fig. 2-4) and the AxIoU paper
 (Fig. 4, 6, 7).
 """
 
@@ -29,7 +30,7 @@ def render(figure: Figure, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _floats(values: Sequence[float | None]) -> np.ndarray:
+def _floats(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     """A float array of JSON numbers (None, how stored results spell NaN, becomes nan)."""
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
@@ -39,7 +40,7 @@ def _fmt(value: float | None, digits: int) -> str:
     return "nan" if value is None else f"{value:.{digits}f}"
 
 
-def _by_score(scores: Sequence[float | None]) -> np.ndarray:
+def _by_score(scores: Sequence[float | None] | np.ndarray) -> np.ndarray:
     """Run order by score, best first."""
     return np.argsort(-np.nan_to_num(_floats(scores), nan=-np.inf), kind="stable")
 
@@ -233,18 +234,15 @@ FIGURES: dict[str, Callable[[Data], Figure]] = {
     "power": power,
 }
 
-LOOKUP = {**CAMPAIGN_FIGURES, **FIGURES, "type-significance": type_significance}  # every figure, by its key
-KIND_FIGURE = {"novelty": "unique-hits", "run-vs-median": "run-vs-median-best"}  # the rest: figure key = kind
+LOOKUP: dict[str, Callable[[Data], Figure]] = {
+    **CAMPAIGN_FIGURES,
+    **FIGURES,
+    "type-significance": type_significance,
+}  # every analysis figure by its name: the analysis registry's records name theirs (`Analysis.figure`)
 
 
-def figure_of(kind: str, data: Data, run: str | None = None) -> Figure:
-    """The figure of an analysis of `kind` from its stored result; for run-vs-median, `run`'s chart alone (its
-    score per topic against the median and best: no other run named). ValueError when `run` is missing or unknown."""
-    if kind == "run-vs-median":
-        if run is None:
-            raise ValueError("name the run whose chart to draw")
-        rows = [row for row in data["runs"] if row["run"] == run]
-        if not rows:
-            raise ValueError(f"no run {run!r} in this analysis")
-        data = rows[0]
-    return LOOKUP[KIND_FIGURE.get(kind, kind)](data)
+def draw(name: str, data: Data) -> Figure:
+    """The figure called `name` (a key of LOOKUP) drawn from an analysis's JSON form (KeyError for an unknown one)."""
+    if name not in LOOKUP:
+        raise KeyError(f"no figure {name!r}: one of {', '.join(LOOKUP)}")
+    return LOOKUP[name](data)

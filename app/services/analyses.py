@@ -1,46 +1,33 @@
 """Reusability and meta-evaluation analyses of a campaign, run as background jobs on its stored data.
 
-Parameters are the typed models of `analysis_params` (the CLI validates with the same ones); a job reports its
-progress as it goes (the core calls back per depth, unit, block of trials or noisy ground truth; reports are
-throttled to one per percent or half second) and stops at a report when its cancellation was asked for.
+Each kind is a record of the analysis registry (`analysis_registry.ANALYSES`: its typed parameters, what it reads,
+the campaigns it applies to, its `compute`, which the CLI runs too). This module checks a request against the
+campaign's data, reads what the record says it reads from the database into an `AnalysisData`, and stores what its
+`compute` returns. A job reports its progress as it goes (the core calls back per depth, unit, block of trials or
+noisy ground truth; reports are throttled to one per percent or half second) and stops at a report when its
+cancellation was asked for.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-import numpy as np
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.evaluation.analyses.depth_inference import pool_depths
-from app.evaluation.analyses.efficiency import mean_seconds, score_vs_time
-from app.evaluation.analyses.judged_depth import judged_fraction
-from app.evaluation.analyses.label_noise import label_noise
-from app.evaluation.analyses.leave_out import leave_out
-from app.evaluation.analyses.lines import index_lines, run_mask
-from app.evaluation.analyses.measure_agreement import agreement_result, readable_measures
-from app.evaluation.analyses.moment_effectiveness import moment_effectiveness
-from app.evaluation.analyses.novelty import unique_relevant
-from app.evaluation.analyses.pool_depth import pool_depth
-from app.evaluation.analyses.power import power_result
-from app.evaluation.analyses.qrels_comparison import compare_qrels
-from app.evaluation.analyses.stability import stability
-from app.evaluation.analyses.strata import stratum_summary
-from app.evaluation.analyses.swap_rate import swap_rates
-from app.evaluation.analyses.ties import ties_result
-from app.evaluation.analyses.topic_comparison import topic_comparison
-from app.evaluation.analyses.type_significance import significance_by_type
+from app.evaluation.analyses.efficiency import mean_seconds
+from app.evaluation.analyses.measure_agreement import readable_measures
 from app.evaluation.errors import MeasureError
-from app.evaluation.measures.registry import aggregate_of, resolve
-from app.evaluation.moments import ground_truth_segments, parse_moment_measure, rank_moments
-from app.evaluation.prepared_runs import prepare_runs
-from app.services.analysis_params import checked_params, parse_params
+from app.evaluation.measures.registry import resolve
+from app.evaluation.moments import parse_moment_measure
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.services.analysis_registry import ANALYSES, Analysis, AnalysisData, Scores, checked_params, json_safe
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -48,31 +35,9 @@ from app.services.evaluations import load_ground_truth
 from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs, load_runs
-from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, TaskKind
+from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run
 
 Progress = Callable[[float], None]
-KINDS = (
-    "pool-depth",
-    "leave-out",
-    "agreement",
-    "stability",
-    "ties",
-    "power",
-    "label-noise",
-    "judged-fraction",
-    "qrels-versions",
-    "swap-rate",
-    "type-significance",
-    "novelty",
-    "run-vs-median",
-    "efficiency",
-    "strata",
-    "moment-effectiveness",
-)
-NEEDS_QRELS = ("pool-depth", "leave-out")  # re-evaluated under reduced qrels of the evaluation's version
-REEVALUATED = ("pool-depth", "leave-out", "qrels-versions")  # any registry measure, scored afresh
-SHOTS_ONLY = ("pool-depth", "leave-out", "judged-fraction", "qrels-versions", "novelty", "strata")
-MOMENTS_ONLY = ("label-noise", "moment-effectiveness")
 LOADED, COMPUTED = 0.05, 0.95  # progress once the data is loaded; the computation reports in between
 
 
@@ -81,19 +46,20 @@ def start_analysis(
 ) -> AnalysisJob:
     """Queue an analysis of the campaign's newest finished evaluation (parameters checked against its data)."""
     campaign = get_organised(session, principal, campaign_id)
-    if kind not in KINDS:
-        raise InvalidInput("unknown analysis", [{"field": "kind", "message": f"one of {', '.join(KINDS)}"}])
+    record = ANALYSES.get(kind)
+    if record is None:
+        raise InvalidInput("unknown analysis", [{"field": "kind", "message": f"one of {', '.join(ANALYSES)}"}])
     try:
         checked = checked_params(kind, params)
     except ValidationError as exc:
         errors = [{"field": ".".join(["params", *map(str, e["loc"])]), "message": e["msg"]} for e in exc.errors()]
         raise InvalidInput("invalid analysis parameters", errors) from None
-    if kind in SHOTS_ONLY and campaign.task_kind is not TaskKind.shots:
-        raise InvalidInput(f"{kind} needs qrels", [{"field": "kind", "message": "for shot campaigns only"}])
-    if kind in MOMENTS_ONLY and campaign.task_kind is not TaskKind.moments:
-        raise InvalidInput(f"{kind} reads moment runs", [{"field": "kind", "message": "moments only"}])
+    if campaign.task_kind.value not in record.task_kinds:
+        message = "for shot campaigns only" if record.task_kinds == ("shots",) else "moments only"
+        what = "needs qrels" if record.task_kinds == ("shots",) else "reads moment runs"
+        raise InvalidInput(f"{kind} {what}", [{"field": "kind", "message": message}])
     evaluation = finished_evaluation(session, campaign_id, None)
-    checked = _check_against_data(session, campaign, evaluation, kind, checked)
+    checked = _check_against_data(session, campaign, evaluation, record, checked)
     job = AnalysisJob(
         campaign_id=campaign_id,
         kind=kind,
@@ -112,9 +78,11 @@ def _refuse(field: str, message: str) -> InvalidInput:
 
 
 def _check_against_data(
-    session: Session, campaign: Campaign, evaluation: Evaluation, kind: str, params: dict[str, Any]
+    session: Session, campaign: Campaign, evaluation: Evaluation, record: Analysis, params: dict[str, Any]
 ) -> dict[str, Any]:
-    """The parameters with measure names in their stored spelling, refused (422) where the data cannot use them."""
+    """The parameters with measure names in their stored spelling, refused (422) where the data cannot use them: an
+    analysis of moment runs takes moment measures, one that re-scores runs any registry measure, one that reads the
+    stored scores a measure of the evaluation."""
     stored = list(evaluation.measures["names"])
     out = dict(params)
     for field in ("measure", "measures"):
@@ -124,12 +92,12 @@ def _check_against_data(
         names = []
         for i, name in enumerate(given):
             where = field if field == "measure" else f"{field}.{i}"
-            if kind == "label-noise":
+            if record.reads == "moment-runs":
                 try:
                     names.append(parse_moment_measure(name).name)
                 except MeasureError as exc:
                     raise _refuse(where, str(exc)) from None
-            elif kind in REEVALUATED:  # re-evaluated under other qrels: any registry measure
+            elif record.reads in ("runs", "qrels-versions"):  # re-scored under other qrels: any registry measure
                 try:
                     names.append(resolve(name).name)
                 except MeasureError as exc:
@@ -145,7 +113,7 @@ def _check_against_data(
         if name not in out.get("measures", stored):
             raise _refuse("sort_by", f"not one of the measures: {', '.join(out.get('measures', stored))}")
         out["sort_by"] = name
-    if kind == "qrels-versions":
+    if record.reads == "qrels-versions":
         out["qrels_version_ids"] = _qrels_versions(session, campaign, out.get("qrels_version_ids"))
     if "pooled_runs" in out:
         version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
@@ -202,35 +170,88 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     campaign = session.get(Campaign, job.campaign_id)
     evaluation = session.get(Evaluation, job.params["evaluation_id"])
     assert campaign is not None and evaluation is not None
-    params = parse_params(job.kind, {k: v for k, v in job.params.items() if k != "evaluation_id"})
-    table = score_table(session, evaluation)
+    record = ANALYSES[job.kind]
+    params = record.params.model_validate({k: v for k, v in job.params.items() if k != "evaluation_id"})
+    data, provenance = gather(session, campaign, evaluation, record, params)
     progress(0.01)
     reporter = Reporter(progress)
-    if job.kind in NEEDS_QRELS:
-        result = _qrels_analysis(session, campaign, evaluation, table, job.kind, params, reporter)
-    elif job.kind == "label-noise":
-        result = _label_noise(session, campaign, table, params, reporter, evaluation.qrels_version_id)
-    elif job.kind in QRELS_READERS:
-        result = _qrels_reader(session, campaign, evaluation, table, job.kind, params, reporter)
-    elif job.kind in TABLE_READERS:
-        result = _table_reader(campaign, table, job.kind, params, reporter)
-    else:
-        result = _score_analysis(campaign, table, job.kind, params, reporter)
+    reporter(0.0)
+    computed = record.compute(data, params, reporter)
     progress(COMPUTED)
-    job.result, job.status, job.progress, job.finished_at = json_safe(result), "done", 1.0, datetime.now(UTC)
+    result = {**computed.data, **provenance}
+    stored = cast(dict[str, Any], json_safe(result))
+    job.result, job.status, job.progress, job.finished_at = stored, "done", 1.0, datetime.now(UTC)
     session.flush()
     return job
 
 
-def json_safe(value: object) -> object:
-    """The value with NaN and infinities replaced by None (JSONB refuses them)."""
-    if isinstance(value, float):
-        return value if np.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
+def gather(
+    session: Session, campaign: Campaign, evaluation: Evaluation, record: Analysis, params: Any
+) -> tuple[AnalysisData, dict[str, object]]:
+    """What the analysis reads (`record.reads`, `record.needs`) from the campaign's stored data, and where the pool's
+    runs and depth came from (added to the result)."""
+    table = score_table(session, evaluation)
+    runs = cast(list[Run], list(table.runs))  # score_table reads the Run rows
+    names = [r.name for r in runs]
+    data = AnalysisData(runs=names, max_results=campaign.max_results)
+    version: QrelsVersion | None = None
+    if record.reads == "scores":
+        data.scores = _scores(campaign, table, record, params)
+    elif record.reads == "moment-runs":
+        data.truth = load_ground_truth(session, campaign.id, evaluation.qrels_version_id)
+        data.moment_runs = load_moment_runs(session, [r.id for r in runs])
+    else:
+        version, qrels = evaluation_qrels(session, evaluation)
+        data.qrels, data.qrels_label = qrels, version.label
+        if record.reads != "qrels":
+            data.prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)
+        if record.reads == "qrels-versions":
+            data.versions = [
+                (version.label, qrels) if other.id == version.id else (other.label, load_qrels(session, other))
+                for other in (session.get(QrelsVersion, i) for i in params.qrels_version_ids)
+                if other is not None
+            ]
+    provenance: dict[str, object] = {}
+    if "units" in record.needs:
+        data.units = functools.partial(_units, runs, table.teams)
+    if "pool" in record.needs:
+        if version is None:
+            raise ValueError(f"{record.name} reads the pool of the evaluation's qrels: it must read runs")
+        facts = pool_facts(session, version, runs, params.pooled_runs, getattr(params, "depth", None))
+        data.pooled, data.depth = facts.pooled, facts.depth
+        data.depth_source = "pool" if facts.depth_source == "pool" else "given"
+        provenance = {"pooled_from": facts.pooled_from, "pool_depth_source": facts.depth_source}
+    if "times" in record.needs:
+        data.seconds = {r.name: mean_seconds(r.elapsed_seconds) for r in runs}
+    return data, provenance
+
+
+def _units(runs: Sequence[Any], teams: dict[int, str], which: str) -> tuple[str, list[str]]:
+    """Each run's team or run type (`system_type`, `training_type`; `type` is the system type)."""
+    if which == "team":
+        return "team", [teams[r.team_id] for r in runs]
+    field = "system_type" if which == "type" else which
+    if field not in ("system_type", "training_type"):
+        raise ValueError(f"runs have no {which}")
+    return which, [getattr(r, field) for r in runs]
+
+
+def _scores(campaign: Campaign, table: ScoreTable, record: Analysis, params: Any) -> Scores:
+    """The stored scores an analysis reads: `measures`, else [`measure`], else as the record says (the
+    leaderboard's measure, every measure but the counts, or every measure)."""
+    if getattr(params, "measures", None):
+        measures = list(params.measures)
+    elif getattr(params, "measure", None):
+        measures = [params.measure]
+    elif record.measures == "readable":
+        measures = readable_measures(table.measures) or list(table.measures)
+    elif record.measures == "every":
+        measures = list(table.measures)
+    else:
+        measures = [default_measure(campaign, table.measures)]
+    columns = [_column(table, m) for m in measures]
+    names = [r.name for r in table.runs]
+    return Scores(names, measures, list(table.topics), table.values[:, columns, :], table.means[:, columns])
 
 
 def _column(table: ScoreTable, measure: str) -> int:
@@ -238,130 +259,6 @@ def _column(table: ScoreTable, measure: str) -> int:
     if measure not in table.measures:
         raise InvalidInput("unknown measure", [{"field": "params.measure", "message": f"one of {table.measures}"}])
     return table.measures.index(measure)
-
-
-def _measures(campaign: Campaign, table: ScoreTable, params: Any, all_by_default: bool) -> list[str]:
-    """The measures an analysis reads: `measures`, else [`measure`], else all of them but the counts (num_ret,
-    num_rel, ...: see measure_agreement) or the default one."""
-    if getattr(params, "measures", None):
-        return list(params.measures)
-    if getattr(params, "measure", None):
-        return [params.measure]
-    if all_by_default:
-        return readable_measures(table.measures) or list(table.measures)
-    return [default_measure(campaign, table.measures)]
-
-
-def _score_analysis(
-    campaign: Campaign, table: ScoreTable, kind: str, params: Any, reporter: Reporter
-) -> dict[str, object]:
-    """Analyses computed from the stored per-topic scores alone (a topic a run lacks scores 0, as in the means)."""
-    names = [r.name for r in table.runs]
-    measures = _measures(campaign, table, params, all_by_default=kind in ("agreement", "ties"))
-    columns = [_column(table, m) for m in measures]
-    values = np.nan_to_num(table.values[:, columns, :])
-    if kind == "agreement":
-        return agreement_result(measures, table.means[:, columns])
-    if kind == "ties":
-        return ties_result(measures, table.values[:, columns, :])
-    if kind == "power":
-        return power_result(
-            names,
-            measures,
-            values,
-            alpha=params.alpha,
-            n_resamples=params.n_resamples,
-            seed=params.seed,
-            progress=reporter,
-        )
-    result = stability(values, measures, trials=params.trials, seed=params.seed, sizes=params.sizes, progress=reporter)
-    return result.to_dict()
-
-
-TABLE_READERS = ("swap-rate", "type-significance", "run-vs-median", "efficiency", "moment-effectiveness")
-QRELS_READERS = ("judged-fraction", "qrels-versions", "novelty", "strata")
-
-
-def _table_reader(
-    campaign: Campaign, table: ScoreTable, kind: str, params: Any, reporter: Reporter
-) -> dict[str, object]:
-    """The campaign analyses read off the stored scores (and the runs' metadata)."""
-    names = [r.name for r in table.runs]
-    if kind == "moment-effectiveness":
-        measures = list(params.measures or table.measures)
-        columns = [_column(table, m) for m in measures]
-        return moment_effectiveness(names, measures, table.means[:, columns], sort_by=params.sort_by).to_dict()
-    measure = params.measure or default_measure(campaign, table.measures)
-    column = _column(table, measure)
-    values = table.values[:, column, :]
-    if kind == "swap-rate":
-        return swap_rates(
-            values,
-            names,
-            measure=measure,
-            sizes=params.sizes,
-            trials=params.trials,
-            seed=params.seed,
-            bin_width=params.bin_width,
-            relative=params.relative,
-            threshold=params.threshold,
-            min_comparisons=params.min_comparisons,
-            aggregate=aggregate_of(measure),
-            progress=reporter,
-        ).to_dict()
-    if kind == "type-significance":
-        result = significance_by_type(
-            names,
-            [getattr(r, params.by) for r in table.runs],
-            values,
-            method=params.method,
-            top=params.top,
-            alpha=params.alpha,
-            n_resamples=params.n_resamples,
-            seed=params.seed,
-            aggregate=aggregate_of(measure),
-            progress=reporter,
-        )
-        return {"measure": measure, "by": params.by, **result.to_dict()}
-    if kind == "run-vs-median":
-        return topic_comparison(names, table.topics, values, measure=measure).to_dict()
-    seconds = np.array([mean_seconds(r.elapsed_seconds) for r in table.runs], dtype=np.float64)
-    return score_vs_time(names, table.means[:, column], seconds, measure=measure).to_dict()
-
-
-def _qrels_reader(
-    session: Session,
-    campaign: Campaign,
-    evaluation: Evaluation,
-    table: ScoreTable,
-    kind: str,
-    params: Any,
-    reporter: Reporter,
-) -> dict[str, object]:
-    """The campaign analyses that read the evaluation's qrels (and the runs, re-read from their uploads)."""
-    version, qrels = evaluation_qrels(session, evaluation)
-    if kind == "strata":
-        return {"qrels_label": version.label, **stratum_summary(qrels).to_dict()}
-    runs = list(table.runs)
-    names = [r.name for r in runs]
-    prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)
-    reporter(0.0)
-    if kind == "judged-fraction":
-        depths = params.depths
-        return judged_fraction(qrels, prepared, depths=depths, max_results=campaign.max_results).to_dict()
-    if kind == "novelty":
-        teams = [table.teams[r.team_id] for r in runs]
-        return unique_relevant(qrels, prepared, teams, max_results=campaign.max_results).to_dict()
-    versions = [session.get(QrelsVersion, i) for i in params.qrels_version_ids]
-    loaded = []
-    for k, other in enumerate(versions):
-        assert other is not None
-        loaded.append(qrels if other.id == version.id else load_qrels(session, other))
-        reporter(0.5 * (k + 1) / len(versions))
-    measure = params.measure or ("xinfAP" if all(q.stratified for q in loaded) else "AP")
-    labels = [v.label for v in versions]  # type: ignore[union-attr]
-    result = compare_qrels(labels, loaded, prepared, measure=measure, progress=Reporter(reporter, 0.5, 1.0))
-    return {**result.to_dict(), "qrels_version_ids": list(params.qrels_version_ids)}
 
 
 @dataclass(frozen=True)
@@ -396,81 +293,6 @@ def pool_facts(
     return PoolFacts(
         pooled=pooled, pooled_from=source, depth=depth, depth_source="inferred" if depth is None else "given"
     )
-
-
-def _qrels_analysis(
-    session: Session,
-    campaign: Campaign,
-    evaluation: Evaluation,
-    table: ScoreTable,
-    kind: str,
-    params: Any,
-    reporter: Reporter,
-) -> dict[str, object]:
-    """Pool-depth and leave-out analyses: re-evaluation under reduced qrels of the evaluation's qrels version."""
-    version, qrels = evaluation_qrels(session, evaluation)
-    runs = list(table.runs)
-    names = [r.name for r in runs]
-    prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)
-    measure = params.measure or ("xinfAP" if qrels.stratified else "AP")
-    facts = pool_facts(session, version, runs, params.pooled_runs, getattr(params, "depth", None))  # type: ignore[arg-type]
-    reporter(0.0)
-    provenance = {"pooled_from": facts.pooled_from, "pool_depth_source": facts.depth_source}
-    index = index_lines(prepared, qrels)
-    mask = run_mask(prepared.names, facts.pooled)
-    source = "pool" if facts.depth_source == "pool" else "given"
-    pool = pool_depths(index, mask, facts.depth, given_source=source)
-    if kind == "pool-depth":
-        deepest = int(pool.depths.max(initial=0))
-        max_depth = params.max_depth or min(100, max(deepest, 1))
-        cut = pool_depth(
-            qrels,
-            prepared,
-            measure=measure,
-            pooled=facts.pooled,
-            max_depth=max_depth,
-            max_results=campaign.max_results,
-            outside=params.outside,
-            pool=pool,
-            progress=reporter,
-        )
-        return {**cut.to_dict(), **provenance, "pool_depth": deepest}
-    units = {"run": names, "team": [table.teams[r.team_id] for r in runs], "type": [r.system_type for r in runs]}
-    result = leave_out(
-        qrels,
-        prepared,
-        units=units[params.by],
-        by=params.by,
-        measure=measure,
-        pooled=facts.pooled,
-        depth=pool,
-        max_results=campaign.max_results,
-        progress=reporter,
-    )
-    return {**result.to_dict(), **provenance}
-
-
-def _label_noise(
-    session: Session, campaign: Campaign, table: ScoreTable, params: Any, reporter: Reporter, version: int | None
-) -> dict[str, object]:
-    """The AxIoU paper's label-noise study on the evaluation's ground truth (uploaded, or a cut version) and runs."""
-    specs = [parse_moment_measure(m) for m in params.measures]
-    segments = ground_truth_segments(load_ground_truth(session, campaign.id, version))
-    ranked = rank_moments(segments, load_moment_runs(session, [r.id for r in table.runs]), max(s.k for s in specs))
-    reporter(0.0)
-    result = label_noise(
-        segments,
-        ranked,
-        params.measures,
-        runs=[r.name for r in table.runs],
-        sigmas=params.sigmas,
-        trials=params.trials,
-        raters=params.raters,
-        seed=params.seed,
-        length=params.length,
-        progress=reporter,
-    )
-    return result.to_dict()
 
 
 def analysis_order_mark(session: Session, job: AnalysisJob) -> dict[str, object] | None:

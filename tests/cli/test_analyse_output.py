@@ -18,7 +18,7 @@ from tests.cli.test_analyse_moments import moment_files  # noqa: F401 - a fixtur
 from tests.evaluation.analyses.brute import trec_order
 
 runner = CliRunner()
-COMMANDS = [command.name for command in analyse_module.analyse.registered_commands]
+COMMANDS = analyse_module.analyse.list_commands(None)  # type: ignore[arg-type] - the group lists the registry
 
 
 def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:  # noqa: F811
