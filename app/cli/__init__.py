@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample_eval": ("sample_eval", "Drop-in for NIST's sample_eval.pl: its command line, its output byte for byte."),
     "measures": ("measures", "List the measures with their parameters, descriptions and references."),
     "analyse": ("analyse", "Reusability and meta-evaluation analyses of a test collection."),
+    "analyses": ("analyses", "List the analyses with their parameters, defaults, campaigns and papers."),
     "serve": ("server", "Start the service (embedded PostgreSQL when DATABASE_URL is unset)."),
     "worker": ("worker", "Run background job workers (evaluations, analyses) on the database."),
     "demo": ("demo", "Run the whole loop on a synthetic campaign, then keep serving its pages."),
