@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.cli.common import console
-from app.cli.server import DemoSizeName
+from app.cli.serving import DemoSizeName
 from app.config import Settings, get_settings
 from app.services.auth import create_token
 from app.storage.database import session_scope
@@ -302,7 +303,8 @@ def demo_command(
     exit_after: bool = typer.Option(False, "--exit", help="Stop once the demo has run instead of serving on"),
 ) -> None:
     """Run the whole loop on a synthetic campaign, then keep serving its pages."""
-    from app.cli.server import serve_app
+    from app.cli.serving import serve_app
 
     settings = get_settings()
-    serve_app(host or settings.host, port or settings.port, demo=True, demo_size=size.value, exit_after=exit_after)
+    loop = functools.partial(load_demo, size=size.value)
+    serve_app(host or settings.host, port or settings.port, demo=loop, exit_after=exit_after)

@@ -86,7 +86,7 @@ def cli(
 ) -> None:
     """Evaluate runs against qrels, like trec_eval / sample_eval.pl."""
     from app.evaluation.errors import FormatError, MeasureError
-    from app.evaluation.output import write_results
+    from app.evaluation.output.writers import write_results
 
     measures = list(measure)
     names: dict[str, str] = {}
@@ -222,8 +222,8 @@ def _blocks(
     block_rows: int,
 ) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
     """Each block's results; a block's tables are dropped before the next block is read."""
-    from app.evaluation.evaluator import evaluate
     from app.evaluation.formats.trec_files import read_run
+    from app.evaluation.measures.evaluate import evaluate
 
     seen: dict[str, int] = {}
     tables, names, rows = [], [], 0

@@ -65,7 +65,7 @@ def cli(args: tuple[str, ...]) -> None:
 def parse_arguments(args: list[str]) -> tuple[bool, Path, Path, dict[int, int], int]:
     """(-q given, qrels path, run path, grade mapping, decimals) from sample_eval.pl's command line with trecpool's
     --digits; exits 2 on a bad one."""
-    from app.evaluation.sample_eval_output import DIGITS
+    from app.evaluation.output.sample_eval import DIGITS
 
     mapping: dict[int, int] = {}
     if "-G" in args:
@@ -109,9 +109,9 @@ def run_sample_eval(
     import numpy as np
 
     from app.evaluation.errors import MeasureError
-    from app.evaluation.evaluator import evaluate
     from app.evaluation.formats.trec_files import read_qrels, read_run
-    from app.evaluation.sample_eval_output import DIGITS, MAX_RESULTS, MEASURES, sample_eval_report
+    from app.evaluation.measures.evaluate import evaluate
+    from app.evaluation.output.sample_eval import DIGITS, MAX_RESULTS, MEASURES, sample_eval_report
 
     qrels = read_qrels(qrels_path)
     if not qrels.stratified:

@@ -6,7 +6,7 @@ import signal
 
 import typer
 
-from app.cli.server import WAIT_SECONDS, wait_for_database_or_exit
+from app.cli.serving import WAIT_SECONDS, wait_for_database_or_exit
 
 cli = typer.Typer(
     add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}

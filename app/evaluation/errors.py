@@ -1,4 +1,4 @@
-"""Exceptions raised by the numeric core."""
+"""Exceptions raised by the numeric core, and UTF-8 decoding that reports bad bytes as a line-numbered FormatError."""
 
 from __future__ import annotations
 
@@ -16,3 +16,14 @@ class FormatError(ValueError):
 
 class MeasureError(ValueError):
     """A measure name is unknown or its parameters are invalid."""
+
+
+def decode_utf8(data: bytes | str, *, source: str = "input") -> str:
+    """The text of `data`, or a FormatError naming the first line with bytes that are not UTF-8."""
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError([(line, f"bytes that are not UTF-8 at byte {exc.start}")], source=source) from None

@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session
 from app.evaluation.analyses.efficiency import mean_seconds
 from app.evaluation.analyses.measure_agreement import readable_measures
 from app.evaluation.errors import MeasureError
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
-from app.evaluation.grading.prepared_runs import prepare_runs
 from app.services.analysis_registry import ANALYSES, Analysis, AnalysisData, Scores, checked_params, json_safe
 from app.services.auth import Principal
 from app.services.campaigns import get_organised

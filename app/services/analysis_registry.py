@@ -37,8 +37,8 @@ from pydantic.fields import FieldInfo
 from app.services.inputs import Text
 
 if TYPE_CHECKING:
-    from app.evaluation.moments import MomentGroundTruth, MomentRunTable
     from app.evaluation.grading.prepared_runs import PreparedRuns
+    from app.evaluation.moments import MomentGroundTruth, MomentRunTable
     from app.evaluation.records import Qrels
 
 Progress = Callable[[float], None]

@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
-from app.evaluation.shot_reference import parse_shot_reference
+from app.evaluation.formats.shot_reference import parse_shot_reference
 from app.services.auth import Principal
 from app.services.campaigns import check_url_template, get_campaign, get_organised
 from app.services.validation import from_format_error

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError, MeasureError
-from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.measures.registry import default_measures, resolve
 from app.evaluation.moments import (
     DEFAULT_MOMENT_MEASURES,

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, object_session
 from app.evaluation.errors import MeasureError
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
-from app.evaluation.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
+from app.evaluation.statistics.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, get_organised
 from app.services.errors import Forbidden, InvalidInput, NotFound

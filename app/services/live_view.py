@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from app.evaluation.analyses.budget import allocation, relevant_estimate, tau_advice, topic_samples, xinfap_variance
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.live import LiveBoard
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
 from app.services import judging_orders
 from app.services.auth import Principal

@@ -8,7 +8,7 @@ import numpy as np
 from sqlalchemy import and_, insert, select
 from sqlalchemy.orm import Session, aliased
 
-from app.evaluation.agreement import cohen_kappa, neighbour_disagreements
+from app.evaluation.statistics.agreement import cohen_kappa, neighbour_disagreements
 from app.services.auth import Principal
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.judging import GRADES

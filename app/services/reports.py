@@ -16,7 +16,9 @@ from app.evaluation.analyses.judged_depth import judged_fraction
 from app.evaluation.analyses.novelty import unique_relevant
 from app.evaluation.analyses.strata import stratum_summary
 from app.evaluation.analyses.type_significance import significance_by_type
-from app.evaluation.campaign_summary import (
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.registry import aggregate_of
+from app.evaluation.statistics.campaign_summary import (
     easy_and_hard,
     frequent_false_positives,
     hard_true_positives,
@@ -25,8 +27,6 @@ from app.evaluation.campaign_summary import (
     top_runs_per_topic,
     topic_box_stats,
 )
-from app.evaluation.measures.registry import aggregate_of
-from app.evaluation.prepared_runs import prepare_runs
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.leaderboards import Filters, build_leaderboard, default_measure, finished_evaluation, score_table

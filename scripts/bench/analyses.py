@@ -31,9 +31,9 @@ from scipy import stats
 from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_depth, stability
 from app.evaluation.analyses.leave_out import unique_owner
 from app.evaluation.analyses.stability import trial_orders
-from app.evaluation.evaluator import evaluate, evaluate_prepared
 from app.evaluation.formats.trec_files import parse_qrels
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
 from app.evaluation.records import Qrels, RunTable
 
 N_RUN, N_TOPIC, DEPTH, N_DOC, N_GROUP, POOL_K = 100, 50, 1000, 20000, 20, 100

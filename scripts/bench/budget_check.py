@@ -34,7 +34,7 @@ from app.evaluation.analyses.budget import TopicSample
 from app.evaluation.analyses.kendall import tau_b
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.formats.trec_files import read_qrels, read_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec-covid-round1"

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from app.evaluation.evaluator import evaluate, evaluate_prepared
 from app.evaluation.formats.trec_files import parse_trec_run, read_qrels, read_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
 from app.evaluation.records import RunTable
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref"]

@@ -58,8 +58,8 @@ from app.evaluation.analyses.budget import TopicSample, topic_samples, xinf_ap_t
 from app.evaluation.analyses.kendall import tau_b
 from app.evaluation.analyses.lines import APKernel, index_lines
 from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.pools.orders import make_order
-from app.evaluation.prepared_runs import prepare_runs
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 ORDERS = ("depth", "shuffled", "move_to_front", "mm_ns", "hedge", "mtc", "infap", "xinfap_d3")

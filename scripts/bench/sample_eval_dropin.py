@@ -45,9 +45,9 @@ def in_process(data: Path, repeat: int) -> dict[str, float]:
     """Best-of-`repeat` seconds of each stage of one drop-in call on syn7_1, in this process."""
     import numpy as np
 
-    from app.evaluation.evaluator import evaluate
     from app.evaluation.formats.trec_files import read_qrels, read_run
-    from app.evaluation.sample_eval_output import MAX_RESULTS, MEASURES, sample_eval_report
+    from app.evaluation.measures.evaluate import evaluate
+    from app.evaluation.output.sample_eval import MAX_RESULTS, MEASURES, sample_eval_report
 
     best = {"read qrels + run": float("inf"), "evaluate": float("inf"), "report": float("inf")}
     for _ in range(repeat):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.pools.builders import rank_rows
 from app.evaluation.records import Qrels
-from app.evaluation.significance import discriminative_power, pairwise_randomization
+from app.evaluation.statistics.significance import discriminative_power, pairwise_randomization
 from tests.api.test_evaluations import judged_campaign, wait_done, wait_finished  # noqa: F401 - judged_campaign is a fixture
 
 

@@ -15,9 +15,9 @@ from app.evaluation.analyses.strata import stratum_summary
 from app.evaluation.analyses.swap_rate import swap_rates
 from app.evaluation.analyses.topic_comparison import topic_comparison
 from app.evaluation.analyses.type_significance import significance_by_type
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import parse_qrels
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate
 from tests.api.test_analyses import assert_svg_figure, evaluated, start_analysis  # noqa: F401 - evaluated: fixture
 from tests.api.test_evaluations import judged_campaign  # noqa: F401 - judged_campaign is a fixture
 

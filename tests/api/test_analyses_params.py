@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.pools.builders import rank_rows
 from app.evaluation.records import Qrels
 from tests.api.test_analyses import evaluated, run_analysis, start_analysis  # noqa: F401 - evaluated is a fixture

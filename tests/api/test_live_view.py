@@ -14,7 +14,7 @@ from sqlalchemy import select
 from app.evaluation.analyses.budget import allocation, relevant_estimate, xinfap_variance
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.lines import index_lines
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
 from app.services import live_view
 from app.services.auth import authenticate

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats
 from sqlalchemy import update
 
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
+from app.evaluation.measures.evaluate import evaluate
 from app.storage.models import Run
 from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
 from tests.evaluation.analyses.brute import trec_order

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from app.cli import cli
-from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.evaluate import evaluate
 from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
 
 

@@ -21,9 +21,9 @@ from app.evaluation.analyses.strata import stratum_summary
 from app.evaluation.analyses.swap_rate import swap_rates
 from app.evaluation.analyses.topic_comparison import topic_comparison
 from app.evaluation.analyses.type_significance import significance_by_type
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import read_qrels, read_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate
 from tests.cli.test_analyse_moments import MEASURES, _reference, moment_files  # noqa: F401 - moment_files: fixture
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ from scipy import stats
 
 from app.cli import cli
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
-from app.evaluation.significance import discriminative_power, pairwise_randomization
+from app.evaluation.statistics.significance import discriminative_power, pairwise_randomization
 
 runner = CliRunner()
 MEASURES = ["AxIoU@1", "AxIoU@5", "R@1,0.5", "R@5,0.7"]

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from app.evaluation.output import format_results, write_results
+from app.evaluation.output.writers import format_results, write_results
 
 runner = CliRunner()
 

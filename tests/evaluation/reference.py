@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.formats.text import decode_utf8
+from app.evaluation.errors import decode_utf8
 from app.evaluation.formats.trec_files import (
     _as_bytes,
     _fast_columns,
@@ -19,7 +19,7 @@ from app.evaluation.formats.trec_files import (
     _parse_trec_run_slowly,
     _str_array,
 )
-from app.evaluation.prepared_runs import PreparedRuns
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import RunTable
 
 

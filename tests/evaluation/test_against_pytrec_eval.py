@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.evaluator import evaluate, evaluate_prepared
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
 from app.evaluation.records import Qrels, RunTable
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

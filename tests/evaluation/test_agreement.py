@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.agreement import cohen_kappa, neighbour_disagreements
+from app.evaluation.statistics.agreement import cohen_kappa, neighbour_disagreements
 
 
 def test_kappa_hand_worked():

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import parse_trec_qrels, parse_trec_run
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.pools.builders import Stratum, build_pool
 
 

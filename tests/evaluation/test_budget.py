@@ -11,9 +11,9 @@ import pytest
 from app.evaluation.analyses import budget
 from app.evaluation.analyses.kendall import tau_b
 from app.evaluation.analyses.lines import index_lines
-from app.evaluation.evaluator import evaluate_prepared
 from app.evaluation.formats.trec_files import read_qrels, read_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate_prepared
 
 
 def population(seed: int = 0, n_run: int = 5, n_item: int = 300) -> tuple[budget.TopicSample, np.ndarray]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.campaign_summary import (
+from app.evaluation.records import Qrels, RunTable
+from app.evaluation.statistics.campaign_summary import (
     easy_and_hard,
     frequent_false_positives,
     hard_true_positives,
@@ -14,7 +15,6 @@ from app.evaluation.campaign_summary import (
     top_runs_per_topic,
     topic_box_stats,
 )
-from app.evaluation.records import Qrels, RunTable
 
 
 def run(tag: str, rows: list[tuple[str, str]]) -> RunTable:

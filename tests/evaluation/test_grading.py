@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.evaluator import evaluate, evaluate_prepared
-from app.evaluation.fast import grading
-from app.evaluation.fast.grading import grade_runs
 from app.evaluation.fast.hashing import KeyTable, hash_strings
 from app.evaluation.formats.trec_files import parse_trec_run
-from app.evaluation.grade_matrix import PADDING, GradeMatrix, grade_matrix
+from app.evaluation.grading import fast_path as grading
+from app.evaluation.grading.fast_path import grade_runs
+from app.evaluation.grading.grade_matrix import PADDING, GradeMatrix, grade_matrix
+from app.evaluation.grading.run_order import run_order
+from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.run_order import run_order
 from tests.evaluation.reference import prepare_runs_with_dicts
 from tests.evaluation.test_speed_paths import random_runs
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from app.evaluation.errors import FormatError
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import (
     parse_qrels,
     parse_trec_qrels,
@@ -17,6 +16,7 @@ from app.evaluation.formats.trec_files import (
     read_qrels,
     read_run,
 )
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.measures.registry import default_measures
 
 QRELS = "1 0 d1 1\n1 0 d2 0\n"

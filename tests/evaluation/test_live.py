@@ -9,8 +9,8 @@ import pytest
 from app.evaluation.analyses.budget import relevant_estimate
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.live import LiveBoard
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.pools.builders import Stratum, build_pool
-from app.evaluation.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 

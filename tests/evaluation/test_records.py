@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 
 from app.evaluation.formats.trec_files import parse_trec_run
+from app.evaluation.grading.run_order import run_order
 from app.evaluation.records import RunTable
-from app.evaluation.run_order import run_order
 
 
 def test_a_table_of_the_callers_arrays_caches_without_freezing_them() -> None:

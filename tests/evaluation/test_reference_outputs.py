@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from app.evaluation.errors import MeasureError
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.measures.registry import default_measures, resolve
 from app.evaluation.records import Qrels, RunTable
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.evaluation.evaluator import evaluate
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
+from app.evaluation.measures.evaluate import evaluate
 from tests.evaluation import sample_eval_reference as reference
 
 AVS_RUNS = ["syn7_0", "syn7_1", "syn7_2", "syn7_3"]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from app.evaluation import significance as sig
-from app.evaluation.significance import (
+from app.evaluation.statistics import significance as sig
+from app.evaluation.statistics.significance import (
     RandomizationResult,
     discriminative_power,
     paired_randomization_test,

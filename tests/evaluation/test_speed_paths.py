@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation import prepared_runs as ranking
 from app.evaluation.errors import FormatError
 from app.evaluation.fast.columns import parse_floats, parse_ints, split_columns
 from app.evaluation.formats.trec_files import parse_trec_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading import prepared_runs as ranking
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import RunTable
 from tests.evaluation.reference import _parse_trec_run_from_lists, prepare_runs_with_dicts
 

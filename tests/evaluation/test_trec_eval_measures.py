@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from app.evaluation.errors import MeasureError
-from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.measures.registry import describe, expand_names, resolve
 from app.evaluation.records import Qrels, RunTable
 from tests.evaluation.test_against_pytrec_eval import random_case, to_qrels, to_run

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
-from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 DEFAULT_DEPTHS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000)

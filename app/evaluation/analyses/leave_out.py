@@ -41,7 +41,7 @@ from app.evaluation.analyses.lines import (
     rank_limits,
     run_mask,
 )
-from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 

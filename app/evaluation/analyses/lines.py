@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.evaluator import evaluate_prepared
-from app.evaluation.grade_matrix import summarise_qrels
+from app.evaluation.grading.grade_matrix import summarise_qrels
+from app.evaluation.grading.prepared_runs import PreparedRuns, lookup
+from app.evaluation.measures.evaluate import evaluate_prepared
 from app.evaluation.measures.registry import resolve
 from app.evaluation.measures.trec import ap_per_list
-from app.evaluation.prepared_runs import PreparedRuns, lookup
 from app.evaluation.records import Qrels
 
 NEVER = np.iinfo(np.int64).max  # rank of a line no selected run retrieved

@@ -26,7 +26,7 @@ from app.evaluation.analyses.budget import relevant_estimate, stopping_advice
 from app.evaluation.analyses.kendall import tau_b
 from app.evaluation.analyses.leave_out import unique_owner
 from app.evaluation.analyses.lines import APKernel, index_lines, run_mask
-from app.evaluation.prepared_runs import PreparedRuns
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels
 
 

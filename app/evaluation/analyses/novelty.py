@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from app.evaluation.prepared_runs import PreparedRuns, lookup, prepare_runs
+from app.evaluation.grading.prepared_runs import PreparedRuns, lookup, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 

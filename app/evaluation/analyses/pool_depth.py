@@ -31,7 +31,7 @@ import numpy as np
 from app.evaluation.analyses.depth_inference import PoolDepths, pool_depths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import NEVER, SubsetScorer, index_lines, line_min_rank, run_mask
-from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 OUTSIDE = ("drop", "keep")

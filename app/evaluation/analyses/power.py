@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from app.evaluation import significance
+from app.evaluation.statistics import significance
 
 
 def discriminative_power(

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from app.evaluation.agreement import cohen_kappa
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.evaluator import evaluate_prepared
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.measures.evaluate import evaluate_prepared
 from app.evaluation.pools.keys import pair_keys
-from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
+from app.evaluation.statistics.agreement import cohen_kappa
 
 
 def _num(value: float | None) -> float | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from app.evaluation.grade_matrix import GradeMatrix, summarise_qrels
+from app.evaluation.grading.grade_matrix import GradeMatrix, summarise_qrels
 from app.evaluation.measures.inferred import inum_rel
 from app.evaluation.measures.trec import RankedLists
 from app.evaluation.records import Qrels

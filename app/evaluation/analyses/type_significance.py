@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from app.evaluation import significance
 from app.evaluation.analyses.lines import GM_FLOOR
+from app.evaluation.statistics import significance
 
 METHODS = ("pairwise", "holm", "bonferroni", "tukey")
 

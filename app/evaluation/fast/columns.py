@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.formats.text import decode_utf8
+from app.evaluation.errors import decode_utf8
 
 # Code points that str.split() treats as white space.
 _ASCII_SPACE = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32)

@@ -6,8 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-from app.evaluation.errors import FormatError
-from app.evaluation.formats.text import decode_utf8
+from app.evaluation.errors import FormatError, decode_utf8
 
 _LINE = re.compile(r"^\s*(\S+)\s+(.+?)\s*$")
 

@@ -17,7 +17,7 @@ from typing import TypeVar, overload
 
 import numpy as np
 
-from app.evaluation.errors import FormatError
+from app.evaluation.errors import FormatError, decode_utf8
 from app.evaluation.fast.columns import Columns, as_unicode, parse_floats, parse_ints, split_columns
 from app.evaluation.fast.hashing import hash_codes, mix
 from app.evaluation.formats.scanning import Errors as _Errors
@@ -28,7 +28,6 @@ from app.evaluation.formats.scanning import parse_int as _parse_int
 from app.evaluation.formats.scanning import read_only as _read_only
 from app.evaluation.formats.scanning import str_array as _str_array
 from app.evaluation.formats.streams import decompressed_pieces, file_blocks, file_pieces
-from app.evaluation.formats.text import decode_utf8
 from app.evaluation.formats.trecvid_xml import parse_trecvid_xml, scan_trecvid_xml, scan_trecvid_xml_blocks
 from app.evaluation.records import Qrels, RunTable
 

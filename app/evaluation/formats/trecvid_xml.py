@@ -13,7 +13,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from app.evaluation.errors import FormatError
+from app.evaluation.errors import FormatError, decode_utf8
 from app.evaluation.formats.scanning import (
     Errors,
     RunScan,
@@ -23,7 +23,6 @@ from app.evaluation.formats.scanning import (
     read_only,
     str_array,
 )
-from app.evaluation.formats.text import decode_utf8
 from app.evaluation.records import RunTable
 
 RUN_TAG_ATTRIBUTES = ("runId", "runid", "run_id", "runID", "id", "name", "tag")

@@ -3,7 +3,7 @@
 The sample_eval.pl measures follow the script's arithmetic step for step, not only its formulas: the strata are
 visited in the script's order (labels sorted as strings), every sum is taken in its order, each quotient is formed
 as it forms it and its constants are its literals, so the values are the script's own doubles (its 12-decimal
-output is reproduced byte for byte, sample_eval_output.py). Logarithms come from the C library (`math.log`, as
+output is reproduced byte for byte, output/sample_eval.py). Logarithms come from the C library (`math.log`, as
 Perl's `log`), never numpy's, whose vectorised log differs from it in the last bit for some arguments.
 """
 

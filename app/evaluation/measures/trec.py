@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from app.evaluation.grade_matrix import NOT_POOLED, PADDING, GradeMatrix
+from app.evaluation.grading.grade_matrix import NOT_POOLED, PADDING, GradeMatrix
 
 RELEVANCE_LEVEL = 1
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for the logarithm of gm_map and gm_bpref

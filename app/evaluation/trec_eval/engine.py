@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from app.evaluation.fast.grading import grade_runs
-from app.evaluation.grade_matrix import NOT_POOLED, PADDING, GradeMatrix, grade_matrix
+from app.evaluation.grading.fast_path import grade_runs
+from app.evaluation.grading.grade_matrix import NOT_POOLED, PADDING, GradeMatrix, grade_matrix
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures import trec
 from app.evaluation.measures.trec import RankedLists
-from app.evaluation.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.trec_eval.options import Options
 from app.evaluation.trec_eval.table import COUNT, GEOMETRIC, LONG, RUNID, TEXT, Selected

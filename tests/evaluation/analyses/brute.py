@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.records import Qrels, RunTable
 
 

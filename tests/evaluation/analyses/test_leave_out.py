@@ -14,7 +14,7 @@ import pytrec_eval
 
 from app.evaluation.analyses import leave_out, pool_depth, read_run_groups
 from app.evaluation.formats.trec_files import read_qrels, read_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
 from tests.evaluation.analyses.brute import mean_over_topics, random_collection, trec_order
 

@@ -8,8 +8,8 @@ import pytest
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.lines import SubsetScorer, index_lines
 from app.evaluation.analyses.pool_depth import pool_depth
-from app.evaluation.evaluator import evaluate
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate
 from tests.evaluation.analyses.brute import random_collection
 
 

@@ -16,7 +16,7 @@ from app.evaluation.analyses import (
     perturb,
     stability,
 )
-from app.evaluation.evaluator import evaluate
+from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.moments import ground_truth_segments, parse_moment_ground_truth, parse_moment_run, rank_moments
 from tests.evaluation.analyses.brute import random_collection
 

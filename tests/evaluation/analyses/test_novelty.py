@@ -7,9 +7,9 @@ import pytest
 
 from app.evaluation.analyses.groups import read_run_groups
 from app.evaluation.analyses.novelty import unique_relevant
-from app.evaluation.campaign_summary import hits_by_team
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.records import Qrels, RunTable
+from app.evaluation.statistics.campaign_summary import hits_by_team
 from tests.evaluation.analyses.brute import random_collection, trec_order
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from app.evaluation.analyses import APKernel, index_lines, pool_depth
-from app.evaluation.evaluator import evaluate_prepared
 from app.evaluation.formats.trec_files import read_qrels, read_run
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.evaluate import evaluate_prepared
 from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
 
 

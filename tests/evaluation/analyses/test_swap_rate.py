@@ -135,8 +135,8 @@ def test_bad_arguments():
 
 
 def test_trec_covid_counts_and_the_sparse_bin_rule(shared_data):
-    from app.evaluation.evaluator import evaluate
     from app.evaluation.formats.trec_files import read_qrels, read_run
+    from app.evaluation.measures.evaluate import evaluate
 
     base = shared_data / "trec-covid-round1"
     runs = [read_run(p) for p in sorted((base / "runs").glob("*.gz"))]

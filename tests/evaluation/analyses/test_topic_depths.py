@@ -11,7 +11,7 @@ import pytest
 
 from app.evaluation.analyses import index_lines, leave_out, pool_depth, pool_depths
 from app.evaluation.analyses.lines import run_mask
-from app.evaluation.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels, RunTable
 from tests.evaluation.analyses.brute import mean_over_topics, random_collection, trec_order
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from app.evaluation import significance
 from app.evaluation.analyses.type_significance import bonferroni, holm, significance_by_type
+from app.evaluation.statistics import significance
 
 
 def _matrix(p01: float, p02: float, p12: float) -> np.ndarray:

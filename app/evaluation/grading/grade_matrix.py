@@ -1,7 +1,7 @@
 """Grade matrices: the grade (and stratum) at each rank of every run x topic against one qrels, and qrels summaries.
 
 Every measure reduces over a `GradeMatrix`. `grade_matrix` here is the grader: it grades `PreparedRuns` (analyses
-grade one prepared set against many qrels). `evaluate` takes its fast path from parsed tables, `fast.grading`,
+grade one prepared set against many qrels). `evaluate` takes its fast path from parsed tables, `fast_path`,
 which gives exactly the same matrix or declines.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.prepared_runs import PreparedRuns, lookup
+from app.evaluation.grading.prepared_runs import PreparedRuns, lookup
 from app.evaluation.records import Qrels
 
 NOT_POOLED = -9  # grade of a retrieved doc absent from the qrels

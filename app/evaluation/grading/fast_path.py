@@ -18,9 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.evaluation.fast.hashing import KeyTable, hash_strings, matrix_hashable
-from app.evaluation.grade_matrix import NOT_POOLED, PADDING, GradeMatrix, summarise_qrels
+from app.evaluation.grading.grade_matrix import NOT_POOLED, PADDING, GradeMatrix, summarise_qrels
+from app.evaluation.grading.run_order import RunOrder, run_order
 from app.evaluation.records import Qrels, RunTable
-from app.evaluation.run_order import RunOrder, run_order
 
 _TOPIC_MULTIPLIER = np.uint64(0xD6E8FEB86659FD93)
 

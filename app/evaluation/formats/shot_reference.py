@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.errors import FormatError
-from app.evaluation.formats.text import decode_utf8
+from app.evaluation.errors import FormatError, decode_utf8
 
 HEADER_FIRST_FIELDS = {"shot_id", "shot", "shotid"}
 

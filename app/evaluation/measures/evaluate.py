@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.evaluation.fast.grading import grade_runs
-from app.evaluation.grade_matrix import GradeMatrix, grade_matrix
+from app.evaluation.grading.fast_path import grade_runs
+from app.evaluation.grading.grade_matrix import GradeMatrix, grade_matrix
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.measures.registry import resolve
 from app.evaluation.measures.trec import RankedLists
-from app.evaluation.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.results import Results
 
