@@ -12,7 +12,7 @@ from app.api.media import CSV_OR_JSON
 from app.api.qrels import JudgingOrderMark
 from app.api.security import Member, Organiser, SessionDep, public
 from app.evaluation.measures.registry import measure_help
-from app.services import leaderboards, publication, reports
+from app.services import leaderboards, publication, reports, snapshots, visibility
 from app.services.inputs import Id, Text
 from app.services.tables import leaderboard_csv, per_topic_csv
 
@@ -146,7 +146,7 @@ def live(
     campaign's `team_results` allows: `own` = its own runs' scores (mean and per topic, every measure) and each topic's
     best and median over all runs, no ranks; `hidden` = 403. Assessors: 403."""
     filters = leaderboards.Filters(system_type, training_type, novelty)
-    board = leaderboards.live_leaderboard(
+    board = visibility.leaderboard_for(
         session, principal, campaign_id, measure=measure, evaluation_id=evaluation_id, filters=filters
     )
     return _render(board, format)
@@ -211,7 +211,7 @@ def live_report(campaign_id: Id, session: SessionDep, principal: Organiser) -> d
 @router.get("/public/campaigns/{campaign_id}/report", dependencies=[public()])
 def published_report(campaign_id: Id, session: SessionDep) -> dict[str, object]:
     """The report frozen with the published leaderboard."""
-    return leaderboards.published_snapshot(session, campaign_id).content["report"]
+    return snapshots.published_snapshot(session, campaign_id).content["report"]
 
 
 @router.post("/campaigns/{campaign_id}/publish", status_code=201)

@@ -32,9 +32,9 @@ from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
-from app.services.leaderboards import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs, load_runs
+from app.services.scores import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run
 
 Progress = Callable[[float], None]

@@ -1,7 +1,7 @@
 """Publishing: freeze the score table (every measure), significance groups and the report as one public snapshot.
 
 The snapshot holds the table, not prebuilt boards: a published board is built from it by the same code and rule
-as the live one (leaderboards.board_document), whatever the measure and filters.
+as the live one (leaderboards.board_document, over snapshots.published_table), whatever the measure and filters.
 """
 
 from __future__ import annotations
@@ -11,14 +11,10 @@ from sqlalchemy.orm import Session
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict
-from app.services.leaderboards import (
-    default_measure,
-    finished_evaluation,
-    score_table,
-    significance,
-    snapshot_content,
-)
+from app.services.leaderboards import significance
 from app.services.reports import build_report
+from app.services.scores import default_measure, finished_evaluation, score_table
+from app.services.snapshots import snapshot_content
 from app.storage.models import CampaignStatus, LeaderboardSnapshot, QrelsVersion
 
 

@@ -29,10 +29,11 @@ from app.evaluation.statistics.campaign_summary import (
 )
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
-from app.services.leaderboards import Filters, build_leaderboard, default_measure, finished_evaluation, score_table
+from app.services.leaderboards import Filters, build_leaderboard
 from app.services.pools import current_pool, pool_statistics
 from app.services.qrels import evaluation_qrels, order_mark
 from app.services.run_arrays import load_runs
+from app.services.scores import default_measure, finished_evaluation, score_table
 from app.storage.models import Campaign, Evaluation, TaskKind
 
 SIGNIFICANCE_TOP = 10  # the overview tests the top 10 runs of each run type

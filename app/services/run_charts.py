@@ -7,33 +7,14 @@ over all runs, as the leaderboard's `own` view already shows them (SPEC section 
 
 from __future__ import annotations
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.topic_comparison import topic_comparison
 from app.services.auth import Principal
-from app.services.errors import Forbidden, InvalidInput
-from app.services.leaderboards import default_measure, finished_evaluation, leaderboard_table, measure_name
 from app.services.runs import visible_run
-from app.storage.models import Campaign, Evaluation, LeaderboardSnapshot, Role, TeamResults
-
-
-def _evaluation(session: Session, principal: Principal, campaign: Campaign) -> tuple[Evaluation, bool]:
-    """The evaluation whose numbers the caller may see, and whether it is the published one."""
-    published = session.scalar(
-        select(LeaderboardSnapshot.evaluation_id)
-        .where(LeaderboardSnapshot.campaign_id == campaign.id)
-        .order_by(LeaderboardSnapshot.id.desc())
-        .limit(1)
-    )
-    if principal.role is Role.team:
-        if published is not None:
-            evaluation = session.get(Evaluation, published)
-            assert evaluation is not None
-            return evaluation, True
-        if campaign.team_results is TeamResults.hidden:
-            raise Forbidden("this campaign shows results to teams only once the organisers publish them")
-    return finished_evaluation(session, campaign.id, None), False
+from app.services.scores import default_measure, leaderboard_table, measure_index, measure_name
+from app.services.visibility import visible_evaluation
+from app.storage.models import Campaign
 
 
 def run_versus_all(
@@ -43,14 +24,12 @@ def run_versus_all(
     run = visible_run(session, principal, run_id)
     campaign = session.get(Campaign, run.campaign_id)
     assert campaign is not None
-    evaluation, published = _evaluation(session, principal, campaign)
+    evaluation, published = visible_evaluation(session, principal, campaign)
     wanted = measure_name(measure)
     table = leaderboard_table(session, campaign, evaluation, wanted)
     shown = wanted or default_measure(campaign, table.measures)
-    if shown not in table.measures:
-        raise InvalidInput("unknown measure", [{"field": "measure", "message": f"one of {', '.join(table.measures)}"}])
     ids = [r.id for r in table.runs]
-    values = table.values[:, table.measures.index(shown), :]
+    values = table.values[:, measure_index(table, shown), :]
     comparison = topic_comparison([str(i) for i in ids], table.topics, values, measure=shown)
     chart = comparison.run(str(run.id))
     return {

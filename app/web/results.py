@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app import __version__
 from app.evaluation.measures.registry import describe
-from app.services import leaderboards
+from app.services import leaderboards, snapshots
 from app.services.inputs import Id
 from app.web.pages import templates
 
@@ -76,7 +76,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
     @router.get("/", response_class=HTMLResponse, name="home")
     def home(request: Request, session: Session = SessionDep) -> Response:
         """Published campaigns."""
-        campaigns = leaderboards.published_campaigns(session)
+        campaigns = snapshots.published_campaigns(session)
         return templates.TemplateResponse(
             request, "index.html", {"campaigns": campaigns, "version": __version__}, headers=HEADERS
         )
@@ -94,7 +94,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
         """A published leaderboard; its JSON twin is /api/public/campaigns/{id}/leaderboard."""
         filters = leaderboards.Filters(system_type, training_type, novelty)
         board = leaderboards.published_leaderboard(session, campaign_id, measure, filters)
-        snapshot = leaderboards.published_snapshot(session, campaign_id)
+        snapshot = snapshots.published_snapshot(session, campaign_id)
         query = {
             k: v
             for k, v in {
@@ -126,7 +126,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
     @router.get("/campaigns/{campaign_id}/report", response_class=HTMLResponse, name="report_page")
     def report_page(request: Request, campaign_id: Id, session: Session = SessionDep) -> Response:
         """A published campaign report; its JSON twin is /api/public/campaigns/{id}/report."""
-        snapshot = leaderboards.published_snapshot(session, campaign_id)
+        snapshot = snapshots.published_snapshot(session, campaign_id)
         report = snapshot.content["report"]
         return templates.TemplateResponse(
             request,

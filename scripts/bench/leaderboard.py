@@ -3,7 +3,7 @@
 Fills a campaign of --runs runs x --topics topics x --measures measures (the evaluation job's own writer stores the
 scores and the per-run means), starts the service on a free local port (DATABASE_URL, else an embedded PostgreSQL)
 and times --repeat leaderboard GETs over HTTP. Today's path is rebuilt in the same process: every number of the
-evaluation read through COPY (leaderboards.score_table), the same document built and serialised to JSON (no HTTP, so
+evaluation read through COPY (scores.score_table), the same document built and serialised to JSON (no HTTP, so
 it is a lower bound of what that GET took). Both print p50/p99. Then, as a team (its own runs, the campaign's default
 `team_results: own`) and, after publishing, as the public (the board built from the snapshot's score table, and
 filtered by system type), the same GET over HTTP.
@@ -38,7 +38,8 @@ from app.services.auth import (
     Principal,  # noqa: E402
     create_token,  # noqa: E402
 )
-from app.services.leaderboards import Filters, build_leaderboard, live_leaderboard, score_table  # noqa: E402
+from app.services.leaderboards import Filters, build_leaderboard, live_leaderboard  # noqa: E402
+from app.services.scores import score_table  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from app.storage.database import make_engine, make_session_factory, session_scope, start_embedded  # noqa: E402
 from app.storage.models import (  # noqa: E402

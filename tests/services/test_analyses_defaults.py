@@ -11,7 +11,7 @@ import pytest
 from app.evaluation.measures.registry import default_measures
 from app.services.analyses import _scores
 from app.services.analysis_registry import ANALYSES, AnalysisData, Computed, default_words, parse_params
-from app.services.leaderboards import ScoreTable
+from app.services.scores import ScoreTable
 
 
 def _table() -> ScoreTable:

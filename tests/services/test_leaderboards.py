@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from app.services import campaigns, evaluations, leaderboards, publication, qrels
+from app.services import campaigns, evaluations, leaderboards, publication, qrels, scores, visibility
 from app.services.auth import Principal
 from app.services.errors import Forbidden
 from app.storage.models import CampaignStatus, Evaluation, Role, RunMean, Score, TeamResults
@@ -69,9 +69,7 @@ def test_the_same_board_as_from_every_score(evaluated, measure, filters):
     session = campaign.session
     stored = session.get(Evaluation, evaluation.id)
     model = campaigns.get_campaign(session, ORGANISER, campaign.id)
-    expected = leaderboards.build_leaderboard(
-        model, stored, leaderboards.score_table(session, stored), measure, filters
-    )
+    expected = leaderboards.build_leaderboard(model, stored, scores.score_table(session, stored), measure, filters)
     board = leaderboards.live_leaderboard(session, ORGANISER, campaign.id, measure=measure, filters=filters)
     assert board == expected
     assert board["rows"] and len(board["per_topic"]) == 12
@@ -93,7 +91,7 @@ def test_a_snapshot_published_before_the_table_was_frozen_still_filters_by_the_r
     snapshot = publication.publish(session, ORGANISER, campaign.id)
     model = campaigns.get_campaign(session, ORGANISER, campaign.id)
     stored = session.get(Evaluation, evaluation.id)
-    table = leaderboards.score_table(session, stored)
+    table = scores.score_table(session, stored)
     boards = {m: leaderboards.build_leaderboard(model, stored, table, m, leaderboards.Filters()) for m in MEASURES}
     old = {k: snapshot.content[k] for k in ("default_measure", "qrels_label", "significance", "report")}
     snapshot.content = {**old, "leaderboards": boards}
@@ -112,8 +110,8 @@ def test_hidden_raises_for_a_team_until_published(evaluated):
     campaigns.update_campaign(session, ORGANISER, campaign.id, {"team_results": TeamResults.hidden})
     team = Principal(Role.team, token_id=0, campaign_id=campaign.id, team_id=campaign.team_id)
     with pytest.raises(Forbidden):
-        leaderboards.live_leaderboard(session, team, campaign.id)
+        visibility.leaderboard_for(session, team, campaign.id)
     publication.publish(session, ORGANISER, campaign.id)
-    seen = leaderboards.live_leaderboard(session, team, campaign.id, filters=leaderboards.Filters(system_type="R"))
+    seen = visibility.leaderboard_for(session, team, campaign.id, filters=leaderboards.Filters(system_type="R"))
     assert seen == leaderboards.published_leaderboard(session, campaign.id, None, leaderboards.Filters("R"))
     assert seen["published"] is True and {r["system_type"] for r in seen["rows"]} == {"R"}

@@ -1,0 +1,224 @@
+"""Reading stored scores: an evaluation's numbers as arrays, the measure a caller means, where the numbers come from.
+
+What boards, reports, publication, analyses and charts read; none of them writes here. Every number of an
+evaluation (`score_table`, one COPY) or what one board shows (`leaderboard_table`: the per-run means of
+`run_means` and one measure's per-topic values). A run absent from a topic, or a measure absent from a run, is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+from sqlalchemy import Row, bindparam, func, select, text
+from sqlalchemy.orm import Session, object_session
+
+from app.evaluation.errors import MeasureError
+from app.evaluation.measures.registry import resolve
+from app.evaluation.moments import parse_moment_measure
+from app.services.errors import InvalidInput, NotFound
+from app.services.evaluations import latest_done
+from app.services.qrels import order_mark, unjudged_note
+from app.storage.bulk import copy_out
+from app.storage.models import Campaign, Evaluation, QrelsVersion, Run, TaskKind, Team, Topic
+
+ALL = "all"  # the topic column of a run's mean
+DEFAULT_MEASURE = {TaskKind.shots: ("xinfAP", "AP"), TaskKind.moments: ("AxIoU@10",)}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a board needs of a run (its metadata, not its upload)."""
+
+    id: int
+    name: str
+    team_id: int
+    system_type: str
+    training_type: str
+    novelty: bool
+    priority: int
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """An evaluation's numbers as arrays: values[run, measure, topic] (NaN where absent) and means[run, measure]."""
+
+    runs: Sequence[Run | RunInfo]
+    teams: dict[int, str]
+    measures: list[str]
+    topics: list[str]
+    values: np.ndarray
+    means: np.ndarray
+
+
+def topic_key(topic: str) -> tuple[int, int, str]:
+    """Numeric topics in numeric order, then the rest."""
+    return (0, int(topic), "") if topic.isdigit() else (1, 0, topic)
+
+
+def json_number(value: float | None) -> float | None:
+    """A JSON-safe number (None for NaN, infinities and None)."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def score_table(session: Session, evaluation: Evaluation) -> ScoreTable:
+    """Load every stored number of an evaluation in one COPY (reports, publication, analyses)."""
+    runs = list(session.scalars(select(Run).where(Run.campaign_id == evaluation.campaign_id).order_by(Run.id)))
+    teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == evaluation.campaign_id))}
+    query = sql.SQL("SELECT run_id, measure, topic, value FROM scores WHERE evaluation_id = {}").format(
+        sql.Literal(evaluation.id)
+    )
+    raw = b"".join(copy_out(session, query))
+    rows = np.array(raw.decode().split(), dtype=str).reshape(-1, 4) if raw else np.empty((0, 4), dtype=str)
+    measures = list(evaluation.measures["names"])
+    topics = sorted({t for t in rows[:, 2].tolist() if t != ALL}, key=topic_key)
+    run_index = {r.id: i for i, r in enumerate(runs)}
+    measure_index = {m: i for i, m in enumerate(measures)}
+    topic_index = {t: i for i, t in enumerate(topics)}
+    values = np.full((len(runs), len(measures), len(topics)), np.nan)
+    means = np.full((len(runs), len(measures)), np.nan)
+    r = np.array([run_index.get(int(x), -1) for x in rows[:, 0].tolist()], dtype=np.int64)
+    m = np.array([measure_index.get(x, -1) for x in rows[:, 1].tolist()], dtype=np.int64)
+    is_all = rows[:, 2] == ALL
+    t = np.array([topic_index.get(x, -1) for x in rows[:, 2].tolist()], dtype=np.int64)
+    v = rows[:, 3].astype(np.float64)
+    ok = (r >= 0) & (m >= 0)
+    means[r[ok & is_all], m[ok & is_all]] = v[ok & is_all]
+    keep = ok & ~is_all & (t >= 0)
+    values[r[keep], m[keep], t[keep]] = v[keep]
+    return ScoreTable(runs, teams, measures, topics, values, means)
+
+
+_RUNS = text(
+    "SELECT r.id, r.name, r.team_id, r.system_type, r.training_type, r.novelty, r.priority, t.name "
+    "FROM runs r JOIN teams t ON t.id = r.team_id WHERE r.campaign_id = :campaign ORDER BY r.id"
+)
+_MEANS = text(
+    "SELECT run_id, array_agg(measure), array_agg(value) FROM run_means WHERE evaluation_id = :evaluation "
+    "GROUP BY run_id"
+)
+_PER_TOPIC = text(
+    "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
+    "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all' GROUP BY run_id"
+)
+_RUN_TOPICS = text(
+    "SELECT run_id, measure, array_agg(topic), array_agg(value) FROM scores "
+    "WHERE evaluation_id = :evaluation AND run_id IN :runs AND topic <> 'all' GROUP BY run_id, measure"
+).bindparams(bindparam("runs", expanding=True))
+
+
+def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluation, measure: str | None) -> ScoreTable:
+    """What one leaderboard shows: every run's stored means (run_means) and the per-topic values of its measure only.
+
+    A few thousand numbers instead of every one of the evaluation; `values` is NaN outside the measure's slice.
+    """
+    runs, teams = [], {}
+    for *fields, team in session.execute(_RUNS, {"campaign": evaluation.campaign_id}):
+        run = RunInfo(*fields)
+        runs.append(run)
+        teams[run.team_id] = team
+    measures = list(evaluation.measures["names"])
+    run_index = {r.id: i for i, r in enumerate(runs)}
+    measure_index = {m: i for i, m in enumerate(measures)}
+    means = np.full((len(runs), len(measures)), np.nan)
+    for run_id, names, numbers in session.execute(_MEANS, {"evaluation": evaluation.id}):
+        if run_id in run_index:
+            known = [(measure_index[n], v) for n, v in zip(names, numbers, strict=True) if n in measure_index]
+            if known:
+                columns, cells = zip(*known, strict=True)
+                means[run_index[run_id], list(columns)] = cells
+    shown = measure or default_measure(campaign, measures)
+    per_run: Sequence[Row[Any, Any, Any]] = []  # run id, topic names, values
+    if shown in measure_index:  # one row per run: its topics and values of the measure
+        per_run = session.execute(_PER_TOPIC, {"evaluation": evaluation.id, "measure": shown}).all()
+    topics = sorted({topic for _, names, _ in per_run for topic in names}, key=topic_key)
+    topic_index = {t: i for i, t in enumerate(topics)}
+    values = np.full((len(runs), len(measures), len(topics)), np.nan)
+    for run_id, names, numbers in per_run:
+        if run_id in run_index:
+            values[run_index[run_id], measure_index[shown], [topic_index[t] for t in names]] = numbers
+    return ScoreTable(runs, teams, measures, topics, values, means)
+
+
+def run_topic_scores(
+    session: Session, evaluation: Evaluation, run_ids: list[int], order: list[str]
+) -> dict[int, dict[str, dict[str, float | None]]]:
+    """Per run, measure and topic: the stored values of a few runs, topics in `order` (then any others)."""
+    out: dict[int, dict[str, dict[str, float | None]]] = {}
+    if not run_ids:
+        return out
+    for run_id, measure, topics, values in session.execute(
+        _RUN_TOPICS, {"evaluation": evaluation.id, "runs": run_ids}
+    ).all():
+        found = dict(zip(topics, values, strict=True))
+        ordered = [t for t in order if t in found]
+        if len(ordered) < len(found):
+            ordered += sorted(set(found) - set(ordered), key=topic_key)
+        out.setdefault(run_id, {})[measure] = {t: json_number(found[t]) for t in ordered}
+    return out
+
+
+def measure_name(name: str | None) -> str | None:
+    """The stored name of a measure asked for in any spelling the CLI accepts (`map` -> AP, `P_10` -> P@10)."""
+    if name is None:
+        return None
+    try:
+        return resolve(name).name
+    except MeasureError:
+        pass
+    try:
+        return parse_moment_measure(name).name
+    except MeasureError:
+        return name  # unknown: the board names the measures it has
+
+
+def default_measure(campaign: Campaign, measures: list[str]) -> str:
+    """The measure a leaderboard sorts by when none is asked for."""
+    for name in DEFAULT_MEASURE[campaign.task_kind]:
+        if name in measures:
+            return name
+    return measures[0]
+
+
+def measure_index(table: ScoreTable, measure: str) -> int:
+    """The column of a measure (InvalidInput naming the known ones)."""
+    if measure not in table.measures:
+        raise InvalidInput("unknown measure", [{"field": "measure", "message": f"one of {', '.join(table.measures)}"}])
+    return table.measures.index(measure)
+
+
+def finished_evaluation(session: Session, campaign_id: int, evaluation_id: int | None) -> Evaluation:
+    """The named finished evaluation, or the newest."""
+    if evaluation_id is None:
+        evaluation = latest_done(session, campaign_id)
+    else:
+        evaluation = session.get(Evaluation, evaluation_id)
+        if evaluation is not None and (evaluation.campaign_id != campaign_id or evaluation.status != "done"):
+            evaluation = None
+    if evaluation is None:
+        raise NotFound("no finished evaluation for this campaign yet")
+    return evaluation
+
+
+def provenance(campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
+    """Where an evaluation's numbers come from (campaign, qrels version, its judging order), and the warning about
+    topics without judgements: the head of every board and snapshot."""
+    session = object_session(evaluation)
+    assert session is not None
+    version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
+    warning = None
+    if version is not None and version.unjudged_topics:
+        n_topics = session.scalar(select(func.count()).select_from(Topic).where(Topic.campaign_id == campaign.id))
+        warning = unjudged_note(version, n_topics)
+    return {
+        "campaign": {"id": campaign.id, "name": campaign.name, "task_kind": campaign.task_kind.value},
+        "evaluation_id": evaluation.id,
+        "qrels_version_id": evaluation.qrels_version_id,
+        "judging_order": order_mark(version),
+        "unjudged_topics": version.unjudged_topics if version is not None else None,
+        "warning": warning,
+    }

@@ -1,0 +1,139 @@
+"""Published snapshots: the score table a publication freezes, and reading it back (public, no caller checks).
+
+A snapshot holds the score table, not prebuilt boards (`SNAPSHOT_FORMAT` 2, since issue 12): published boards are
+built from it by the live boards' code and rule (`leaderboards`). Snapshots published before hold prebuilt boards;
+their table is read again from their evaluation's stored scores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from app.services.errors import NotFound
+from app.services.scores import (
+    RunInfo,
+    ScoreTable,
+    default_measure,
+    json_number,
+    leaderboard_table,
+    provenance,
+)
+from app.storage.models import Campaign, Evaluation, LeaderboardSnapshot
+
+SNAPSHOT_FORMAT = 2  # snapshots since issue 12 hold the score table; older ones hold prebuilt boards
+RUN_FIELDS = ("id", "name", "team_id", "system_type", "training_type", "novelty", "priority")
+
+
+def snapshot_content(campaign: Campaign, evaluation: Evaluation, table: ScoreTable) -> dict[str, object]:
+    """The frozen score table of a publication: runs, means and every measure's per-topic values."""
+    return {
+        "format": SNAPSHOT_FORMAT,
+        **provenance(campaign, evaluation),
+        "default_measure": default_measure(campaign, table.measures),
+        "runs": [
+            {**{f: getattr(run, f) for f in RUN_FIELDS}, "team": table.teams.get(run.team_id)} for run in table.runs
+        ],
+        "measures": table.measures,
+        "topics": table.topics,
+        "means": [[json_number(v) for v in row] for row in table.means.tolist()],
+        "values": {
+            measure: [[json_number(v) for v in row] for row in table.values[:, m, :].tolist()]
+            for m, measure in enumerate(table.measures)
+        },
+    }
+
+
+def published_snapshot(session: Session, campaign_id: int) -> LeaderboardSnapshot:
+    """The newest published snapshot of a campaign."""
+    snapshot = session.scalar(
+        select(LeaderboardSnapshot)
+        .where(LeaderboardSnapshot.campaign_id == campaign_id)
+        .order_by(LeaderboardSnapshot.id.desc())
+        .limit(1)
+    )
+    if snapshot is None:
+        raise NotFound(f"campaign {campaign_id} has published nothing")
+    return snapshot
+
+
+def published_evaluation_id(session: Session, campaign_id: int) -> int | None:
+    """The evaluation of the campaign's newest snapshot, or None while it has published nothing."""
+    return session.scalar(
+        select(LeaderboardSnapshot.evaluation_id)
+        .where(LeaderboardSnapshot.campaign_id == campaign_id)
+        .order_by(LeaderboardSnapshot.id.desc())
+        .limit(1)
+    )
+
+
+def published_campaigns(session: Session) -> list[Campaign]:
+    """Campaigns that have published a snapshot."""
+    ids = select(LeaderboardSnapshot.campaign_id).distinct()
+    return list(session.scalars(select(Campaign).where(Campaign.id.in_(ids)).order_by(Campaign.id)))
+
+
+def frozen_significance(session: Session, campaign_id: int) -> dict[str, Any]:
+    """The significance groups frozen with the newest snapshot (its default measure, no filters)."""
+    frozen = session.execute(
+        text(
+            "SELECT content -> 'significance' FROM leaderboard_snapshots WHERE campaign_id = :campaign "
+            "ORDER BY id DESC LIMIT 1"
+        ),
+        {"campaign": campaign_id},
+    ).first()
+    if frozen is None:
+        raise NotFound(f"campaign {campaign_id} has published nothing")
+    groups: dict[str, Any] = frozen[0]
+    return groups
+
+
+_SNAPSHOT_HEAD = text(
+    "SELECT id, content - 'values' - 'report' - 'leaderboards', "
+    "content -> 'values' -> coalesce(CAST(:measure AS text), content ->> 'default_measure') "
+    "FROM leaderboard_snapshots WHERE campaign_id = :campaign ORDER BY id DESC LIMIT 1"
+)
+
+
+def published_table(session: Session, campaign_id: int, measure: str | None) -> tuple[int, dict[str, Any], ScoreTable]:
+    """The newest snapshot's id, head and score table (means, and the per-topic values of one measure)."""
+    found = session.execute(_SNAPSHOT_HEAD, {"campaign": campaign_id, "measure": measure}).first()
+    if found is None:
+        raise NotFound(f"campaign {campaign_id} has published nothing")
+    snapshot_id, head, values = found
+    if head.get("format") != SNAPSHOT_FORMAT:
+        return snapshot_id, head, _legacy_table(session, campaign_id, head, measure)
+    measure = measure or head["default_measure"]
+    runs = [RunInfo(**{f: r[f] for f in RUN_FIELDS}) for r in head["runs"]]
+    teams = {r["team_id"]: r["team"] for r in head["runs"]}
+    measures, topics = head["measures"], head["topics"]
+    grid = np.full((len(runs), len(measures), len(topics)), np.nan)
+    if values is not None and runs and topics:  # values is None for an unknown measure: the board says which
+        grid[:, measures.index(measure), :] = np.array(values, dtype=np.float64)  # None -> NaN
+    means = np.array(head["means"], dtype=np.float64).reshape(len(runs), len(measures))
+    return snapshot_id, head, ScoreTable(runs, teams, measures, topics, grid, means)
+
+
+def _legacy_table(session: Session, campaign_id: int, head: dict[str, Any], measure: str | None) -> ScoreTable:
+    """The table of a snapshot published before snapshots held one: its evaluation's stored scores."""
+    snapshot = published_snapshot(session, campaign_id)
+    board = next(iter(snapshot.content["leaderboards"].values()))
+    head.update({k: board[k] for k in ("campaign", "evaluation_id", "qrels_version_id", "measures")})
+    head["format"] = SNAPSHOT_FORMAT
+    campaign = session.get(Campaign, campaign_id)
+    evaluation = session.get(Evaluation, snapshot.evaluation_id)
+    assert campaign is not None and evaluation is not None
+    header = provenance(campaign, evaluation)  # what such boards did not say yet
+    head.update({k: header[k] for k in ("judging_order", "unjudged_topics", "warning")})
+    return leaderboard_table(session, campaign, evaluation, measure or head["default_measure"])
+
+
+def published_head(head: dict[str, Any]) -> dict[str, object]:
+    """The header a published board repeats from its snapshot (older snapshots lack the later keys)."""
+    return {
+        **{k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")},
+        **{k: head.get(k) for k in ("judging_order", "unjudged_topics", "warning")},
+    }
