@@ -43,7 +43,7 @@ class EvaluationOut(BaseModel):
     finished_at: datetime | None
 
 
-def _out(session: SessionDep, evaluation) -> EvaluationOut:  # type: ignore[no-untyped-def]
+def _out(session: SessionDep, evaluation: jobs.Evaluation) -> EvaluationOut:
     """An evaluation's output, with the judging-order mark of its qrels."""
     out = EvaluationOut.model_validate(evaluation)
     mark = qrels.order_mark_of(session, evaluation.qrels_version_id)

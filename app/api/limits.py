@@ -117,11 +117,11 @@ def body_routes_of(openapi: dict[str, object]) -> BodyRoutes:
 async def _body_routes(scope: Scope) -> BodyRoutes:
     """The app's BodyRoutes, made from its OpenAPI document on first use (in a thread: it takes a while)."""
     state = scope["app"].state
-    routes = getattr(state, "body_routes", None)
+    routes: BodyRoutes | None = getattr(state, "body_routes", None)
     if routes is None:
         routes = await run_in_threadpool(lambda: body_routes_of(scope["app"].openapi()))
         state.body_routes = routes
-    return routes  # type: ignore[no-any-return]
+    return routes
 
 
 @dataclass(frozen=True)
@@ -184,9 +184,9 @@ class RequestLimits:
                 if reason is None:
                     raise
                 log.warning("%s %s: %s while checking its token", scope["method"], scope["path"], reason)
-                response = unavailable_response(scope["path"], reason)
-                response.headers["Connection"] = "close"  # the body is not read
-                await response(scope, receive, send)
+                unavailable = unavailable_response(scope["path"], reason)
+                unavailable.headers["Connection"] = "close"  # the body is not read
+                await unavailable(scope, receive, send)
                 return
         limit = await body_limit(scope, principal)
         scope[BODY_LIMIT_KEY] = (limit.size, limit.setting)  # for the 413 answer (api/errors.too_large)

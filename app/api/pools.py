@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
@@ -10,9 +10,14 @@ from pydantic import BaseModel, Field
 from app.api.security import Organiser, SessionDep
 from app.services import judging, judging_orders, pools, qrels, quality
 from app.services.inputs import INT32_MAX, Id, Text
-from app.storage.models import Verdict
+from app.storage.models import Pool, Verdict
 
 router = APIRouter(prefix="/api", tags=["pools"])
+
+if TYPE_CHECKING:
+    JudgingOrderName = str  # a Literal built at run time is opaque to a type checker: to it, an order's name
+else:
+    JudgingOrderName = Literal[judging_orders.ORDERS]  # the orders, an enum in the OpenAPI schema
 
 
 class RunSelection(BaseModel):
@@ -32,7 +37,7 @@ class PoolIn(RunSelection):
     strata: Text | None = Field(
         default=None, max_length=1000, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'"
     )
-    order: Literal[judging_orders.ORDERS] = Field(  # type: ignore[valid-type]
+    order: JudgingOrderName = Field(
         default="shuffled",
         description="Judging order within each topic: the seeded shuffle (a random sample at every point, the default"
         " for xinfAP), move-to-front (Cormack et al. 1998), the MM-NS bandit (Losada et al. 2016), Hedge (Aslam"
@@ -84,7 +89,7 @@ class LabelIn(BaseModel):
     )
 
 
-def _out(session: SessionDep, pool) -> PoolOut:  # type: ignore[no-untyped-def]
+def _out(session: SessionDep, pool: Pool) -> PoolOut:
     return PoolOut(
         id=pool.id,
         campaign_id=pool.campaign_id,
@@ -136,9 +141,9 @@ def assign(pool_id: Id, body: AssignmentsIn, session: SessionDep, principal: Org
 
 
 @router.get("/pools/{pool_id}/progress")
-def progress(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def progress(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, list[dict[str, object]]]:
     """Judging progress per topic and round, and per assessor with time spent."""
-    return judging.pool_progress(session, principal, pool_id)  # type: ignore[return-value]
+    return judging.pool_progress(session, principal, pool_id)
 
 
 @router.post("/pools/{pool_id}/quality-control")
@@ -169,9 +174,9 @@ def adjudicate(pool_id: Id, body: AdjudicationIn, session: SessionDep, principal
 
 
 @router.get("/pools/{pool_id}/agreement")
-def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, list[dict[str, object]]]:
     """Cohen's kappa per topic and per assessor pair."""
-    return quality.agreement(session, principal, pool_id)  # type: ignore[return-value]
+    return quality.agreement(session, principal, pool_id)
 
 
 @router.post("/pools/{pool_id}/qrels", status_code=201)

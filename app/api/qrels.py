@@ -13,6 +13,7 @@ from app.api.uploads import read_limited
 from app.services import qrels
 from app.services.inputs import Id, Text
 from app.services.tables import attachment
+from app.storage.models import QrelsVersion
 
 router = APIRouter(prefix="/api", tags=["qrels"])
 
@@ -46,7 +47,7 @@ class QrelsOut(BaseModel):
     )
 
     @classmethod
-    def of(cls, version) -> QrelsOut:  # type: ignore[no-untyped-def]
+    def of(cls, version: QrelsVersion) -> QrelsOut:
         """The output of a stored version, with its judging-order mark."""
         fields = ("id", "campaign_id", "label", "kind", "source", "pool_id", "n_entries", "unjudged_topics")
         return cls(**{f: getattr(version, f) for f in fields}, judging_order=qrels.order_mark(version))

@@ -73,7 +73,8 @@ def throttle_of(request: Request) -> FailureThrottle:
         if getattr(state, "auth_throttle", None) is None:
             settings = state.settings
             state.auth_throttle = FailureThrottle(settings.auth_max_failures, settings.auth_failure_window_seconds)
-    return state.auth_throttle  # type: ignore[no-any-return]
+    throttle: FailureThrottle = state.auth_throttle
+    return throttle
 
 
 def client_address(request: Request) -> str:

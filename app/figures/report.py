@@ -23,14 +23,20 @@ def svg_element(figure: Figure) -> str:
     return text[text.index("<svg") :]
 
 
+def _score(row: dict[str, object]) -> float:
+    """A leaderboard row's score as a number (0 when it has none)."""
+    value = row.get("score")
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def overall_scores(by_type: dict[str, list[dict[str, object]]], measure: str) -> str:
     """Sorted mean scores of every run, coloured by system type."""
-    rows = sorted((r for rows in by_type.values() for r in rows), key=lambda r: -(r["score"] or 0.0))
+    rows = sorted((r for rows in by_type.values() for r in rows), key=lambda r: -_score(r))
     figure = Figure(figsize=(9, 3.2))
     axes = figure.subplots()
     axes.bar(
         range(len(rows)),
-        [r["score"] or 0.0 for r in rows],
+        [_score(r) for r in rows],
         color=[TYPE_COLOURS.get(str(r["system_type"]), "#777") for r in rows],
     )
     axes.set_xticks(range(len(rows)), [str(r["run"]) for r in rows], rotation=60, ha="right", fontsize=7)

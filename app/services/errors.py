@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 
 class ServiceError(Exception):
     """Base of every error a use case raises on purpose."""
@@ -34,9 +36,9 @@ class PayloadTooLarge(ServiceError):
 class InvalidInput(ServiceError):
     """The input is malformed; `errors` lists what and where (line numbers or field names)."""
 
-    def __init__(self, message: str, errors: list[dict[str, object]] | None = None) -> None:
+    def __init__(self, message: str, errors: Sequence[Mapping[str, object]] | None = None) -> None:
         super().__init__(message)
-        self.errors = errors or []
+        self.errors: list[dict[str, object]] = [dict(error) for error in errors or ()]
 
 
 class TooManyAttempts(ServiceError):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from procrastinate import jobs as queue_jobs
 from procrastinate.manager import JobManager
 from procrastinate.sync_psycopg_connector import SyncPsycopgConnector
-from sqlalchemy import func, select, text, update
+from sqlalchemy import CursorResult, func, select, text, update
 from sqlalchemy.orm import Session
 
 from app.services.auth import Principal
@@ -24,6 +24,7 @@ from app.storage.models import AnalysisJob, Evaluation
 
 JobModel = type[Evaluation] | type[AnalysisJob]
 Job = Evaluation | AnalysisJob
+AnyJob = TypeVar("AnyJob", Evaluation, AnalysisJob)
 
 QUEUE = "trecpool"
 TASKS: dict[str, JobModel] = {"trecpool.evaluation": Evaluation, "trecpool.analysis": AnalysisJob}
@@ -64,7 +65,14 @@ def enqueue(session: Session, job: Job, *, campaign_concurrency: int) -> None:
     session.flush()
 
 
-def cancel(session: Session, principal: Principal, model: JobModel, job_id: int) -> Job:
+def _locked(session: Session, model: JobModel, job_id: int) -> Job | None:
+    """The job's row, locked for update (None when there is none)."""
+    if model is Evaluation:
+        return session.get(Evaluation, job_id, with_for_update=True)
+    return session.get(AnalysisJob, job_id, with_for_update=True)
+
+
+def cancel(session: Session, principal: Principal, model: type[AnyJob], job_id: int) -> AnyJob:
     """Cancel a job: a queued one at once, a running one at its next progress report (Conflict once finished)."""
     job = session.get(model, job_id, with_for_update=True)
     if job is None:
@@ -103,7 +111,7 @@ class Claim:
 
 def claim(session: Session, model: JobModel, job_id: int, worker: str) -> Claim | None:
     """Mark a job running on `worker` and count the attempt; None when it is gone, finished or cancelled."""
-    job = session.get(model, job_id, with_for_update=True)
+    job = _locked(session, model, job_id)
     if job is None or job.status in FINAL:
         return None
     if job.cancel_requested:
@@ -169,7 +177,7 @@ def requeue(session: Session, model: JobModel, job_id: int, reason: str) -> None
 
 def recover(session: Session, model: JobModel, job_id: int, max_attempts: int) -> bool:
     """Settle a job whose worker died: True to run it again, False when it is finished (now or before)."""
-    job = session.get(model, job_id, with_for_update=True)
+    job = _locked(session, model, job_id)
     if job is None or job.status in FINAL:
         return False
     if job.cancel_requested:
@@ -199,7 +207,7 @@ def fail_lost(session: Session, stall_seconds: float) -> int:
     cutoff = datetime.now(UTC) - timedelta(seconds=stall_seconds)
     count = 0
     for model in TASKS.values():
-        rows = session.execute(
+        result = session.execute(
             text(
                 f"UPDATE {model.__tablename__} AS j SET status = 'failed', finished_at = now(), "
                 "error = 'lost: the job queue no longer holds it (status ' || coalesce(q.status::text, 'none') || ')' "
@@ -210,5 +218,5 @@ def fail_lost(session: Session, stall_seconds: float) -> int:
             ),
             {"cutoff": cutoff},
         )
-        count += rows.rowcount or 0  # type: ignore[attr-defined]
+        count += result.rowcount if isinstance(result, CursorResult) else 0
     return count

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Select, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -190,7 +190,7 @@ def _view(session: Session, item: MomentPoolItem, own: MomentJudgement | None) -
     )
 
 
-def _assigned_items(session: Session, principal: Principal, me: int):  # type: ignore[no-untyped-def]
+def _assigned_items(session: Session, principal: Principal, me: int) -> Select[MomentPoolItem]:
     """A query of the moment items of the caller's assigned topics in the campaign's current moment pool."""
     assert principal.campaign_id is not None
     pool = current_pool(session, principal.campaign_id)
@@ -338,7 +338,7 @@ def _marks(session: Session, pool: Pool) -> list[tuple[int, str, str, int, list[
         .where(MomentPoolItem.pool_id == pool.id)
         .order_by(MomentJudgement.id)
     ).all()
-    return [tuple(r) for r in rows]  # type: ignore[misc]
+    return [(item, topic, video, assessor, segments) for item, topic, video, assessor, segments in rows]
 
 
 COMBINE = ("first", "union", "majority", "all")

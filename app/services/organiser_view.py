@@ -410,7 +410,7 @@ def topic_progress(
     campaign_id: int,
     pool_id: int,
     tasks: Sequence[TaskCounts],
-    assigned: Sequence[Row[Any]],
+    assigned: Sequence[Row[int, int, str]],  # topic id, assessor id, topic number
     names: dict[int, str],
     queries: _PoolQueries = SHOT_QUERIES,
 ) -> list[TopicProgress]:
@@ -450,7 +450,7 @@ def assessor_progress(
     campaign_id: int,
     pool_id: int,
     tasks: Sequence[TaskCounts],
-    assigned: Sequence[Row[Any]],
+    assigned: Sequence[Row[int, int, str]],  # topic id, assessor id, topic number
     *,
     recent: int = RECENT,
     queries: _PoolQueries = SHOT_QUERIES,

@@ -184,13 +184,14 @@ def topic_counts(session: Session, pool: Pool) -> list[dict[str, object]]:
         .group_by(Topic.number, PoolItem.stratum)
         .order_by(Topic.number, PoolItem.stratum)
     )
-    out: dict[str, dict[str, object]] = {}
+    pooled_in: dict[str, int] = {}
+    sampled_in: dict[str, int] = {}
+    strata: dict[str, dict[str, dict[str, int]]] = {}
     for number, stratum, pooled, sampled in rows:
-        entry = out.setdefault(number, {"topic": number, "pooled": 0, "sampled": 0, "strata": {}})
-        entry["pooled"] = int(entry["pooled"]) + pooled  # type: ignore[call-overload]
-        entry["sampled"] = int(entry["sampled"]) + sampled  # type: ignore[call-overload]
-        entry["strata"][str(stratum)] = {"pooled": pooled, "sampled": sampled}  # type: ignore[index]
-    return list(out.values())
+        pooled_in[number] = pooled_in.get(number, 0) + pooled
+        sampled_in[number] = sampled_in.get(number, 0) + sampled
+        strata.setdefault(number, {})[str(stratum)] = {"pooled": pooled, "sampled": sampled}
+    return [{"topic": n, "pooled": pooled_in[n], "sampled": sampled_in[n], "strata": strata[n]} for n in strata]
 
 
 def statistics(session: Session, principal: Principal, pool_id: int) -> dict[str, object]:
@@ -211,7 +212,7 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
         .join(Topic, Topic.id == PoolItem.topic_id)
         .where(PoolItem.pool_id == pool.id)
     ).all()
-    columns = list(zip(*items, strict=True)) if items else [[]] * 6
+    columns = list(zip(*items, strict=True)) if items else [()] * 6
     table = PoolTable(
         topics=np.array(columns[0], dtype=str),
         docs=np.array(columns[1], dtype=str),

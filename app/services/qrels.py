@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from psycopg import sql
@@ -22,12 +22,12 @@ from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_out, copy_rows
-from app.storage.models import Evaluation, PoolItem, QrelsVersion, Topic, Verdict
+from app.storage.models import Evaluation, Judgement, PoolItem, QrelsVersion, Topic, Verdict
 
 UNJUDGED = -1
 
 
-def final_grade(rounds: dict[int, object]) -> int:
+def final_grade(rounds: Mapping[int, Judgement]) -> int:
     """The grade an item's judgements settle on: adjudication, else agreeing rounds, else the first round.
 
     `unsure` left unadjudicated counts as not relevant.
@@ -36,9 +36,9 @@ def final_grade(rounds: dict[int, object]) -> int:
         judgement = rounds.get(round_)
         if judgement is None:
             continue
-        if round_ == 2 and 1 in rounds and rounds[1].verdict is not judgement.verdict:  # type: ignore[attr-defined]
+        if round_ == 2 and 1 in rounds and rounds[1].verdict is not judgement.verdict:
             continue  # unresolved disagreement: the first judgement stands until adjudicated
-        return 1 if judgement.verdict is Verdict.relevant else 0  # type: ignore[attr-defined]
+        return 1 if judgement.verdict is Verdict.relevant else 0
     return UNJUDGED
 
 
@@ -115,7 +115,7 @@ def cut_qrels(
         .where(PoolItem.pool_id == pool.id)
     ).all()
     stratified = pool.kind == "stratified"
-    columns = list(zip(*items, strict=True)) if items else [[]] * 5
+    columns = list(zip(*items, strict=True)) if items else [()] * 5
     grades = np.array([final_grade(by_item.get(i, {})) for i in columns[0]], dtype=np.int64)
     sampled = np.array(columns[4], dtype=bool)
     unjudged_sampled = int(((grades == UNJUDGED) & sampled).sum())
@@ -193,7 +193,7 @@ def import_qrels(
     known = np.isin(qrels.topics.astype(str), np.array(list(topic_ids), dtype=str))
     if not known.all():
         lines = qrels.lines if qrels.lines is not None else np.arange(1, len(qrels.topics) + 1)
-        first = {}
+        first: dict[str, int] = {}
         for index in np.flatnonzero(~known).tolist():
             first.setdefault(str(qrels.topics[index]), int(lines[index]))
         raise invalid_file(
@@ -230,7 +230,7 @@ def _store(
             np.full(n, version.id),
             topic_id_column(qrels.topics, topic_ids),
             qrels.docs,
-            qrels.strata if stratified else np.full(n, None, dtype=object),
+            qrels.strata if qrels.strata is not None else np.full(n, None, dtype=object),
             qrels.grades,
         ],
     )

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import select, text
@@ -84,7 +84,7 @@ class RunMetadata:
         """Every field filled: those given kept, the others from an XML run's `attributes` (names matched in any
         case), else their defaults; and the field errors of the attributes used."""
         by_name = {key.lower(): value for key, value in attributes.items()}
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}  # each field's own type
         problems: list[dict[str, object]] = []
         for name, default in DEFAULTS.items():
             given = getattr(self, name)
@@ -326,8 +326,8 @@ def _file_lines(parsed: run_files.ParsedRun, tag: str, chunk: int = 10_000) -> I
         rows = (f"{t}\t{v}\t{_number(s)}\t{_number(e)}\t{_number(c)}\t{tag}\n" for t, v, s, e, c in columns)
     else:
         r = parsed.trec
-        columns = zip(topics, r.docs.tolist(), r.ranks.tolist(), r.scores.tolist(), strict=True)
-        rows = (f"{t} Q0 {d} {k} {_number(c)} {tag}\n" for t, d, k, c in columns)
+        trec_columns = zip(topics, r.docs.tolist(), r.ranks.tolist(), r.scores.tolist(), strict=True)
+        rows = (f"{t} Q0 {d} {k} {_number(c)} {tag}\n" for t, d, k, c in trec_columns)
     batch: list[str] = []
     for row in rows:
         batch.append(row)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 FIXED = ("rank", "run", "team", "system_type", "training_type", "novelty", "priority", "score")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -30,20 +31,20 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return out.getvalue()
 
 
-def leaderboard_csv(board: dict[str, object]) -> str:
-    """A leaderboard's rows as CSV: the fixed columns, then one column per measure."""
-    measures = list(board["measures"])  # type: ignore[call-overload]
-    rows = board["rows"]  # type: ignore[assignment]
-    cells = ([*(r.get(k) for k in FIXED), *(r["scores"].get(m) for m in measures)] for r in rows)  # type: ignore[attr-defined,index]
+def leaderboard_csv(board: Mapping[str, Any]) -> str:
+    """A leaderboard's rows as CSV (a leaderboard's JSON document): the fixed columns, then one column per measure."""
+    measures = list(board["measures"])
+    rows = board["rows"]
+    cells = ([*(r.get(k) for k in FIXED), *(r["scores"].get(m) for m in measures)] for r in rows)
     return _csv([*FIXED, *measures], cells)
 
 
-def per_topic_csv(board: dict[str, object]) -> str:
+def per_topic_csv(board: Mapping[str, Any]) -> str:
     """A leaderboard's per-topic table as CSV."""
-    rows = board["per_topic"]  # type: ignore[assignment]
+    rows = board["per_topic"]
     return _csv(
         ["topic", "best_run", "best", "median"], ([r["topic"], r.get("best_run"), r["best"], r["median"]] for r in rows)
-    )  # type: ignore[attr-defined,index]
+    )
 
 
 def attachment(filename: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -11,10 +13,12 @@ from app.services.campaigns import get_organised
 from app.services.errors import Conflict, NotFound
 from app.storage.models import Assessor, Campaign, Role, TaskKind, Team
 
+Member = TypeVar("Member", Team, Assessor)
+
 
 def _create_member(
-    session: Session, principal: Principal, campaign_id: int, model: type[Team] | type[Assessor], role: Role, name: str
-) -> tuple[Team | Assessor, str]:
+    session: Session, principal: Principal, campaign_id: int, model: type[Member], role: Role, name: str
+) -> tuple[Member, str]:
     """Register a team or assessor and issue its first token (returned in plain text once)."""
     get_organised(session, principal, campaign_id)
     member = model(campaign_id=campaign_id, name=name)
@@ -24,13 +28,14 @@ def _create_member(
             session.flush()
     except IntegrityError:
         raise Conflict(f"a {role.value} named {name!r} exists already in this campaign") from None
-    owner = {"team_id": member.id} if role is Role.team else {"assessor_id": member.id}
-    return member, create_token(session, role, label=f"{role.value} {name}", **owner)
+    team_id = member.id if role is Role.team else None
+    assessor_id = None if role is Role.team else member.id
+    return member, create_token(session, role, label=f"{role.value} {name}", team_id=team_id, assessor_id=assessor_id)
 
 
 def create_team(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Team, str]:
     """Register a team and issue its first token."""
-    return _create_member(session, principal, campaign_id, Team, Role.team, name)  # type: ignore[return-value]
+    return _create_member(session, principal, campaign_id, Team, Role.team, name)
 
 
 def list_teams(session: Session, principal: Principal, campaign_id: int) -> list[Team]:
@@ -41,7 +46,7 @@ def list_teams(session: Session, principal: Principal, campaign_id: int) -> list
 
 def create_assessor(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Assessor, str]:
     """Register an assessor and issue its token."""
-    return _create_member(session, principal, campaign_id, Assessor, Role.assessor, name)  # type: ignore[return-value]
+    return _create_member(session, principal, campaign_id, Assessor, Role.assessor, name)
 
 
 def list_assessors(session: Session, principal: Principal, campaign_id: int) -> list[Assessor]:

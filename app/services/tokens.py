@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
 from app.services.auth import Principal, hash_token, issue_token, new_secret
@@ -57,12 +57,13 @@ def revoke_member_tokens(
     """Revoke every live token of a team or an assessor but `keep`, and its unused judging links; returns how many."""
     owner = ApiToken.team_id == team_id if team_id is not None else ApiToken.assessor_id == assessor_id
     moment = now()
-    revoked = session.execute(
+    result = session.execute(
         update(ApiToken)
         .where(owner, ApiToken.revoked_at.is_(None), ApiToken.id != (keep or 0))
         .values(revoked_at=moment)
         .execution_options(synchronize_session=False)
-    ).rowcount
+    )
+    revoked = result.rowcount if isinstance(result, CursorResult) else 0
     if assessor_id is not None:
         session.execute(
             update(JudgeLink)
@@ -84,15 +85,24 @@ def issue_member_token(
     expires_in: float | None = None,
 ) -> tuple[ApiToken, str]:
     """A further token for a team or assessor; `revoke_previous` revokes its other tokens (rotation)."""
-    model = Team if role is Role.team else Assessor
-    member = session.get(model, member_id)
+    member: Team | Assessor | None = (
+        session.get(Team, member_id) if role is Role.team else session.get(Assessor, member_id)
+    )
     if member is None:
         raise NotFound(f"{role.value} {member_id} not found")
     get_organised(session, principal, member.campaign_id)
-    owner = {"team_id": member.id} if role is Role.team else {"assessor_id": member.id}
-    row, plain = issue_token(session, role, label=f"{role.value} {member.name}", expires_at=expiry(expires_in), **owner)
+    team_id = member.id if role is Role.team else None
+    assessor_id = None if role is Role.team else member.id
+    row, plain = issue_token(
+        session,
+        role,
+        label=f"{role.value} {member.name}",
+        expires_at=expiry(expires_in),
+        team_id=team_id,
+        assessor_id=assessor_id,
+    )
     if revoke_previous:
-        revoke_member_tokens(session, keep=row.id, **owner)
+        revoke_member_tokens(session, keep=row.id, team_id=team_id, assessor_id=assessor_id)
     return row, plain
 
 

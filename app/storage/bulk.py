@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 from sqlalchemy.orm import Session
 
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _psycopg(session: Session) -> psycopg.Connection[Any]:
+    """The psycopg connection under the session's transaction (COPY is psycopg's)."""
+    raw = session.connection().connection.driver_connection
+    if not isinstance(raw, psycopg.Connection):
+        raise TypeError(f"COPY needs a psycopg connection, not {type(raw).__name__}")
+    return raw
 
 
 def _text_column(values: np.ndarray | Sequence[object]) -> list[str]:
@@ -33,7 +43,7 @@ def copy_rows(
         return 0
     cells = [_text_column(column) for column in data]
     payload = ("\n".join(map("\t".join, zip(*cells, strict=True))) + "\n").encode()
-    raw = session.connection().connection.driver_connection
+    raw = _psycopg(session)
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
     )
@@ -44,7 +54,7 @@ def copy_rows(
 
 def copy_out(session: Session, query: sql.Composable, *, delimiter: str = "\t") -> Iterator[bytes]:
     """Stream the text rows of a SELECT with COPY TO STDOUT."""
-    raw = session.connection().connection.driver_connection
+    raw = _psycopg(session)
     statement = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT text, DELIMITER {})").format(query, sql.Literal(delimiter))
     with raw.cursor() as cursor, cursor.copy(statement) as copy:
         yield from (bytes(block) for block in copy)

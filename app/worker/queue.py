@@ -47,12 +47,13 @@ async def reap(app: App, runtime: Runtime) -> None:
     )
     for job in stalled:
         model = jobs.TASKS.get(job.task_name)
-        if model is None:
+        job_id = job.task_kwargs.get("job_id")
+        if model is None or not isinstance(job_id, int):  # not one of ours: trecpool queues {"job_id": <row id>}
             continue
 
-        def settle(model: jobs.JobModel = model, job: queue_jobs.Job = job) -> bool:
+        def settle(model: jobs.JobModel = model, job_id: int = job_id) -> bool:
             with session_scope(runtime.sessions) as session:
-                return jobs.recover(session, model, int(job.task_kwargs["job_id"]), settings.job_max_attempts)
+                return jobs.recover(session, model, job_id, settings.job_max_attempts)
 
         again = await asyncio.to_thread(settle)
         with suppress(Exception):  # another worker may have settled it first
