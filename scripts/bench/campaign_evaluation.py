@@ -65,14 +65,16 @@ def main() -> None:
     rng = np.random.default_rng(7)
     files = [make_run(rng, f"r{i}") for i in range(args.runs)]
     qrels = make_qrels(rng, files)
-    cid = client.post("/api/campaigns", json={"name": f"bench-{time.time_ns()}", "task_kind": "shots",
-                                              "max_runs_per_team": args.runs}).json()["id"]
+    cid = client.post(
+        "/api/campaigns", json={"name": f"bench-{time.time_ns()}", "task_kind": "shots", "max_runs_per_team": args.runs}
+    ).json()["id"]
     client.post(f"/api/campaigns/{cid}/topics", json=[{"number": str(t), "title": "t"} for t in range(1, N_TOPICS + 1)])
     client.post(f"/api/campaigns/{cid}/open")
     team = client.post(f"/api/campaigns/{cid}/teams", json={"name": "bench"}).json()["id"]
     for i, data in enumerate(files):
-        client.post(f"/api/campaigns/{cid}/runs", data={"name": f"r{i}", "team_id": str(team)},
-                    files={"file": ("r", data)}).raise_for_status()
+        client.post(
+            f"/api/campaigns/{cid}/runs", data={"name": f"r{i}", "team_id": str(team)}, files={"file": ("r", data)}
+        ).raise_for_status()
     client.post(f"/api/campaigns/{cid}/qrels", data={"label": "q"}, files={"file": ("q", qrels)}).raise_for_status()
     n_qrels = len(qrels.splitlines())
     print(f"campaign: {args.runs} runs x {N_TOPICS} topics x 1000 shots, {n_qrels:,} qrels lines")
@@ -102,8 +104,10 @@ def main() -> None:
                 evaluator.evaluate(pytrec_eval.parse_run(handle))
         reference = time.perf_counter() - start
     n_numbers = args.runs * len(MEASURES) * (N_TOPICS + 1)
-    print(f"trecpool evaluation job (PostgreSQL -> {len(MEASURES)} measures -> {n_numbers:,} stored numbers): "
-          f"{ours:.2f} s")
+    print(
+        f"trecpool evaluation job (PostgreSQL -> {len(MEASURES)} measures -> {n_numbers:,} stored numbers): "
+        f"{ours:.2f} s"
+    )
     print(f"pytrec_eval, files -> numbers in memory (nothing stored):                        {reference:.2f} s")
     print(f"ratio pytrec_eval / trecpool: {reference / ours:.2f}x   (target: ready in seconds)")
 

@@ -261,7 +261,7 @@ def real_data(directory: Path, repeat: int) -> None:
         qrels_dict = pytrec_eval.parse_qrel(handle)
     runs_dict = {}
     for path in run_paths:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as handle:
+        with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as handle:
             runs_dict[path.name] = pytrec_eval.parse_run(handle)
     theirs = best_of(lambda: pytrec_evaluate(qrels_dict, runs_dict), repeat)
     rows = sum(len(table) for table in tables)
