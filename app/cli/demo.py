@@ -14,6 +14,7 @@ import numpy as np
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.cli.common import console
 from app.cli.serving import DemoSizeName
@@ -103,9 +104,17 @@ class Api:
     def __init__(self, base_url: str, token: str) -> None:
         self.http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
 
-    def call(self, method: str, path: str, **kwargs: object) -> httpx.Response:
-        """Send a request; raise RuntimeError unless it succeeded."""
-        response = self.http.request(method, path, **kwargs)  # type: ignore[arg-type]
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: object = None,
+        files: dict[str, tuple[str, bytes]] | None = None,
+        data: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send a request (a JSON body, or uploaded files with form fields); raise RuntimeError unless it succeeded."""
+        response = self.http.request(method, path, json=json, files=files, data=data)
         if response.status_code >= 400:
             raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:500]}")
         return response
@@ -262,7 +271,7 @@ def _pages(base_url: str, campaign_id: int) -> dict[str, object]:
     }
 
 
-def organiser_token(token_file: Path, sessions) -> str:  # type: ignore[no-untyped-def]
+def organiser_token(token_file: Path, sessions: sessionmaker[Session]) -> str:
     """The demo organiser's token, created once and kept in the data directory."""
     if token_file.exists():
         return token_file.read_text().strip()
@@ -280,7 +289,7 @@ SIZES = {
 }
 
 
-def load_demo(base_url: str, settings: Settings, sessions, size: str = "full") -> None:  # type: ignore[no-untyped-def]
+def load_demo(base_url: str, settings: Settings, sessions: sessionmaker[Session], size: str = "full") -> None:
     """Run the demo loop against a started server and print where to look and the organiser token."""
     token_file = settings.data_dir / "demo-organiser.token"
     token = organiser_token(token_file, sessions)

@@ -164,7 +164,7 @@ def load_ground_truth(session: Session, campaign_id: int, version_id: int | None
             .join(Topic, Topic.id == GroundTruthSegment.topic_id)
             .where(Topic.campaign_id == campaign_id)
         ).all()
-    columns = list(zip(*rows, strict=True)) if rows else [[]] * 4
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 4
     return MomentGroundTruth(
         topics=np.array(columns[0], dtype=str),
         videos=np.array(columns[1], dtype=str),

@@ -104,7 +104,7 @@ def _build(session: Session, pool: Pool) -> _Entry:
         .where(PoolItem.pool_id == pool.id)
         .order_by(PoolItem.id)
     ).all()
-    columns = list(zip(*items, strict=True)) if items else [[]] * 4
+    columns = list(zip(*items, strict=True)) if items else [()] * 4
     board = LiveBoard(
         prepared,
         np.array(columns[1], dtype=str),

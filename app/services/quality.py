@@ -182,7 +182,9 @@ def agreement(session: Session, principal: Principal, pool_id: int) -> dict[str,
         .join(second, and_(second.pool_item_id == PoolItem.id, second.round == 2))
         .where(PoolItem.pool_id == pool.id)
     ).all()
-    names = {a.id: a.name for a in session.scalars(select(Assessor).where(Assessor.campaign_id == pool.campaign_id))}
+    names: dict[int | None, str] = {
+        a.id: a.name for a in session.scalars(select(Assessor).where(Assessor.campaign_id == pool.campaign_id))
+    }
     by_topic: dict[str, list[tuple[str, str]]] = defaultdict(list)
     by_pair: dict[tuple[int | None, int | None], list[tuple[str, str]]] = defaultdict(list)
     for topic, a1, a2, v1, v2 in rows:

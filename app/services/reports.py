@@ -34,7 +34,7 @@ from app.services.pools import current_pool, pool_statistics
 from app.services.qrels import evaluation_qrels, order_mark
 from app.services.run_arrays import load_runs
 from app.services.scores import default_measure, finished_evaluation, score_table
-from app.storage.models import Campaign, Evaluation, TaskKind
+from app.storage.models import Campaign, Evaluation, Run, TaskKind
 
 SIGNIFICANCE_TOP = 10  # the overview tests the top 10 runs of each run type
 
@@ -79,7 +79,8 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
             top=SIGNIFICANCE_TOP,
             aggregate=aggregate_of(measure),
         ).to_dict()
-    seconds = np.array([mean_seconds(r.elapsed_seconds) for r in table.runs])
+    # score_table holds the runs' rows (a published board's RunInfo has no times)
+    seconds = np.array([mean_seconds(r.elapsed_seconds if isinstance(r, Run) else None) for r in table.runs])
     if np.isfinite(seconds).any():
         report["efficiency"] = score_vs_time(labels, table.means[:, m], seconds, measure=measure).to_dict()
     if campaign.task_kind is TaskKind.shots and evaluation.qrels_version_id is not None:
