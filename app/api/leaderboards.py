@@ -19,6 +19,8 @@ from app.services.tables import leaderboard_csv, per_topic_csv
 router = APIRouter(prefix="/api", tags=["leaderboards"])
 Format = Literal["json", "csv", "topics.csv"]
 MeasureQuery = Annotated[Text | None, Query(description=measure_help())]
+RunTypes = Annotated[leaderboards.Filters, Query()]
+"""The run-type filters (system_type, training_type, novelty), declared once by leaderboards.Filters."""
 
 
 class CampaignRef(BaseModel):
@@ -27,14 +29,6 @@ class CampaignRef(BaseModel):
     id: int
     name: str
     task_kind: str
-
-
-class FiltersOut(BaseModel):
-    """The filters a board was built with (null: not filtered)."""
-
-    system_type: str | None
-    training_type: str | None
-    novelty: bool | None
 
 
 class BoardRow(BaseModel):
@@ -82,7 +76,7 @@ class Leaderboard(BaseModel):
     warning: str | None = Field(default=None, description="Set when some topics have no judgement: names them")
     measure: str
     measures: list[str]
-    filters: FiltersOut
+    filters: leaderboards.Filters = Field(description="The filters it was built with (null: not filtered)")
     published: bool
     team_results: Literal["own"] | None = None
     rows: list[BoardRow]
@@ -95,7 +89,7 @@ class Significance(BaseModel):
 
     measure: str
     method: str
-    filters: FiltersOut
+    filters: leaderboards.Filters = Field(description="The filters it was built with (null: not filtered)")
     alpha: float | None = None
     n_resamples: int | None = None
     seed: int | None = None
@@ -134,10 +128,8 @@ def live(
     campaign_id: Id,
     session: SessionDep,
     principal: Member,
+    filters: RunTypes,
     measure: MeasureQuery = None,
-    system_type: Text | None = None,
-    training_type: Text | None = None,
-    novelty: bool | None = None,
     evaluation_id: Id | None = None,
     format: Format = "json",
 ) -> Response:
@@ -145,7 +137,6 @@ def live(
     the filters). Organisers see every run. A team sees the published board once published; before, what the
     campaign's `team_results` allows: `own` = its own runs' scores (mean and per topic, every measure) and each topic's
     best and median over all runs, no ranks; `hidden` = 403. Assessors: 403."""
-    filters = leaderboards.Filters(system_type, training_type, novelty)
     board = visibility.leaderboard_for(
         session, principal, campaign_id, measure=measure, evaluation_id=evaluation_id, filters=filters
     )
@@ -157,17 +148,14 @@ def significance(
     campaign_id: Id,
     session: SessionDep,
     principal: Organiser,
+    filters: RunTypes,
     measure: MeasureQuery = None,
-    system_type: Text | None = None,
-    training_type: Text | None = None,
-    novelty: bool | None = None,
     top: int = Query(10, ge=2, le=100),
     method: Literal["tukey", "pairwise"] = "tukey",
     n_resamples: int = Query(10_000, ge=100, le=1_000_000),
     seed: int = Query(0, ge=0, le=2**32 - 1),
 ) -> Response:
     """Groups of the top runs passing the filters with no significant difference, as in the TRECVID overview."""
-    filters = leaderboards.Filters(system_type, training_type, novelty)
     return json_response(
         leaderboards.live_significance(
             session,
@@ -192,13 +180,10 @@ def significance(
 def published_significance(
     campaign_id: Id,
     session: SessionDep,
-    system_type: Text | None = None,
-    training_type: Text | None = None,
-    novelty: bool | None = None,
+    filters: RunTypes,
 ) -> Response:
     """The significance groups of the published board's measure: frozen with it, or over the runs passing the
     filters (computed with the same defaults)."""
-    filters = leaderboards.Filters(system_type, training_type, novelty)
     return json_response(leaderboards.published_significance(session, campaign_id, filters))
 
 
@@ -237,12 +222,9 @@ def publish(campaign_id: Id, body: PublishIn, session: SessionDep, principal: Or
 def published(
     campaign_id: Id,
     session: SessionDep,
+    filters: RunTypes,
     measure: MeasureQuery = None,
-    system_type: Text | None = None,
-    training_type: Text | None = None,
-    novelty: bool | None = None,
     format: Format = "json",
 ) -> Response:
     """A published leaderboard (no token needed), ranked and filtered by the same rule as the live one."""
-    filters = leaderboards.Filters(system_type, training_type, novelty)
     return _render(leaderboards.published_leaderboard(session, campaign_id, measure, filters), format)

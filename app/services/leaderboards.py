@@ -9,16 +9,17 @@ sees before publication, and after, is `visibility`'s policy.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from app.evaluation.statistics.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import InvalidInput
+from app.services.inputs import Text
 from app.services.scores import (
     RunInfo,
     ScoreTable,
@@ -34,13 +35,23 @@ from app.services.snapshots import frozen_significance, published_head, publishe
 from app.storage.models import Campaign, Evaluation, Run
 
 
-@dataclass(frozen=True)
-class Filters:
-    """Which runs a leaderboard shows."""
+class Filters(BaseModel):
+    """Which runs a board shows, by run type (null: any): every board, live or published, and its significance.
 
-    system_type: str | None = None
-    training_type: str | None = None
-    novelty: bool | None = None
+    The one declaration of these query parameters: endpoints take it whole (`Annotated[Filters, Query()]`)."""
+
+    model_config = ConfigDict(frozen=True)  # hashable: published significance is cached per filters
+
+    system_type: Text | None = Field(
+        default=None,
+        description="Only runs of this system type: F (fully automatic), M (manually assisted) or R (relevance "
+        "feedback); another value matches no run",
+    )
+    training_type: Text | None = Field(
+        default=None,
+        description="Only runs of this training type (TRECVID's A, D, E or F); another value matches no run",
+    )
+    novelty: bool | None = Field(default=None, description="Only novelty runs (true), or only the others (false)")
 
     def keep(self, run: Run | RunInfo) -> bool:
         """Whether a run passes the filters."""
@@ -105,7 +116,7 @@ def board_document(
         **header,
         "measure": measure,
         "measures": table.measures,
-        "filters": filters.__dict__,
+        "filters": filters.model_dump(),
         "published": published,
         "rows": rows,
         "by_system_type": by_type(rows),
@@ -176,7 +187,7 @@ def significance(
     return {
         "measure": measure,
         "method": method,
-        "filters": filters.__dict__,
+        "filters": filters.model_dump(),
         "alpha": alpha,
         "n_resamples": n_resamples,
         "seed": seed,
@@ -247,7 +258,7 @@ def published_significance(session: Session, campaign_id: int, filters: Filters)
     defaults (the filters take a bounded number of values, so the cache stays small).
     """
     if filters == Filters():
-        return {**frozen_significance(session, campaign_id), "filters": filters.__dict__}
+        return {**frozen_significance(session, campaign_id), "filters": filters.model_dump()}
     snapshot_id, head, table = published_table(session, campaign_id, None)
     key = (snapshot_id, filters)
     if key not in _SIGNIFICANCE:

@@ -127,7 +127,7 @@ def team_board(
         **provenance(campaign, evaluation),
         "measure": measure,
         "measures": table.measures,
-        "filters": filters.__dict__,
+        "filters": filters.model_dump(),
         "published": False,
         "team_results": campaign.team_results.value,
         "rows": rows,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
@@ -85,23 +85,18 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
     def leaderboard_page(
         request: Request,
         campaign_id: Id,
+        filters: Annotated[leaderboards.Filters, Query()],
         measure: str | None = None,
-        system_type: str | None = None,
-        training_type: str | None = None,
-        novelty: bool | None = None,
         session: Session = SessionDep,
     ) -> Response:
         """A published leaderboard; its JSON twin is /api/public/campaigns/{id}/leaderboard."""
-        filters = leaderboards.Filters(system_type, training_type, novelty)
         board = leaderboards.published_leaderboard(session, campaign_id, measure, filters)
         snapshot = snapshots.published_snapshot(session, campaign_id)
         query = {
             k: v
             for k, v in {
                 "measure": board["measure"],
-                "system_type": system_type,
-                "training_type": training_type,
-                "novelty": novelty,
+                **filters.model_dump(),
             }.items()
             if v is not None
         }

@@ -113,5 +113,6 @@ def test_hidden_raises_for_a_team_until_published(evaluated):
         visibility.leaderboard_for(session, team, campaign.id)
     publication.publish(session, ORGANISER, campaign.id)
     seen = visibility.leaderboard_for(session, team, campaign.id, filters=leaderboards.Filters(system_type="R"))
-    assert seen == leaderboards.published_leaderboard(session, campaign.id, None, leaderboards.Filters("R"))
+    public = leaderboards.published_leaderboard(session, campaign.id, None, leaderboards.Filters(system_type="R"))
+    assert seen == public
     assert seen["published"] is True and {r["system_type"] for r in seen["rows"]} == {"R"}
