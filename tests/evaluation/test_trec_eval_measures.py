@@ -155,6 +155,30 @@ def test_hand_worked_values(name: str, expected: float) -> None:
     assert _value(name) == pytest.approx(expected, abs=1e-12)
 
 
+# AP@k (trec_eval's map_cut): ranks 1..8 of one topic hold relevant docs at 1, 3, 4 and 7, docs judged not relevant
+# at 2, 5 and 8 and an unjudged one at 6; a fifth relevant doc (r5) is not retrieved, so R = 5. The precision at each
+# relevant rank is 1/1, 2/3, 3/4 and 4/7: AP@k adds those at ranks up to k (k included) and divides by R, not by k.
+CUT_QRELS = [("t", f"r{i}", 1) for i in range(1, 6)] + [("t", f"n{i}", 0) for i in range(1, 4)]
+CUT_RUN = [("t", doc, 10.0 - i) for i, doc in enumerate(["r1", "n1", "r2", "r3", "n2", "x1", "r4", "n3"])]
+PRECISION_SUMS = {
+    1: 1.0,
+    2: 1.0,
+    3: 1 + 2 / 3,  # the relevant doc at rank 3 is in AP@3 ...
+    4: 1 + 2 / 3 + 3 / 4,  # ... and the one at rank 4 only from AP@4 on
+    6: 1 + 2 / 3 + 3 / 4,
+    7: 1 + 2 / 3 + 3 / 4 + 4 / 7,
+    8: 1 + 2 / 3 + 3 / 4 + 4 / 7,
+    1000: 1 + 2 / 3 + 3 / 4 + 4 / 7,  # past the list: AP
+}
+
+
+@pytest.mark.parametrize("spelling", ["AP@{k}", "map_cut.{k}"])
+@pytest.mark.parametrize("k", sorted(PRECISION_SUMS))
+def test_ap_at_k_takes_the_relevant_docs_at_ranks_up_to_k_over_all_relevant(k: int, spelling: str) -> None:
+    assert _value(spelling.format(k=k), CUT_QRELS, CUT_RUN) == pytest.approx(PRECISION_SUMS[k] / 5, abs=1e-15)
+    assert _value("AP", CUT_QRELS, CUT_RUN) == pytest.approx(PRECISION_SUMS[1000] / 5, abs=1e-15)
+
+
 def test_rbp_residual_is_zero_without_unjudged_docs_as_trec_eval_says_but_not_so_for_rbp_resid_p() -> None:
     judged = [("t", "d1", 5.0), ("t", "d2", 4.0)]
     assert _value("rbp_resid", run=judged) == 0.0  # trec_eval's quirk: no unjudged doc, no residual
