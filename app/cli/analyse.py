@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from app.cli.analysis_tables import Shown
 from app.evaluation.errors import FormatError, MeasureError
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.services.analysis_registry import (
@@ -615,16 +616,6 @@ def check_output_path(path: Path | None) -> None:
         raise ValueError("--output: '-' is not a file name; use --format json to print the JSON on stdout")
     if path.is_dir():
         raise ValueError(f"--output: {path} is a directory")
-
-
-@dataclass
-class Shown:
-    """What a kind's tables and notes read: its record, parameters, data and result."""
-
-    record: Analysis
-    params: Any
-    data: AnalysisData
-    computed: Computed
 
 
 def _stdout_console() -> Console:

@@ -14,12 +14,24 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from app.services.analysis_registry import Analysis, AnalysisData, Computed
+
 if TYPE_CHECKING:
-    from app.cli.analyse import Shown
     from app.evaluation.analyses.depth_inference import PoolDepths
 
-Tables = Callable[[Console, "Shown"], None]
-Notes = Callable[["Shown"], list[str]]
+
+@dataclass
+class Shown:
+    """What a kind's tables and notes read: its record, parameters, data and result."""
+
+    record: Analysis
+    params: Any
+    data: AnalysisData
+    computed: Computed
+
+
+Tables = Callable[[Console, Shown], None]
+Notes = Callable[[Shown], list[str]]
 
 
 def _fmt(value: float) -> str:
