@@ -23,9 +23,7 @@ from app.services.inputs import Id
 from app.web.pages import templates
 
 HEADERS = {
-    "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": (
         "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
         "frame-ancestors 'none'"

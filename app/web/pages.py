@@ -28,9 +28,7 @@ templates = Jinja2Templates(directory=HERE / "templates")
 # from any host (the collection's media URL template names it); the judging page draws its keyframe strip from that
 # media into canvases, so images need no other host.
 PAGE_HEADERS = {
-    "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": (
         "default-src 'self'; media-src * data: blob:; img-src 'self' data:; object-src 'none'; "
         "base-uri 'none'; frame-ancestors 'none'"
@@ -86,7 +84,7 @@ def make_router(page_role: Any) -> APIRouter:
         return FileResponse(
             path,
             media_type=STATIC_TYPES[path.suffix],
-            headers={"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"},
+            headers={"Cache-Control": "public, max-age=300"},
         )
 
     return router
