@@ -39,13 +39,16 @@ class CampaignPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Omitted means unchanged; the defaults are never validated, so an explicit null is refused (422).
-    description: Text = Field(default=None, max_length=100_000)  # type: ignore[assignment]
-    max_results: int = Field(default=None, gt=0, le=100_000)  # type: ignore[assignment]
-    max_runs_per_team: int = Field(default=None, gt=0, le=1000)  # type: ignore[assignment]
+    # To mypy such a None default lies outside the field's type: those lines' ignores say "omitted".
+    description: Text = Field(default=None, max_length=100_000)  # type: ignore[assignment]  # omitted
+    max_results: int = Field(default=None, gt=0, le=100_000)  # type: ignore[assignment]  # omitted
+    max_runs_per_team: int = Field(default=None, gt=0, le=1000)  # type: ignore[assignment]  # omitted
     submission_opens_at: datetime | None = None
     submission_closes_at: datetime | None = None
     media_url_template: Text | None = Field(default=None, max_length=2000)
-    team_results: TeamResults = Field(default=None, description="`own` or `hidden` (see CampaignIn)")  # type: ignore[assignment]
+    team_results: TeamResults = Field(  # type: ignore[assignment]  # omitted
+        default=None, description="`own` or `hidden` (see CampaignIn)"
+    )
 
 
 class CampaignOut(BaseModel):

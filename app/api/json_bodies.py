@@ -32,8 +32,10 @@ OFF_LOOP_BYTES = 128 * 1024  # smaller bodies decode on the loop in a few millis
 def decode_json(body: bytes) -> Any:
     """`json.loads(body)`, decoded by the pure-Python scanner so that other threads get the GIL meanwhile."""
     decoder = json.JSONDecoder()  # one per call: the pure-Python scanner keeps a memo while it runs
-    decoder.parse_string = json.decoder.py_scanstring  # type: ignore[attr-defined]
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    # typeshed leaves out CPython's pure-Python scanner (json.decoder.py_scanstring, json.scanner.py_make_scanner,
+    # the decoder's scan_once), which is json's own fallback when its C scanner is missing
+    decoder.parse_string = json.decoder.py_scanstring  # type: ignore[attr-defined]  # not in typeshed
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]  # not in typeshed
     return decoder.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
 
 

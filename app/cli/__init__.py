@@ -164,7 +164,7 @@ class ClosedPipeGuard:
 def main() -> NoReturn:
     """Console-script entry point: the group, with stdout guarded against a closed pipe (see ClosedPipeGuard)."""
     if sys.stdout is not None and not isinstance(sys.stdout, ClosedPipeGuard):
-        sys.stdout = ClosedPipeGuard(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = ClosedPipeGuard(sys.stdout)
     try:
         cli.main(prog_name="trecpool")
     finally:

@@ -116,6 +116,14 @@ def list_campaigns(session: Session, principal: Principal) -> list[Campaign]:
     return list(session.scalars(query))
 
 
+def _time_change(changes: dict[str, object], field: str, current: datetime | None) -> datetime | None:
+    """The time `field` will hold (its current value unless changed); InvalidInput if a change is not a time."""
+    value = changes.get(field, current)
+    if value is not None and not isinstance(value, datetime):
+        raise InvalidInput("invalid submission window", [{"field": field, "message": "a date and time, or null"}])
+    return value
+
+
 def update_campaign(session: Session, principal: Principal, campaign_id: int, changes: dict[str, object]) -> Campaign:
     """Change settings of a campaign (window, limits, description, media URL template, what teams see)."""
     campaign = get_organised(session, principal, campaign_id)
@@ -133,11 +141,14 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
         raise InvalidInput("unknown fields", [{"field": f, "message": "cannot be changed"} for f in unknown])
     if "max_results" in changes and campaign.status not in (CampaignStatus.draft, CampaignStatus.open):
         raise Forbidden("max_results is fixed once submissions have closed")
-    opens = changes.get("submission_opens_at", campaign.submission_opens_at)
-    closes = changes.get("submission_closes_at", campaign.submission_closes_at)
-    _check_window(opens, closes)  # type: ignore[arg-type]
-    if changes.get("media_url_template") is not None:
-        check_url_template(changes["media_url_template"])  # type: ignore[arg-type]
+    opens = _time_change(changes, "submission_opens_at", campaign.submission_opens_at)
+    closes = _time_change(changes, "submission_closes_at", campaign.submission_closes_at)
+    _check_window(opens, closes)
+    template = changes.get("media_url_template")
+    if template is not None:
+        if not isinstance(template, str):
+            raise InvalidInput("invalid media URL template", [{"field": "media_url_template", "message": "text"}])
+        check_url_template(template)
     for key, value in changes.items():
         setattr(campaign, key, value)
     session.flush()

@@ -143,7 +143,7 @@ def per_topic(table: ScoreTable, m: int, chosen: list[int]) -> list[dict[str, ob
     median = np.full(len(table.topics), np.nan)
     if answered.any():
         median[answered] = np.nanmedian(block[:, answered], axis=0)
-    out = []
+    out: list[dict[str, object]] = []
     for t, (topic, seen, mid) in enumerate(zip(table.topics, answered.tolist(), median.tolist(), strict=True)):
         if not seen:
             out.append({"topic": topic, "best_run": None, "best": None, "median": None})

@@ -167,7 +167,7 @@ def repair_released_revisions(
                 print_.revision,
             )
             revision = script.get_revision(print_.revision)
-            assert revision is not None and revision.module is not None
+            assert revision is not None
             with Operations.context(context):
                 revision.module.upgrade()
             repaired.append(print_.revision)

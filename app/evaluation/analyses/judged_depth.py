@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ class JudgedFractionResult:
     list_max: np.ndarray  # float64 [n_depth]
     list_mean: np.ndarray  # float64 [n_depth]: mean share over those lists
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON (NaN as None)."""
         return {
             "runs": self.runs,

@@ -77,8 +77,8 @@ def _check_alternative(alternative: str) -> str:
     return alternative
 
 
-def _check_alpha(alpha: float) -> float:
-    """Validated significance level in (0, 1)."""
+def _check_alpha(alpha: object) -> float:
+    """Validated significance level in (0, 1) (anything else given is a ValueError)."""
     if not (isinstance(alpha, int | float | np.floating) and 0.0 < float(alpha) < 1.0):
         raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
     return float(alpha)
@@ -260,7 +260,8 @@ def randomised_tukey_hsd(scores: np.ndarray, *, n_resamples: int = 10_000, seed:
         ranges[start:stop] = resampled_means.max(axis=1) - resampled_means.min(axis=1)
     ranges.sort()
     count = n_resamples - np.searchsorted(ranges, observed - tol, side="left")
-    return (count + 1.0) / (n_resamples + 1.0)
+    pvalues: np.ndarray = (count + 1.0) / (n_resamples + 1.0)
+    return pvalues
 
 
 # --- summaries ------------------------------------------------------------------------------------------------
