@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, UploadFile
-from pydantic import BaseModel
 
 from app.api.security import Member, Organiser, SessionDep
 from app.api.uploads import read_limited
@@ -15,16 +14,7 @@ from app.services.inputs import Id, Text
 router = APIRouter(prefix="/api/campaigns/{campaign_id}/collection", tags=["collection"])
 
 
-class CollectionOut(BaseModel):
-    """Size of a collection and its media URL template."""
-
-    campaign_id: int
-    n_shots: int
-    n_videos: int
-    media_url_template: str | None
-
-
-@router.put("", response_model=CollectionOut)
+@router.put("", response_model=service.CollectionSummary)
 def upload_collection(
     campaign_id: Id,
     request: Request,
@@ -32,7 +22,7 @@ def upload_collection(
     session: SessionDep,
     principal: Organiser,
     media_url_template: Annotated[Text | None, Form(max_length=2000)] = None,
-) -> CollectionOut:
+) -> service.CollectionSummary:
     """Replace the master shot reference with a TSV file: `shot_id video_id start end` per line."""
     data = read_limited(request, file)
     summary = service.replace_collection(
@@ -44,10 +34,10 @@ def upload_collection(
         max_errors=request.app.state.settings.max_errors,
     )
     session.commit()
-    return CollectionOut(**summary.__dict__)
+    return summary
 
 
-@router.get("", response_model=CollectionOut)
-def get_collection(campaign_id: Id, session: SessionDep, principal: Member) -> CollectionOut:
+@router.get("", response_model=service.CollectionSummary)
+def get_collection(campaign_id: Id, session: SessionDep, principal: Member) -> service.CollectionSummary:
     """How many shots and videos the collection holds."""
-    return CollectionOut(**service.collection_summary(session, principal, campaign_id).__dict__)
+    return service.collection_summary(session, principal, campaign_id)

@@ -12,24 +12,11 @@ from app.api.security import SessionDep, role
 from app.services import judging
 from app.services.auth import Principal
 from app.services.inputs import Id
+from app.services.judging import TaskView
 from app.storage.models import Role, Verdict
 
 router = APIRouter(prefix="/api/judging", tags=["judging"])
 Assessor = Annotated[Principal, role(Role.assessor)]
-
-
-class ItemOut(BaseModel):
-    """A shot to judge for a topic: nothing about runs, ranks, counts or others' verdicts."""
-
-    task_id: int
-    topic: str
-    topic_title: str
-    shot_id: str
-    video_id: str | None
-    start: float | None
-    end: float | None
-    media_url: str | None
-    verdict: Verdict | None = Field(default=None, description="Your own verdict, when you go back to an item")
 
 
 CHANGE = (
@@ -89,9 +76,9 @@ class StepIn(BaseModel):
 class StepOut(BaseModel):
     """What comes of a key press: the item judged (or put off), your next items (leased, in order), your progress."""
 
-    judged: ItemOut | None = Field(description="The item judged, with your verdict")
+    judged: TaskView | None = Field(description="The item judged, with your verdict")
     put_off: int | None = Field(description="The item put off for later")
-    next: list[ItemOut] = Field(description="Your next items: the one to judge now, then those leased ahead")
+    next: list[TaskView] = Field(description="Your next items: the one to judge now, then those leased ahead")
     progress: ProgressOut
 
 
@@ -112,25 +99,25 @@ def step(request: Request, body: StepIn, session: SessionDep, principal: Assesso
     )
     session.commit()
     return StepOut(
-        judged=ItemOut(**done.judged.__dict__) if done.judged is not None else None,
+        judged=done.judged,
         put_off=done.put_off,
-        next=[ItemOut(**view.__dict__) for view in done.next],
+        next=done.next,
         progress=ProgressOut(**done.progress),
     )
 
 
-@router.post("/next", response_model=ItemOut, responses={204: {"description": "Nothing left to judge"}})
-def next_item(request: Request, session: SessionDep, principal: Assessor) -> ItemOut | Response:
+@router.post("/next", response_model=TaskView, responses={204: {"description": "Nothing left to judge"}})
+def next_item(request: Request, session: SessionDep, principal: Assessor) -> TaskView | Response:
     """Lease the next item of your queue (your current lease first)."""
     view = judging.next_task(session, principal, lease_seconds=request.app.state.settings.judging_lease_seconds)
     session.commit()
     if view is None:
         return Response(status_code=204)
-    return ItemOut(**view.__dict__)
+    return view
 
 
-@router.post("/items/{task_id}", response_model=ItemOut)
-def submit(task_id: Id, body: VerdictIn, session: SessionDep, principal: Assessor) -> ItemOut:
+@router.post("/items/{task_id}", response_model=TaskView)
+def submit(task_id: Id, body: VerdictIn, session: SessionDep, principal: Assessor) -> TaskView:
     """Judge a leased item, or change your own earlier verdict on it with `change` (every change is kept).
 
     A verdict on an item you judged already, without `change` (another tab, say), is a 409 naming your verdict.
@@ -139,13 +126,13 @@ def submit(task_id: Id, body: VerdictIn, session: SessionDep, principal: Assesso
         session, principal, task_id, body.verdict, seconds_spent=body.seconds_spent, change=body.change
     )
     session.commit()
-    return ItemOut(**view.__dict__)
+    return view
 
 
-@router.get("/items/{task_id}", response_model=ItemOut)
-def own_item(task_id: Id, session: SessionDep, principal: Assessor) -> ItemOut:
+@router.get("/items/{task_id}", response_model=TaskView)
+def own_item(task_id: Id, session: SessionDep, principal: Assessor) -> TaskView:
     """An item you judged, with your verdict."""
-    return ItemOut(**judging.own_task(session, principal, task_id).__dict__)
+    return judging.own_task(session, principal, task_id)
 
 
 @router.get("/history", response_model=list[int])

@@ -14,6 +14,7 @@ from app.api.security import Organiser, SessionDep, role
 from app.services import moment_judging
 from app.services.auth import Principal
 from app.services.inputs import Id, Text
+from app.services.moment_judging import MarkView
 from app.storage.models import Role
 
 router = APIRouter(prefix="/api", tags=["moment judging"])
@@ -45,20 +46,6 @@ class MarksIn(BaseModel):
         description="Replace your own earlier marks on the item (going back to it). Without it, marks on an item you"
         " marked already are refused (409, naming your stored marks): two tabs never overwrite each other silently.",
     )
-
-
-class MarkOut(BaseModel):
-    """A proposed segment to judge: the topic and the video, nothing about runs, ranks, counts or others' marks."""
-
-    item_id: int
-    topic: str
-    topic_title: str
-    topic_description: str
-    video_id: str
-    start: float = Field(description="The proposed segment's start (seconds)")
-    end: float = Field(description="The proposed segment's end (seconds)")
-    media_url: str | None
-    segments: list[list[float]] | None = Field(default=None, description="Your own marks, when you go back")
 
 
 class LabelIn(BaseModel):
@@ -149,17 +136,17 @@ def export_truth(version_id: Id, session: SessionDep, principal: Organiser) -> S
     return StreamingResponse(body, media_type="text/tab-separated-values")
 
 
-@router.post("/moment-judging/next", response_model=MarkOut, responses={204: {"description": "Nothing left"}})
-def next_item(session: SessionDep, principal: Assessor) -> MarkOut | Response:
+@router.post("/moment-judging/next", response_model=MarkView, responses={204: {"description": "Nothing left"}})
+def next_item(session: SessionDep, principal: Assessor) -> MarkView | Response:
     """Your next proposed segment to mark (204 when every proposal of your topics is marked)."""
     view = moment_judging.next_item(session, principal)
     if view is None:
         return Response(status_code=204)
-    return MarkOut(**view.__dict__)
+    return view
 
 
-@router.post("/moment-judging/items/{item_id}", response_model=MarkOut)
-def submit(item_id: Id, body: MarksIn, session: SessionDep, principal: Assessor) -> MarkOut:
+@router.post("/moment-judging/items/{item_id}", response_model=MarkView)
+def submit(item_id: Id, body: MarksIn, session: SessionDep, principal: Assessor) -> MarkView:
     """Mark the relevant moments of an item's video (an empty list: none relevant), or change your marks (`change`).
 
     Marks on an item you marked already, without `change` (another tab, say), are a 409 naming your stored marks.
@@ -169,13 +156,13 @@ def submit(item_id: Id, body: MarksIn, session: SessionDep, principal: Assessor)
         session, principal, item_id, segments, seconds_spent=body.seconds_spent, change=body.change
     )
     session.commit()
-    return MarkOut(**view.__dict__)
+    return view
 
 
-@router.get("/moment-judging/items/{item_id}", response_model=MarkOut)
-def own_item(item_id: Id, session: SessionDep, principal: Assessor) -> MarkOut:
+@router.get("/moment-judging/items/{item_id}", response_model=MarkView)
+def own_item(item_id: Id, session: SessionDep, principal: Assessor) -> MarkView:
     """An item of yours, with your marks."""
-    return MarkOut(**moment_judging.own_item(session, principal, item_id).__dict__)
+    return moment_judging.own_item(session, principal, item_id)
 
 
 @router.get("/moment-judging/progress")

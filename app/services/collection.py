@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
@@ -16,9 +15,11 @@ from app.storage.bulk import copy_rows
 from app.storage.models import Campaign, CollectionItem
 
 
-@dataclass(frozen=True)
+# A pydantic dataclass: the REST endpoints return it as it is (their response model), so its fields are declared
+# and described here only.
+@pydantic_dataclasses.dataclass(frozen=True)
 class CollectionSummary:
-    """How big a campaign's collection is."""
+    """Size of a campaign's collection and its media URL template."""
 
     campaign_id: int
     n_shots: int

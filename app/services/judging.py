@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
+from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
@@ -110,9 +112,11 @@ _PROGRESS = text(
 )
 
 
-@dataclass(frozen=True)
+# A pydantic dataclass: the REST endpoints return it as it is (their response model), so its fields are declared
+# and described here only.
+@pydantic_dataclasses.dataclass(frozen=True)
 class TaskView:
-    """What an assessor is shown: the topic and the shot, nothing about runs, ranks or other verdicts."""
+    """A shot to judge for a topic: nothing about runs, ranks, counts or others' verdicts."""
 
     task_id: int
     topic: str
@@ -122,7 +126,7 @@ class TaskView:
     start: float | None
     end: float | None
     media_url: str | None
-    verdict: Verdict | None = None
+    verdict: Annotated[Verdict | None, Field(description="Your own verdict, when you go back to an item")] = None
 
 
 def _assessor(principal: Principal) -> int:

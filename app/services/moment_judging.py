@@ -8,8 +8,11 @@ import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field
+from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import Select, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
@@ -149,20 +152,23 @@ def moment_topic_counts(session: Session, pool: Pool) -> list[dict[str, object]]
 # --- the assessor's side: blind, one proposed segment at a time --------------------------------------------------
 
 
-@dataclass(frozen=True)
+# A pydantic dataclass: the REST endpoints return it as it is (their response model), so its fields are declared
+# and described here only.
+@pydantic_dataclasses.dataclass(frozen=True)
 class MarkView:
-    """What an assessor is shown: the topic, the video and a proposed segment; never runs, ranks, counts or others'
-    marks. `segments` are the caller's own marks (None before they mark)."""
+    """A proposed segment to judge: the topic and the video, nothing about runs, ranks, counts or others' marks."""
 
     item_id: int
     topic: str
     topic_title: str
     topic_description: str
     video_id: str
-    start: float
-    end: float
+    start: Annotated[float, Field(description="The proposed segment's start (seconds)")]
+    end: Annotated[float, Field(description="The proposed segment's end (seconds)")]
     media_url: str | None
-    segments: list[list[float]] | None = None
+    segments: Annotated[
+        list[list[float]] | None, Field(description="Your own marks, when you go back (null before you mark)")
+    ] = None
 
 
 def _assessor(principal: Principal) -> int:

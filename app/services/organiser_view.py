@@ -14,8 +14,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import Field, computed_field
+from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import Row, text
 from sqlalchemy.orm import Session
 
@@ -31,57 +33,71 @@ ACTIVE = ("queued", "running")
 JobType = Literal["evaluation", "analysis"]
 
 
-@dataclass(frozen=True)
+# The view's classes are pydantic dataclasses: the organiser page reads them and the REST endpoint returns them as
+# they are (its response model), so each field is declared, and described, here only.
+
+
+@pydantic_dataclasses.dataclass(frozen=True)
 class RoundProgress:
-    """Judging tasks of one round of a topic: how many, how many done."""
+    """Judging tasks of one round of a topic (1 = first, 2 = quality-control second opinion)."""
 
     round: int
     total: int
     done: int
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class TopicProgress:
-    """One topic: pooled items, tasks per round, what the judgements say so far, who judges it."""
+    """One topic's judging: round-1 tasks done of total, relevant so far, awaiting adjudication, its assessors."""
 
     topic: str
     title: str
-    pooled: int
-    total: int  # round-1 tasks (the sampled items)
-    judged: int  # round-1 tasks done
-    relevant: int  # items whose settled verdict is relevant (adjudication, else the first round)
+    pooled: Annotated[int, Field(description="Pooled items, sampled or not")]
+    total: Annotated[int, Field(description="Round-1 tasks: the sampled items")]
+    judged: Annotated[int, Field(description="Round-1 tasks done")]
+    relevant: Annotated[
+        int, Field(description="Items whose settled verdict (adjudication, else first round) is relevant")
+    ]
     awaiting_adjudication: int
     rounds: list[RoundProgress]
     assessors: list[str]
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class AssessorProgress:
-    """One assessor: topics, judgements made, pace, and the time their open work should take."""
+    """One assessor's pace and the working time their open tasks should take."""
 
     assessor_id: int
     assessor: str
     topics: list[str]
-    judged: int
-    mean_seconds: float | None  # over all their judgements with a time
-    recent_seconds: float | None  # median over their last RECENT judgements with a time
-    remaining: int
-    eta_seconds: float | None  # remaining x recent_seconds; None until they have a pace
+    judged: Annotated[int, Field(description="Judgements made in the pool, all rounds")]
+    mean_seconds: Annotated[float | None, Field(description="Mean seconds per judgement")]
+    recent_seconds: Annotated[
+        float | None, Field(description=f"Median seconds of the last {RECENT} judgements: the recent pace")
+    ]
+    remaining: Annotated[int, Field(description="Open tasks this assessor may take")]
+    eta_seconds: Annotated[float | None, Field(description="remaining x recent_seconds; null until there is a pace")]
     last_judged_at: datetime | None
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class JudgingSummary:
-    """The whole pool's judging: tasks, done, open, open in topics no assessor has, and the time left."""
+    """The pool's judging as a whole: tasks, done, open, open in topics no assessor has, and the time left."""
 
     total: int
     done: int
     remaining: int
-    unassigned: int
-    eta_seconds: float | None  # the slowest assessor's time left; None while someone with work has no pace
+    unassigned: Annotated[int, Field(description="Open tasks of topics no assessor is assigned")]
+    eta_seconds: Annotated[
+        float | None,
+        Field(
+            description="The slowest assessor's time left (they judge side by side); null while someone with work "
+            "has no pace"
+        ),
+    ]
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class SecondOpinion:
     """An open quality-control task: an item to be judged again by another assessor."""
 
@@ -92,9 +108,9 @@ class SecondOpinion:
     leased_to: str | None
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class SecondOpinions:
-    """The quality-control queue: open (of which leased now) and done tasks, the first `LISTED` open ones."""
+    """The quality-control queue: open (of which leased now) and done tasks, and the first open ones (items)."""
 
     open: int
     leased: int
@@ -102,9 +118,10 @@ class SecondOpinions:
     items: list[SecondOpinion]
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class AdjudicationItem:
-    """An item whose judgements disagree or say unsure, with each round's verdict."""
+    """An item awaiting the organiser's decision (its judgements disagree or say unsure), with each round's
+    verdict."""
 
     pool_item_id: int
     topic: str
@@ -112,21 +129,21 @@ class AdjudicationItem:
     verdicts: dict[str, str]
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class Adjudication:
-    """The adjudication queue: its size and its first `LISTED` items."""
+    """The adjudication queue: its size and its first items; decide with POST /api/pools/{pool_id}/adjudication."""
 
     size: int
     items: list[AdjudicationItem]
 
 
-@dataclass(frozen=True)
+@pydantic_dataclasses.dataclass(frozen=True)
 class JobView:
-    """An evaluation or analysis job and its state."""
+    """An evaluation or analysis job and its state; cancel a queued or running one with POST `cancel_url`."""
 
     type: JobType
     id: int
-    kind: str  # "evaluation", or the analysis kind
+    kind: Annotated[str, Field(description='"evaluation", or the analysis kind')]
     label: str
     status: str
     progress: float
@@ -137,15 +154,28 @@ class JobView:
     started_at: datetime | None
     finished_at: datetime | None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def cancellable(self) -> bool:
         """Whether a cancel would still change something."""
         return self.status in ACTIVE and not self.cancel_requested
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def url(self) -> str:
+        """Where the job's status (and an analysis's result) is read."""
+        return f"/api/{'evaluations' if self.type == 'evaluation' else 'analyses'}/{self.id}"
 
-@dataclass(frozen=True)
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cancel_url(self) -> str:
+        """Where to POST to cancel the job."""
+        return f"{self.url}/cancel"
+
+
+@pydantic_dataclasses.dataclass(frozen=True)
 class CampaignView:
-    """Everything the organiser page shows of one campaign, as of one moment."""
+    """Everything the organiser page shows of a campaign, as of `as_of`."""
 
     campaign_id: int
     name: str
