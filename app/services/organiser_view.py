@@ -154,19 +154,19 @@ class JobView:
     started_at: datetime | None
     finished_at: datetime | None
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy refuses decorators over @property; pydantic's own form
     @property
     def cancellable(self) -> bool:
         """Whether a cancel would still change something."""
         return self.status in ACTIVE and not self.cancel_requested
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy refuses decorators over @property; pydantic's own form
     @property
     def url(self) -> str:
         """Where the job's status (and an analysis's result) is read."""
         return f"/api/{'evaluations' if self.type == 'evaluation' else 'analyses'}/{self.id}"
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # mypy refuses decorators over @property; pydantic's own form
     @property
     def cancel_url(self) -> str:
         """Where to POST to cancel the job."""
