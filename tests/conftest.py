@@ -1,11 +1,12 @@
-"""Shared fixtures: a real PostgreSQL for the whole run (TEST_DATABASE_URL, else embedded), fresh databases on it."""
+"""Shared fixtures: a real PostgreSQL for the whole run (TEST_DATABASE_URL, else embedded), fresh databases on it;
+and the order of the run: the lint, type and architecture checks first, ending the run at once when one fails."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,67 @@ from app.storage.database import normalise_url
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+TESTS = Path(__file__).resolve().parent
+
+# ------------------------------------------------------------------------------- lint, type and architecture first
+
+# Checks of the code itself run before everything else and a failure among them ends the run (after the rest of
+# them, so every such failure is shown at once): a test marked `lint`, or any test of these files in tests/.
+LINT_FILES = ("test_style.py", "test_architecture.py", "test_types.py")
+_LINT_FAILURES = pytest.StashKey[list[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """--lint-no-stop: go on with the run when a lint, type or architecture check fails."""
+    parser.addoption(
+        "--lint-no-stop",
+        action="store_true",
+        help="run the rest of the suite even when a lint, type or architecture check fails",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declare the `lint` marker."""
+    config.addinivalue_line(
+        "markers", "lint: a check of the code (style, types, architecture): run first; a failure ends the run"
+    )
+    config.stash[_LINT_FAILURES] = []
+
+
+def is_lint(item: pytest.Item) -> bool:
+    """Whether a collected test is a lint, type or architecture check."""
+    return item.get_closest_marker("lint") is not None or (item.path.parent == TESTS and item.path.name in LINT_FILES)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Move the lint, type and architecture checks to the front, in their collected order (after any reordering)."""
+    items[:] = [item for item in items if is_lint(item)] + [item for item in items if not is_lint(item)]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Note every failed lint, type or architecture check."""
+    report = yield
+    if report.failed and is_lint(item):
+        item.config.stash[_LINT_FAILURES].append(item.nodeid)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """After the last lint, type or architecture check, end the run if any of them failed."""
+    result = yield
+    failed = item.config.stash[_LINT_FAILURES]
+    last_check = is_lint(item) and (nextitem is None or not is_lint(nextitem))
+    if last_check and failed and not item.config.getoption("--lint-no-stop"):
+        item.session.shouldfail = (
+            f"stopping: {len(failed)} lint, type or architecture check(s) failed ({', '.join(failed)}); "
+            "fix them first, or pass --lint-no-stop to run the rest anyway"
+        )
+    return result
 
 
 @pytest.fixture(scope="session")
