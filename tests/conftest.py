@@ -1,5 +1,7 @@
-"""Shared fixtures: a real PostgreSQL for the whole run (TEST_DATABASE_URL, else embedded), fresh databases on it;
-and the order of the run: the lint, type and architecture checks first, ending the run at once when one fails."""
+"""Shared fixtures: a real PostgreSQL for the whole run (TEST_DATABASE_URL, else embedded), fresh databases on it,
+the app on the run's database (a client, an organiser, a live server) and campaigns to work on (judged, evaluated
+once per module, a moment pool); and the order of the run: the lint, type and architecture checks first, ending the
+run at once when one fails. Plain helpers are in tests/api/helpers.py and tests/web/pages.py."""
 
 from __future__ import annotations
 
@@ -12,7 +14,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
-from app.storage.database import normalise_url
+pytest.register_assert_rewrite("tests.api.helpers", "tests.web.pages")
+
+from app.storage.database import normalise_url  # noqa: E402 - after the assertion rewriting is registered
+from tests.api import helpers  # noqa: E402
+from tests.api.helpers import CampaignHandle, auth, new_campaign  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -77,6 +83,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             "fix them first, or pass --lint-no-stop to run the rest anyway"
         )
     return result
+
+
+# ----------------------------------------------------------------------------------------------------- database
 
 
 @pytest.fixture(scope="session")
@@ -151,3 +160,120 @@ def job_worker(database_url: str) -> Iterator[object]:
     handle = WorkerProcesses(database_url, job_settings(database_url))
     yield handle
     handle.stop(timeout=5)
+
+
+# ------------------------------------------------------------------------------------------- the app under test
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str):  # type: ignore[no-untyped-def]
+    """Settings of the app under test."""
+    from app.config import Settings
+
+    return Settings(database_url=database_url, max_upload_bytes=8 * 1024 * 1024, max_errors=50)
+
+
+@pytest.fixture(scope="session")
+def sessions(database_url: str):  # type: ignore[no-untyped-def]
+    """A session factory on the test database."""
+    from app.storage.database import make_engine, make_session_factory
+
+    engine = make_engine(database_url)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def client(settings, sessions, job_worker):  # type: ignore[no-untyped-def]
+    """A client of the app, with a worker running its jobs."""
+    from fastapi.testclient import TestClient
+
+    from app.server import create_app
+
+    with TestClient(create_app(settings, sessions)) as test_client:
+        yield test_client
+
+
+@pytest.fixture(scope="session")
+def organiser(sessions) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Headers of an unbound organiser."""
+    from app.services.auth import create_token
+    from app.storage.database import session_scope
+    from app.storage.models import Role
+
+    with session_scope(sessions) as session:
+        return auth(create_token(session, Role.organiser, label="tests"))
+
+
+@pytest.fixture(scope="session")
+def make_campaign(client, organiser) -> Callable[..., CampaignHandle]:  # type: ignore[no-untyped-def]
+    """Factory: a new campaign with `n_topics` topics numbered 1..n, open unless `open_=False` (new at every call,
+    so module-scoped fixtures may build on it too)."""
+
+    def make(n_topics: int = 3, task_kind: str = "shots", open_: bool = True, **settings: object) -> CampaignHandle:
+        return new_campaign(client, organiser, n_topics, task_kind, open_, **settings)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def live_server(settings, sessions) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The app served by uvicorn on a free loopback port (for concurrency and browser tests)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from app.server import create_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings, sessions), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+# ------------------------------------------------------------------------------------ campaigns to work on
+
+
+@pytest.fixture
+def judged_campaign(make_campaign, client, organiser, sessions):  # type: ignore[no-untyped-def]
+    """A closed shots campaign with a stratified pool whose topics are all judged, and a qrels version cut from it;
+    (campaign, run names, qrels version, the assessor's headers). A new one per test: its tests evaluate and
+    publish it (tests that only read an evaluated campaign share `evaluated`)."""
+    return helpers.build_judged_campaign(make_campaign, client, organiser, sessions)
+
+
+@pytest.fixture(scope="module")
+def evaluated(make_campaign, client, organiser, sessions):  # type: ignore[no-untyped-def]
+    """A campaign as judged_campaign's (its own), evaluated on every measure, with its runs, their parsed files, the
+    exported qrels parsed, and the assessor's headers: (campaign, runs, tables, qrels, assessor). Built once per
+    module, so its tests must not change it."""
+    from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
+
+    campaign, _, qrels, assessor = helpers.build_judged_campaign(make_campaign, client, organiser, sessions)
+    helpers.evaluate_campaign(client, organiser, campaign.id)
+    runs = client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json()
+    tables = [parse_trec_run(client.get(f"/api/runs/{r['id']}/download", headers=organiser).content) for r in runs]
+    exported = parse_qrels(
+        client.get(f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser).content
+    )
+    return campaign, runs, tables, exported, assessor
+
+
+@pytest.fixture
+def moment_pool(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
+    """A closed moment campaign with two runs and a depth-2 moment pool; ann owns topics 1 and 2, bob shares 1;
+    (campaign, pool, ann's headers, bob's headers). A new one per test: its tests mark it."""
+    return helpers.build_moment_pool(make_campaign, client, organiser)

@@ -2,37 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi.routing import APIRoute
-
-from app.api.security import declared_roles
-
-
-def _routes(routes):
-    """Every APIRoute, looking inside included routers."""
-    for route in routes:
-        if isinstance(route, APIRoute):
-            yield route
-        inner = getattr(route, "original_router", None)
-        if inner is not None:
-            yield from _routes(inner.routes)
-
-
-def _roles(route: APIRoute) -> list[tuple[str, ...]]:
-    found = []
-    stack = list(route.dependant.dependencies)
-    while stack:
-        dep = stack.pop()
-        if dep.call is not None and declared_roles(dep.call) is not None:
-            found.append(declared_roles(dep.call))
-        stack.extend(dep.dependencies)
-    return found
+from tests.api.helpers import roles_of, routes
 
 
 def test_every_endpoint_declares_exactly_one_role(client):
-    routes = list(_routes(client.app.routes))
-    api_routes = [r for r in routes if r.path.startswith("/api")]
+    api_routes = [r for r in routes(client.app.routes) if r.path.startswith("/api")]
     assert len(api_routes) >= 15
-    undeclared = [f"{sorted(r.methods)} {r.path}" for r in api_routes if len(_roles(r)) != 1]
+    undeclared = [f"{sorted(r.methods)} {r.path}" for r in api_routes if len(roles_of(r)) != 1]
     assert undeclared == []
 
 

@@ -5,49 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
 from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.pools.builders import rank_rows
 from app.evaluation.records import Qrels
 from app.evaluation.statistics.significance import discriminative_power, pairwise_randomization
-from tests.api.test_evaluations import judged_campaign, wait_done, wait_finished  # noqa: F401 - judged_campaign is a fixture
+from tests.api.helpers import assert_svg_figure, run_analysis, start_analysis, wait_done
+from tests.conftest import evaluated
 
-
-def start_analysis(client, organiser, campaign_id, kind, **params):
-    """Run an analysis job to its end; return the job."""
-    started = client.post(
-        f"/api/campaigns/{campaign_id}/analyses", json={"kind": kind, "params": params}, headers=organiser
-    )
-    assert started.status_code == 202, started.text
-    job = wait_finished(client, organiser, f"/api/analyses/{started.json()['id']}")
-    assert job["status"] == "done", job
-    return job
-
-
-def run_analysis(client, organiser, campaign_id, kind, **params):
-    return start_analysis(client, organiser, campaign_id, kind, **params)["result"]
-
-
-def assert_svg_figure(client, headers, job_id):
-    """The job's figure is an SVG image whose text names what the stored result holds."""
-    response = client.get(f"/api/analyses/{job_id}/figure", headers=headers)
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("image/svg+xml")
-    assert b"<svg" in response.content[:1000]
-    return response.text
-
-
-@pytest.fixture
-def evaluated(judged_campaign, client, organiser):  # noqa: F811
-    campaign, _, qrels, assessor = judged_campaign
-    evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
-    wait_done(client, organiser, evaluation["id"])
-    runs = client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json()
-    tables = [parse_trec_run(client.get(f"/api/runs/{r['id']}/download", headers=organiser).content) for r in runs]
-    exported = parse_qrels(
-        client.get(f"/api/qrels/{qrels['id']}/download?format=sample_eval", headers=organiser).content
-    )
-    return campaign, runs, tables, exported, assessor
+# `evaluated` (a fixture of tests/conftest.py) is still imported from here by tests/api/test_analyses_registry.py:
+# it needs no import at all.
+__all__ = ["evaluated"]
 
 
 def test_leave_one_team_out_equals_brute_force(evaluated, client, organiser):

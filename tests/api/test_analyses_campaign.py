@@ -18,8 +18,7 @@ from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.formats.trec_files import parse_qrels
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.evaluate import evaluate
-from tests.api.test_analyses import assert_svg_figure, evaluated, start_analysis  # noqa: F401 - evaluated: fixture
-from tests.api.test_evaluations import judged_campaign  # noqa: F401 - judged_campaign is a fixture
+from tests.api.helpers import assert_svg_figure, evaluate_campaign, start_analysis
 
 
 def _post(client, organiser, campaign_id, kind, **params):
@@ -35,7 +34,7 @@ def _per_topic(qrels, tables, measure):
     return reference.values[order, 0, :], reference.topics, reference.mean()[order, 0]
 
 
-def test_campaign_analyses_equal_the_core_on_the_exported_data(evaluated, client, organiser, sessions):  # noqa: F811
+def test_campaign_analyses_equal_the_core_on_the_exported_data(evaluated, client, organiser, sessions):
     campaign, runs, tables, qrels, assessor = evaluated
     names = [r["name"] for r in runs]
     teams = {t["id"]: t["name"] for t in client.get(f"/api/campaigns/{campaign.id}/teams", headers=organiser).json()}
@@ -153,8 +152,9 @@ BAD = [
 ]
 
 
-def test_bad_parameters_of_the_campaign_analyses_are_a_422(evaluated, client, organiser):  # noqa: F811
-    campaign, *_ = evaluated
+def test_bad_parameters_of_the_campaign_analyses_are_a_422(judged_campaign, client, organiser):
+    campaign, *_ = judged_campaign  # its own: the test above adds a qrels version to the module's `evaluated`
+    evaluate_campaign(client, organiser, campaign.id)
     for kind, params, field in BAD:
         response = _post(client, organiser, campaign.id, kind, **params)
         assert response.status_code == 422, (kind, response.text)

@@ -11,8 +11,7 @@ import pytest
 from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.pools.builders import rank_rows
 from app.evaluation.records import Qrels
-from tests.api.test_analyses import evaluated, run_analysis, start_analysis  # noqa: F401 - evaluated is a fixture
-from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
+from tests.api.helpers import run_analysis, start_analysis, wait_done
 
 
 def _post(client, organiser, campaign_id, kind, **params):
@@ -21,7 +20,7 @@ def _post(client, organiser, campaign_id, kind, **params):
     )
 
 
-def test_defaults_are_stored_with_the_job_and_follow_the_spec(evaluated, client, organiser):  # noqa: F811
+def test_defaults_are_stored_with_the_job_and_follow_the_spec(evaluated, client, organiser):
     campaign, *_ = evaluated
     depth = start_analysis(client, organiser, campaign.id, "pool-depth", max_depth=3)
     assert depth["params"]["outside"] == "drop" and depth["result"]["outside"] == "drop"
@@ -53,7 +52,7 @@ def test_defaults_are_stored_with_the_job_and_follow_the_spec(evaluated, client,
         ("ties", {"sizes": [1]}, "params.sizes"),
     ],
 )
-def test_unknown_or_unusable_parameters_are_a_422(evaluated, client, organiser, kind, params, field):  # noqa: F811
+def test_unknown_or_unusable_parameters_are_a_422(evaluated, client, organiser, kind, params, field):
     campaign, *_ = evaluated
     response = _post(client, organiser, campaign.id, kind, **params)
     assert response.status_code == 422, response.text
@@ -61,7 +60,7 @@ def test_unknown_or_unusable_parameters_are_a_422(evaluated, client, organiser, 
 
 
 def test_imported_qrels_take_the_pooled_runs_given_or_the_priority_ones_and_infer_the_depth(
-    judged_campaign,  # noqa: F811
+    judged_campaign,
     client,
     organiser,
 ):
@@ -123,7 +122,7 @@ def test_imported_qrels_take_the_pooled_runs_given_or_the_priority_ones_and_infe
 
 
 def test_a_running_analysis_reports_moving_progress_and_stops_when_cancelled(
-    evaluated,  # noqa: F811
+    evaluated,
     client,
     organiser,
     sessions,

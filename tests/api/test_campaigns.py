@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.conftest import auth
+from tests.api.helpers import auth
 
 
 def test_create_list_get(client, organiser):

@@ -4,40 +4,12 @@ verdicts reaching the cut qrels. Each case would pass with the obvious slip (`>`
 
 from __future__ import annotations
 
-from tests.api.test_pools import judge_all, make_assessor
-
-N_SHOTS = 12
-
-
-def _campaign_with_counted_runs(make_campaign, client, organiser):
-    """A closed campaign of four runs: on topic 1 shot s_0 is in 4 runs, s_1 in exactly 3, s_2 in 2, the rest in 1;
-    on topic 2 all four runs return s_11 alone."""
-    campaign = make_campaign(n_topics=2, max_results=100)
-    msr = "".join(f"s_{i}\tv1\t{2 * i}\t{2 * i + 2}\n" for i in range(N_SHOTS))
-    assert campaign.set_collection(msr).status_code == 200
-    _, team = campaign.team()
-    members = {0: [0, 1, 2, 3], 1: [0, 1, 2, 4], 2: [0, 1, 5, 6], 3: [0, 7, 8, 9]}  # run -> shots
-    for run, shots in members.items():
-        lines = "".join(f"1 Q0 s_{s} {r + 1} {10 - r} run{run}\n" for r, s in enumerate(shots))
-        lines += f"2 Q0 s_11 1 1.0 run{run}\n"
-        assert campaign.upload(team, lines, name=f"run{run}").status_code == 201
-    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
-    pool = client.post(
-        f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 10, "seed": 1}, headers=organiser
-    ).json()
-    return campaign, pool
-
-
-def _assign(client, organiser, campaign, pool, name, topic="1"):
-    assessor_id, headers = make_assessor(client, organiser, campaign, name)
-    body = {"assignments": [{"topic": topic, "assessor_id": assessor_id}]}
-    assert client.post(f"/api/pools/{pool['id']}/assignments", json=body, headers=organiser).status_code in (200, 201)
-    return headers
+from tests.api.helpers import assign, campaign_with_counted_runs, judge_all
 
 
 def test_a_shot_returned_by_exactly_min_runs_runs_is_sent_to_quality_control(make_campaign, client, organiser):
-    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
-    headers = _assign(client, organiser, campaign, pool, "first")
+    campaign, pool = campaign_with_counted_runs(make_campaign, client, organiser)
+    headers = assign(client, organiser, campaign, pool, "first")
     judged = judge_all(client, headers, lambda item: "not_relevant")
     assert len(judged) == 10
     qc = client.post(f"/api/pools/{pool['id']}/quality-control?min_runs=3&window=1", headers=organiser).json()
@@ -52,8 +24,8 @@ def _qrels_grades(client, organiser, pool) -> dict[str, int]:
 
 
 def test_adjudicated_and_unsure_verdicts_reach_the_cut_qrels(make_campaign, client, organiser):
-    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
-    headers = _assign(client, organiser, campaign, pool, "judge")
+    campaign, pool = campaign_with_counted_runs(make_campaign, client, organiser)
+    headers = assign(client, organiser, campaign, pool, "judge")
     decide = {"s_0": "unsure", "s_1": "unsure", "s_2": "relevant", "s_3": "not_relevant"}
     judge_all(client, headers, lambda item: decide.get(item["shot_id"], "not_relevant"))
     queue = client.get(f"/api/pools/{pool['id']}/adjudication", headers=organiser).json()
@@ -69,12 +41,12 @@ def test_adjudicated_and_unsure_verdicts_reach_the_cut_qrels(make_campaign, clie
 
 
 def test_second_opinions_go_only_to_other_assessors_of_the_topic(make_campaign, client, organiser):
-    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
-    first = _assign(client, organiser, campaign, pool, "first")
+    campaign, pool = campaign_with_counted_runs(make_campaign, client, organiser)
+    first = assign(client, organiser, campaign, pool, "first")
     judge_all(client, first, lambda item: "not_relevant")
     qc = client.post(f"/api/pools/{pool['id']}/quality-control?min_runs=3&window=1", headers=organiser).json()
     assert qc["queued"] == 2
-    stranger = _assign(client, organiser, campaign, pool, "stranger", topic="2")  # of the pool, not of topic 1
+    stranger = assign(client, organiser, campaign, pool, "stranger", topic="2")  # of the pool, not of topic 1
     assert [item["shot_id"] for item in judge_all(client, stranger, lambda item: "relevant")] == ["s_11"]
     assert client.post("/api/judging/next", headers=stranger).status_code == 204  # no second opinions of topic 1
     stranger_id = client.get(f"/api/campaigns/{campaign.id}/assessors", headers=organiser).json()[-1]["id"]

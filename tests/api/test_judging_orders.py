@@ -13,7 +13,7 @@ from app.evaluation.pools.orders import judge_all, make_order
 from app.services import judging_orders
 from app.storage.database import session_scope
 from app.storage.models import Assignment, Pool, PoolItem, Topic
-from tests.api.test_pools import make_assessor, setup_campaign
+from tests.api.helpers import counted, make_assessor, setup_campaign, start_analysis, wait_done
 
 DEPTH = 8  # each run's top 8 are pooled; the runs' scores fall with their file rank, so lists are file order
 
@@ -148,8 +148,6 @@ def test_a_rolled_back_verdict_is_forgotten_by_the_policy(make_campaign, client,
 
 
 def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(make_campaign, client, organiser):
-    from tests.api.test_analyses import start_analysis
-    from tests.api.test_evaluations import wait_done
 
     campaign, _, pool, headers = _pool(make_campaign, client, organiser, "mm_ns")
     sampled = sum(t["sampled"] for t in pool["topics"])
@@ -203,8 +201,6 @@ def test_scores_from_a_partly_judged_adaptive_pool_are_marked_biased_everywhere(
 
 
 def test_a_verdict_on_an_adaptive_pool_adds_three_statements(make_campaign, client, organiser, sessions):
-    from tests.api.test_judging_round_trips import counted
-
     _, _, _, headers = _pool(make_campaign, client, organiser, "mm_ns")
     engine = sessions.kw["bind"]
     for _ in range(2):  # warm: the connections in use, the topic's policy in the process

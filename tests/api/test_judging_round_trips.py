@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
-from sqlalchemy import event
-
-from tests.api.test_judging_boundaries import _assign, _campaign_with_counted_runs
-
-
-@contextmanager
-def counted(engine):  # type: ignore[no-untyped-def]
-    """Collect the SQL statements the engine sends while the block runs."""
-    statements: list[str] = []
-
-    def record(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        statements.append(" ".join(statement.split())[:80])
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+from tests.api.helpers import assign, campaign_with_counted_runs, counted
 
 
 def test_next_and_verdict_take_four_statements_each(make_campaign, client, organiser, sessions):
-    campaign, pool = _campaign_with_counted_runs(make_campaign, client, organiser)
-    headers = _assign(client, organiser, campaign, pool, "quick")
+    campaign, pool = campaign_with_counted_runs(make_campaign, client, organiser)
+    headers = assign(client, organiser, campaign, pool, "quick")
     engine = sessions.kw["bind"]
     warm = client.post("/api/judging/next", headers=headers).json()  # the pool's connections are in use, not fresh
     client.post(f"/api/judging/items/{warm['task_id']}", json={"verdict": "not_relevant"}, headers=headers)

@@ -7,39 +7,20 @@ import json
 from sqlalchemy import event, select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
-from tests.api.test_pools import make_assessor, setup_campaign
+from tests.api.helpers import depth_pool, step
 
 ITEM_FIELDS = {"task_id", "topic", "topic_title", "shot_id", "video_id", "start", "end", "media_url", "verdict"}
 
 
-def _pool(make_campaign, client, organiser, *, depth: int = 4, shared: bool = False, names=("ann",)):
-    """A depth pool with topic 1 assigned to each named assessor; (pool, run names, [(id, headers)], topic-1 size)."""
-    campaign, run_names = setup_campaign(make_campaign, client, organiser, n_runs=2, depth=60, seed=11)
-    pool = client.post(
-        f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": depth, "seed": 2}, headers=organiser
-    ).json()
-    assessors = [make_assessor(client, organiser, campaign, name) for name in names]
-    body = {"shared": shared, "assignments": [{"topic": "1", "assessor_id": a} for a, _ in assessors]}
-    assert client.post(f"/api/pools/{pool['id']}/assignments", json=body, headers=organiser).status_code == 201
-    size = next(t["sampled"] for t in pool["topics"] if t["topic"] == "1")
-    return pool, run_names, assessors, size
-
-
-def _step(client, headers, **body):
-    response = client.post("/api/judging/step", json=body, headers=headers)
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def test_each_verdict_returns_the_next_items_and_the_one_ahead_stays_next(make_campaign, client, organiser, sessions):
-    pool, run_names, [(_, ann)], size = _pool(make_campaign, client, organiser)
+    pool, run_names, [(_, ann)], size = depth_pool(make_campaign, client, organiser)
     assert size >= 5
-    first = _step(client, ann)  # no verdict: the next item and one ahead, leased
+    first = step(client, ann)  # no verdict: the next item and one ahead, leased
     assert first["judged"] is None and first["put_off"] is None
     assert len(first["next"]) == 2 and first["next"][0]["task_id"] != first["next"][1]["task_id"]
     assert first["progress"]["judged_by_you"] == 0 and first["progress"]["topics"][0]["left"] == size
     # asking again hands back the same two leases, in the same order (nothing new is claimed)
-    assert [i["task_id"] for i in _step(client, ann)["next"]] == [i["task_id"] for i in first["next"]]
+    assert [i["task_id"] for i in step(client, ann)["next"]] == [i["task_id"] for i in first["next"]]
     # the plain next endpoint still answers with the first of them
     assert client.post("/api/judging/next", headers=ann).json()["task_id"] == first["next"][0]["task_id"]
 
@@ -47,7 +28,7 @@ def test_each_verdict_returns_the_next_items_and_the_one_ahead_stays_next(make_c
     while shown:
         current = shown[0]
         verdict = ["relevant", "not_relevant", "unsure"][len(seen) % 3]
-        out = _step(client, ann, task_id=current["task_id"], verdict=verdict, seconds_spent=1.5)
+        out = step(client, ann, task_id=current["task_id"], verdict=verdict, seconds_spent=1.5)
         assert out["judged"]["task_id"] == current["task_id"] and out["judged"]["verdict"] == verdict
         seen.append(current)
         verdicts[current["task_id"]] = verdict
@@ -77,11 +58,11 @@ def test_each_verdict_returns_the_next_items_and_the_one_ahead_stays_next(make_c
 
 
 def test_going_back_a_changed_verdict_is_kept_and_the_queue_is_unchanged(make_campaign, client, organiser, sessions):
-    _, _, [(_, ann)], _ = _pool(make_campaign, client, organiser)
-    shown = _step(client, ann)["next"]
-    out = _step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")
+    _, _, [(_, ann)], _ = depth_pool(make_campaign, client, organiser)
+    shown = step(client, ann)["next"]
+    out = step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")
     ahead = [i["task_id"] for i in out["next"]]
-    again = _step(client, ann, task_id=shown[0]["task_id"], verdict="not_relevant", change=True)  # going back
+    again = step(client, ann, task_id=shown[0]["task_id"], verdict="not_relevant", change=True)  # going back
     assert again["judged"]["verdict"] == "not_relevant"
     assert [i["task_id"] for i in again["next"]] == ahead and again["progress"]["judged_by_you"] == 1
     with sessions() as session:
@@ -96,10 +77,10 @@ def test_going_back_a_changed_verdict_is_kept_and_the_queue_is_unchanged(make_ca
 
 
 def test_later_moves_an_item_to_the_end_of_the_queue(make_campaign, client, organiser):
-    _, _, [(_, ann)], size = _pool(make_campaign, client, organiser)
-    shown = _step(client, ann)["next"]
+    _, _, [(_, ann)], size = depth_pool(make_campaign, client, organiser)
+    shown = step(client, ann)["next"]
     skipped = shown[0]["task_id"]
-    out = _step(client, ann, task_id=skipped, later=True)
+    out = step(client, ann, task_id=skipped, later=True)
     assert out["put_off"] == skipped and out["judged"] is None
     assert out["next"][0]["task_id"] == shown[1]["task_id"] and skipped not in [i["task_id"] for i in out["next"]]
     assert out["progress"]["topics"][0]["left"] == size  # not judged, still to do
@@ -109,29 +90,29 @@ def test_later_moves_an_item_to_the_end_of_the_queue(make_campaign, client, orga
     shown = out["next"]
     while shown:
         order.append(shown[0]["task_id"])
-        shown = _step(client, ann, task_id=shown[0]["task_id"], verdict="not_relevant")["next"]
+        shown = step(client, ann, task_id=shown[0]["task_id"], verdict="not_relevant")["next"]
     assert len(order) == size and order[-1] == skipped and skipped not in order[:-1]
     assert client.post("/api/judging/next", headers=ann).status_code == 204
 
 
 def test_put_off_items_come_back_in_the_order_they_were_put_off(make_campaign, client, organiser):
-    _, _, [(_, ann)], size = _pool(make_campaign, client, organiser, depth=2)
+    _, _, [(_, ann)], size = depth_pool(make_campaign, client, organiser, depth=2)
     order, put_off = [], []
-    shown = _step(client, ann, ahead=0)["next"]
+    shown = step(client, ann, ahead=0)["next"]
     for _ in range(2):  # put off the first two items, then judge the rest
         put_off.append(shown[0]["task_id"])
-        shown = _step(client, ann, task_id=shown[0]["task_id"], later=True, ahead=0)["next"]
+        shown = step(client, ann, task_id=shown[0]["task_id"], later=True, ahead=0)["next"]
     while shown:
         order.append(shown[0]["task_id"])
-        shown = _step(client, ann, task_id=shown[0]["task_id"], verdict="relevant", ahead=0)["next"]
+        shown = step(client, ann, task_id=shown[0]["task_id"], verdict="relevant", ahead=0)["next"]
     assert order[-2:] == put_off and len(order) == size
 
 
 def test_progress_counts_only_the_callers_own_work(make_campaign, client, organiser):
-    _, _, [(_, ann), (_, bob)], size = _pool(make_campaign, client, organiser, shared=True, names=("ann", "bob"))
-    shown = _step(client, ann)["next"]
+    _, _, [(_, ann), (_, bob)], size = depth_pool(make_campaign, client, organiser, shared=True, names=("ann", "bob"))
+    shown = step(client, ann)["next"]
     for _ in range(3):
-        shown = _step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")["next"]
+        shown = step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")["next"]
     mine = client.get("/api/judging/progress", headers=bob).json()
     assert mine["judged_by_you"] == 0 and mine["topics"] == [
         {"topic": "1", "total": size, "left": size - 3, "judged_by_you": 0}
@@ -139,25 +120,25 @@ def test_progress_counts_only_the_callers_own_work(make_campaign, client, organi
     assert mine["done"] == 3 and mine["total"] == size  # the topic's items done, by anyone sharing it
     assert client.get("/api/judging/progress", headers=ann).json()["judged_by_you"] == 3
     # bob never gets ann's leased items, current or ahead
-    held = {i["task_id"] for i in _step(client, ann)["next"]}
-    assert not held & {i["task_id"] for i in _step(client, bob)["next"]}
+    held = {i["task_id"] for i in step(client, ann)["next"]}
+    assert not held & {i["task_id"] for i in step(client, bob)["next"]}
 
 
 def test_shared_topic_judged_with_lookahead_judges_every_item_once(make_campaign, client, organiser):
-    _, _, assessors, size = _pool(make_campaign, client, organiser, shared=True, names=("a", "b", "c"))
-    shown = {i: _step(client, h, ahead=2)["next"] for i, (_, h) in enumerate(assessors)}
+    _, _, assessors, size = depth_pool(make_campaign, client, organiser, shared=True, names=("a", "b", "c"))
+    shown = {i: step(client, h, ahead=2)["next"] for i, (_, h) in enumerate(assessors)}
     judged = []
     while any(shown.values()):
         for i, (_, headers) in enumerate(assessors):
             if shown[i]:
                 judged.append(shown[i][0]["task_id"])
-                shown[i] = _step(client, headers, task_id=judged[-1], verdict="relevant", ahead=2)["next"]
+                shown[i] = step(client, headers, task_id=judged[-1], verdict="relevant", ahead=2)["next"]
     assert len(judged) == len(set(judged)) == size
 
 
 def test_step_refuses_bad_bodies_and_other_assessors_items(make_campaign, client, organiser):
-    _, _, [(_, ann), (_, bob)], _ = _pool(make_campaign, client, organiser, shared=True, names=("ann", "bob"))
-    task = _step(client, ann)["next"][0]["task_id"]
+    _, _, [(_, ann), (_, bob)], _ = depth_pool(make_campaign, client, organiser, shared=True, names=("ann", "bob"))
+    task = step(client, ann)["next"][0]["task_id"]
     for body in (
         {"verdict": "relevant"},
         {"later": True},
@@ -179,8 +160,8 @@ def test_step_refuses_bad_bodies_and_other_assessors_items(make_campaign, client
 
 
 def test_a_step_is_a_handful_of_round_trips(make_campaign, client, organiser, sessions):
-    _, _, [(_, ann)], _ = _pool(make_campaign, client, organiser)
-    shown = _step(client, ann)["next"]
+    _, _, [(_, ann)], _ = depth_pool(make_campaign, client, organiser)
+    shown = step(client, ann)["next"]
     statements: list[str] = []
 
     def count(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
@@ -189,7 +170,7 @@ def test_a_step_is_a_handful_of_round_trips(make_campaign, client, organiser, se
     engine = sessions.kw["bind"]
     event.listen(engine, "before_cursor_execute", count)
     try:
-        _step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")
+        step(client, ann, task_id=shown[0]["task_id"], verdict="relevant")
     finally:
         event.remove(engine, "before_cursor_execute", count)
     work = [s for s in statements if "judging_tasks" in s or "assignments" in s]

@@ -10,8 +10,7 @@ import httpx
 from sqlalchemy import select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, MomentJudgement
-from tests.api.test_judging_step import _pool, _step
-from tests.api.test_moment_judging import moment_pool  # noqa: F401 - a fixture
+from tests.api.helpers import depth_pool, step
 
 
 def _changes(sessions, task_id: int) -> list[tuple[str | None, str]]:
@@ -31,12 +30,12 @@ def _changes(sessions, task_id: int) -> list[tuple[str | None, str]]:
 
 
 def test_a_second_first_verdict_is_409_naming_the_stored_one(make_campaign, client, organiser, sessions):
-    _, _, [(_, ann)], _ = _pool(make_campaign, client, organiser)
+    _, _, [(_, ann)], _ = depth_pool(make_campaign, client, organiser)
     # both tabs hold the same leased item (the caller's own leases come first)
-    tab_a, tab_b = _step(client, ann)["next"], _step(client, ann)["next"]
+    tab_a, tab_b = step(client, ann)["next"], step(client, ann)["next"]
     task = tab_a[0]["task_id"]
     assert tab_b[0]["task_id"] == task
-    assert _step(client, ann, task_id=task, verdict="relevant")["judged"]["verdict"] == "relevant"
+    assert step(client, ann, task_id=task, verdict="relevant")["judged"]["verdict"] == "relevant"
     # the other tab's verdict on the same item, by the step (the page) and by the plain endpoint
     refused = client.post("/api/judging/step", json={"task_id": task, "verdict": "not_relevant"}, headers=ann)
     assert refused.status_code == 409
@@ -50,7 +49,7 @@ def test_a_second_first_verdict_is_409_naming_the_stored_one(make_campaign, clie
     assert client.get(f"/api/judging/items/{task}", headers=ann).json()["verdict"] == "relevant"
     assert _changes(sessions, task) == [(None, "relevant")]
     # going back is the explicit change
-    changed = _step(client, ann, task_id=task, verdict="not_relevant", change=True)
+    changed = step(client, ann, task_id=task, verdict="not_relevant", change=True)
     assert changed["judged"]["verdict"] == "not_relevant"
     kept = client.post(f"/api/judging/items/{task}", json={"verdict": "not_relevant", "change": True}, headers=ann)
     assert kept.status_code == 200 and kept.json()["verdict"] == "not_relevant"
@@ -58,14 +57,14 @@ def test_a_second_first_verdict_is_409_naming_the_stored_one(make_campaign, clie
 
 
 def test_change_needs_a_verdict_of_ones_own(make_campaign, client, organiser):
-    _, _, [(_, ann), (_, bob)], _ = _pool(make_campaign, client, organiser, shared=True, names=("ann", "bob"))
-    leased = _step(client, ann)["next"][0]["task_id"]
+    _, _, [(_, ann), (_, bob)], _ = depth_pool(make_campaign, client, organiser, shared=True, names=("ann", "bob"))
+    leased = step(client, ann)["next"][0]["task_id"]
     # a change of an item not judged yet is no first verdict in disguise
     missing = client.post(f"/api/judging/items/{leased}", json={"verdict": "relevant", "change": True}, headers=ann)
     assert missing.status_code == 404 and "no verdict of yours" in missing.json()["detail"]
     assert client.get(f"/api/judging/items/{leased}", headers=ann).status_code == 404
     # nor of another assessor's verdict
-    _step(client, ann, task_id=leased, verdict="relevant")
+    step(client, ann, task_id=leased, verdict="relevant")
     others = client.post(f"/api/judging/items/{leased}", json={"verdict": "unsure", "change": True}, headers=bob)
     assert others.status_code == 404
     # change goes with a verdict
@@ -74,7 +73,7 @@ def test_change_needs_a_verdict_of_ones_own(make_campaign, client, organiser):
 
 
 def test_two_tabs_judging_at_once_store_one_verdict(make_campaign, client, organiser, sessions, live_server):
-    _, _, [(_, ann)], size = _pool(make_campaign, client, organiser)
+    _, _, [(_, ann)], size = depth_pool(make_campaign, client, organiser)
     rounds = min(size, 4)
     with httpx.Client(base_url=live_server, headers=ann, timeout=30) as http, ThreadPoolExecutor(2) as threads:
         for _ in range(rounds):
@@ -94,7 +93,7 @@ def test_two_tabs_judging_at_once_store_one_verdict(make_campaign, client, organ
             assert _changes(sessions, task) == [(None, won)]
 
 
-def test_second_first_marks_are_409_naming_the_stored_marks(moment_pool, client, sessions):  # noqa: F811
+def test_second_first_marks_are_409_naming_the_stored_marks(moment_pool, client, sessions):
     _, _, ann, _ = moment_pool
     item = client.post("/api/moment-judging/next", headers=ann).json()
     path = f"/api/moment-judging/items/{item['item_id']}"
@@ -123,7 +122,7 @@ def test_second_first_marks_are_409_naming_the_stored_marks(moment_pool, client,
         assert [r.segments for r in rows] == [[]]
 
 
-def test_two_tabs_marking_at_once_store_one_set_of_marks(moment_pool, live_server, sessions):  # noqa: F811
+def test_two_tabs_marking_at_once_store_one_set_of_marks(moment_pool, live_server, sessions):
     _, _, ann, _ = moment_pool
     with httpx.Client(base_url=live_server, headers=ann, timeout=30) as http, ThreadPoolExecutor(2) as threads:
         item = http.post("/api/moment-judging/next").json()

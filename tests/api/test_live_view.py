@@ -4,7 +4,6 @@ the campaign's organiser may look."""
 
 from __future__ import annotations
 
-import zlib
 from statistics import NormalDist
 
 import numpy as np
@@ -21,41 +20,7 @@ from app.services.auth import authenticate
 from app.services.run_arrays import load_runs
 from app.storage.database import session_scope
 from app.storage.models import Pool, PoolItem, Run, Team, Topic
-from tests.api.test_pools import make_assessor, setup_campaign
-
-STRATA = "1-10:1.0, 11-60:0.5"
-DEPTH = 60
-
-
-def _relevant(shot: str) -> bool:
-    """A fixed oracle: about a third of the shots are relevant."""
-    return zlib.crc32(shot.encode()) % 3 == 0
-
-
-def _judged_pool(make_campaign, client, organiser, per_topic: int):
-    """A stratified pool of 4 runs (2 teams) over 3 topics, `per_topic` items of each judged through the API (one
-    assessor per topic, taking turns); the assessors' headers and the items in the order judged."""
-    campaign, _ = setup_campaign(make_campaign, client, organiser, depth=DEPTH, seed=3)
-    body = {"kind": "stratified", "strata": STRATA, "seed": 7}
-    pool = client.post(f"/api/campaigns/{campaign.id}/pools", json=body, headers=organiser).json()
-    assessors = []
-    for topic in campaign.topics:
-        assessor_id, headers = make_assessor(client, organiser, campaign, f"live{topic}")
-        assignments = [{"topic": topic, "assessor_id": assessor_id}]
-        assert client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments},
-                           headers=organiser).status_code == 201  # fmt: skip
-        assessors.append(headers)
-    seen = [judge_one(client, headers) for _ in range(per_topic) for headers in assessors]
-    return campaign, pool, assessors, seen
-
-
-def judge_one(client, headers) -> dict:
-    """Take the next item and judge it with the oracle."""
-    item = client.post("/api/judging/next", headers=headers).json()
-    verdict = "relevant" if _relevant(item["shot_id"]) else "not_relevant"
-    response = client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": verdict}, headers=headers)
-    assert response.status_code == 200, response.text
-    return item
+from tests.api.helpers import LIVE_DEPTH, judge_one, live_judged_pool, live_relevant
 
 
 def _reference(sessions, pool_id: int, seen: list[dict]):
@@ -74,7 +39,7 @@ def _reference(sessions, pool_id: int, seen: list[dict]):
     topics = np.array([i[0] for i in items])
     docs = np.array([i[1] for i in items])
     strata = np.array([i[2] for i in items], dtype=np.int64)
-    judged = {(s["topic"], s["shot_id"]): int(_relevant(s["shot_id"])) for s in seen}
+    judged = {(s["topic"], s["shot_id"]): int(live_relevant(s["shot_id"])) for s in seen}
     grades = np.array([judged.get((t, d), -1) for t, d in zip(topics, docs, strict=True)], dtype=np.int64)
     return topics, docs, strata, grades, prepared, [rows[r][1] for r in run_ids]
 
@@ -89,7 +54,7 @@ def _cells(topics, strata, grades, topic):
 
 
 def test_live_view_equals_the_core_on_the_same_judgements(make_campaign, client, organiser, sessions):
-    campaign, pool, _, seen = _judged_pool(make_campaign, client, organiser, 50)
+    campaign, pool, _, seen = live_judged_pool(make_campaign, client, organiser, 50)
     response = client.get(f"/api/pools/{pool['id']}/live", headers=organiser)
     assert response.status_code == 200, response.text
     live = response.json()
@@ -107,10 +72,10 @@ def test_live_view_equals_the_core_on_the_same_judgements(make_campaign, client,
     assert sum(t["judged"] for t in live["topics"]) == 150
     # the last-window rate: the assessor's verdicts per topic in the order given (window 100 > verdicts per topic)
     for row in live["topics"]:
-        mine = [_relevant(s["shot_id"]) for s in seen if s["topic"] == row["topic"]][-live["window"] :]
+        mine = [live_relevant(s["shot_id"]) for s in seen if s["topic"] == row["topic"]][-live["window"] :]
         assert row["recent_relevant_per_100"] == pytest.approx(100 * sum(mine) / len(mine))
     so_far = Qrels(topics[grades >= 0], docs[grades >= 0], grades[grades >= 0])
-    reference = leave_out(so_far, prepared, units=teams, by="team", depth=DEPTH, max_results=100)
+    reference = leave_out(so_far, prepared, units=teams, by="team", depth=LIVE_DEPTH, max_results=100)
     reusability = live["reusability"]
     assert reusability["max_drop"] == pytest.approx(reference.max_drop)
     assert reusability["tau_b"] == pytest.approx(reference.tau_b)
@@ -147,7 +112,7 @@ def test_live_view_equals_the_core_on_the_same_judgements(make_campaign, client,
 
 
 def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser, sessions):
-    _, pool, assessors, _ = _judged_pool(make_campaign, client, organiser, 7)
+    _, pool, assessors, _ = live_judged_pool(make_campaign, client, organiser, 7)
 
     def view():
         with session_scope(sessions) as session:
@@ -164,10 +129,10 @@ def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser
     row = next(t for t in after["topics"] if t["topic"] == item["topic"])
     before = next(t for t in first["topics"] if t["topic"] == item["topic"])
     assert row["judged"] == before["judged"] + 1
-    assert row["relevant"] == before["relevant"] + int(_relevant(item["shot_id"]))
+    assert row["relevant"] == before["relevant"] + int(live_relevant(item["shot_id"]))
     assert view() is after
     # a changed verdict keeps the number of judgements and the last id: the cache key's latest update moves it
-    flipped = "not_relevant" if _relevant(item["shot_id"]) else "relevant"
+    flipped = "not_relevant" if live_relevant(item["shot_id"]) else "relevant"
     response = client.post(
         f"/api/judging/items/{item['task_id']}", json={"verdict": flipped, "change": True}, headers=assessors[1]
     )
@@ -179,7 +144,7 @@ def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser
 
 
 def test_only_the_organiser_sees_the_live_view(make_campaign, client, organiser):
-    campaign, pool, assessors, _ = _judged_pool(make_campaign, client, organiser, 1)
+    campaign, pool, assessors, _ = live_judged_pool(make_campaign, client, organiser, 1)
     _, team = campaign.team()
     for path in ("live", "budget?replicates=2"):
         url = f"/api/pools/{pool['id']}/{path}"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
+from tests.api.helpers import wait_done
 
 
-def test_trec_eval_spellings_name_the_same_board(judged_campaign, client, organiser):  # noqa: F811
+def test_trec_eval_spellings_name_the_same_board(judged_campaign, client, organiser):
     campaign, *_ = judged_campaign
     body = {"measures": ["AP", "P@10", "nDCG@10"]}
     evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json=body, headers=organiser).json()

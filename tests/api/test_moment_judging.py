@@ -5,88 +5,14 @@ from __future__ import annotations
 import pytest
 
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
-from tests.api.conftest import auth
-from tests.api.test_evaluations import wait_done
+from tests.api.helpers import ANN, MOMENT_BLIND_KEYS, MOMENT_RUNS, mark_all, wait_done
+from tests.conftest import moment_pool
 
-# topic 1: good [11,19] ~ poor's [10,20] (IoU 0.8) merge to [10,20]; good [40,46] alone; poor's vidB [0,9] alone
-# topic 2: good [0,4] and poor [30,40], both vidB
-RUNS = {
-    "good": "1 vidA 11 19 0.9\n1 vidA 40 46 0.8\n2 vidB 0 4 0.7\n",
-    "poor": "1 vidA 10 20 0.9\n1 vidB 0 9 0.8\n2 vidB 30 40 0.7\n",
-}
-BLIND_KEYS = {
-    "item_id",
-    "topic",
-    "topic_title",
-    "topic_description",
-    "video_id",
-    "start",
-    "end",
-    "media_url",
-    "segments",
-}
+# ANN, _mark_all and moment_pool (a fixture of tests/conftest.py, which needs no import) are still imported from
+# here by tests/api/test_audit.py and test_unjudged_topics.py: import the first two from tests.api.helpers.
+_mark_all = mark_all
+__all__ = ["ANN", "_mark_all", "moment_pool"]
 
-
-def _assessor(client, organiser, campaign_id: int, name: str) -> tuple[int, dict[str, str]]:
-    body = client.post(f"/api/campaigns/{campaign_id}/assessors", json={"name": name}, headers=organiser).json()
-    return body["id"], auth(body["token"])
-
-
-@pytest.fixture
-def moment_pool(make_campaign, client, organiser):
-    """A closed moment campaign with two runs and a depth-2 moment pool; ann owns topics 1 and 2, bob shares 1."""
-    campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="https://media.example/{video_id}.mp4")
-    assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
-    _, team = campaign.team()
-    for name, text in RUNS.items():
-        assert campaign.upload(team, text, name=name).status_code == 201
-    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
-    refused = client.post(f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 2}, headers=organiser)
-    assert refused.status_code == 403 and "moment-pools" in refused.json()["detail"]
-    response = client.post(
-        f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 2, "iou": 0.5, "seed": 3}, headers=organiser
-    )
-    assert response.status_code == 201, response.text
-    pool = response.json()
-    assert (pool["kind"], pool["seed"], pool["params"]["depth"], pool["params"]["iou"]) == ("moments", 3, 2, 0.5)
-    assert pool["topics"] == [
-        {"topic": "1", "proposed": 3, "judged": 0},
-        {"topic": "2", "proposed": 2, "judged": 0},
-    ]
-    ann_id, ann = _assessor(client, organiser, campaign.id, "ann")
-    bob_id, bob = _assessor(client, organiser, campaign.id, "bob")
-    assignments = [{"topic": "1", "assessor_id": ann_id}, {"topic": "2", "assessor_id": ann_id}]
-    assignments.append({"topic": "1", "assessor_id": bob_id})
-    response = client.post(
-        f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments, "shared": True}, headers=organiser
-    )
-    assert response.status_code in (200, 201), response.text
-    return campaign, pool, ann, bob
-
-
-def _mark_all(client, headers, marks: dict[tuple[str, str, float], list[list[float]]]) -> list[dict]:
-    """Mark every proposal the queue gives, looked up by (topic, video, proposed start); returns the items seen."""
-    seen = []
-    while True:
-        response = client.post("/api/moment-judging/next", headers=headers)
-        if response.status_code == 204:
-            return seen
-        item = response.json()
-        seen.append(item)
-        segments = marks[(item["topic"], item["video_id"], item["start"])]
-        body = {"segments": [{"start": s, "end": e} for s, e in segments], "seconds_spent": 4.5}
-        stored = client.post(f"/api/moment-judging/items/{item['item_id']}", json=body, headers=headers)
-        assert stored.status_code == 200, stored.text
-        assert stored.json()["segments"] == sorted(segments)
-
-
-ANN = {
-    ("1", "vidA", 10.0): [[12.0, 18.0]],
-    ("1", "vidA", 40.0): [[40.0, 45.0], [50.0, 52.0]],
-    ("1", "vidB", 0.0): [],
-    ("2", "vidB", 0.0): [[0.0, 5.0]],
-    ("2", "vidB", 30.0): [],
-}
 BOB = {
     ("1", "vidA", 10.0): [[10.0, 18.0]],  # IoU with ann's [12,18]: 6/8
     ("1", "vidA", 40.0): [[40.0, 45.0]],  # with ann's [40,45]+[50,52]: 5/7
@@ -96,9 +22,9 @@ BOB = {
 
 def test_marking_agreement_truth_and_evaluation(moment_pool, client, organiser):
     campaign, pool, ann, bob = moment_pool
-    seen = _mark_all(client, ann, ANN)
+    seen = mark_all(client, ann, ANN)
     assert [i["topic"] for i in seen] == ["1", "1", "1", "2", "2"]  # topic by topic
-    assert all(set(i) == BLIND_KEYS for i in seen)  # no run, rank or count
+    assert all(set(i) == MOMENT_BLIND_KEYS for i in seen)  # no run, rank or count
     assert all(i["segments"] is None for i in seen)
     first = seen[0]
     assert first["media_url"] == f"https://media.example/{first['video_id']}.mp4" and first["topic_title"] == "topic 1"
@@ -107,9 +33,9 @@ def test_marking_agreement_truth_and_evaluation(moment_pool, client, organiser):
     topic2 = next(i for i in seen if i["topic"] == "2")
     assert client.get(f"/api/moment-judging/items/{topic2['item_id']}", headers=bob).status_code == 404
     bobs_view = client.get(f"/api/moment-judging/items/{first['item_id']}", headers=bob).json()
-    assert bobs_view["segments"] is None and set(bobs_view) == BLIND_KEYS
+    assert bobs_view["segments"] is None and set(bobs_view) == MOMENT_BLIND_KEYS
     assert client.get("/api/moment-judging/progress", headers=bob).json() == {"marked": 0, "total": 3}
-    _mark_all(client, bob, BOB)
+    mark_all(client, bob, BOB)
     assert (
         client.get(f"/api/moment-judging/items/{first['item_id']}", headers=ann).json()["segments"]
         == ANN[(first["topic"], first["video_id"], first["start"])]
@@ -142,9 +68,9 @@ def test_marking_agreement_truth_and_evaluation(moment_pool, client, organiser):
     board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
     reference = evaluate_moments(
         parse_moment_ground_truth(truth),
-        [parse_moment_run(t) for t in RUNS.values()],
+        [parse_moment_run(t) for t in MOMENT_RUNS.values()],
         board["measures"],
-        run_names=list(RUNS),
+        run_names=list(MOMENT_RUNS),
     )
     for row in board["rows"]:
         for measure, value in row["scores"].items():
@@ -190,7 +116,7 @@ def test_moment_pools_are_for_closed_moment_campaigns(make_campaign, client, org
 
 def test_the_organiser_overview_counts_moment_marks(moment_pool, client, organiser):
     campaign, pool, ann, bob = moment_pool
-    _mark_all(client, bob, BOB)  # bob marks all of topic 1 (3 items, 2 with a segment)
+    mark_all(client, bob, BOB)  # bob marks all of topic 1 (3 items, 2 with a segment)
     body = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()
     topics = {t["topic"]: t for t in body["topics"]}
     assert {k: (t["pooled"], t["total"], t["judged"], t["relevant"]) for k, t in topics.items()} == {
@@ -201,7 +127,7 @@ def test_the_organiser_overview_counts_moment_marks(moment_pool, client, organis
     assert (assessors["bob"]["judged"], assessors["bob"]["mean_seconds"]) == (3, 4.5)
     assert (assessors["ann"]["judged"], assessors["ann"]["remaining"]) == (0, 2)  # topic 2 is ann's alone
     assert (body["judging"]["total"], body["judging"]["done"], body["judging"]["remaining"]) == (5, 3, 2)
-    _mark_all(client, ann, ANN)  # ann marks topics 1 and 2: topic 1's items were done already (by bob)
+    mark_all(client, ann, ANN)  # ann marks topics 1 and 2: topic 1's items were done already (by bob)
     body = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()
     topics = {t["topic"]: t for t in body["topics"]}
     assert (topics["2"]["judged"], topics["2"]["relevant"]) == (2, 1)
@@ -210,8 +136,8 @@ def test_the_organiser_overview_counts_moment_marks(moment_pool, client, organis
 
 def test_the_truth_combines_several_assessors_marks_as_asked(moment_pool, client, organiser):
     campaign, pool, ann, bob = moment_pool
-    _mark_all(client, ann, ANN)
-    _mark_all(client, bob, BOB)
+    mark_all(client, ann, ANN)
+    mark_all(client, bob, BOB)
 
     def cut(label: str, combine: str) -> str:
         body = {"label": label, "combine": combine}

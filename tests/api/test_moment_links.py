@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tests.api.test_moment_judging import moment_pool  # noqa: F401 - a fixture
-
 
 def test_judge_links_point_at_the_page_of_the_campaigns_task(make_campaign, client, organiser):
     shots = make_campaign(n_topics=1)
@@ -15,7 +13,7 @@ def test_judge_links_point_at_the_page_of_the_campaigns_task(make_campaign, clie
         assert again.status_code == 201 and page in again.json()["judge_url"]
 
 
-def test_a_moment_pool_is_not_cut_as_shot_qrels(moment_pool, client, organiser):  # noqa: F811
+def test_a_moment_pool_is_not_cut_as_shot_qrels(moment_pool, client, organiser):
     _, pool, *_ = moment_pool
     refused = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": "shots?"}, headers=organiser)
     assert refused.status_code == 409 and f"/api/moment-pools/{pool['id']}/truth" in refused.json()["detail"]

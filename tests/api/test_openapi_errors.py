@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from app.api.errors import ErrorOut
-from tests.api.conftest import auth
-from tests.api.test_tokens import _throttled_client
+from tests.api.helpers import auth, throttled_client
 
 ERROR_CODES = ("401", "403", "404", "409", "413", "422", "429")
 
@@ -67,7 +66,7 @@ def test_real_error_bodies_match_the_model(client, organiser, make_campaign, set
         headers=team,
     )
     assert too_big.status_code == 413 and _is_error_body(too_big.json())
-    with _throttled_client(settings, sessions, 1) as throttled:
+    with throttled_client(settings, sessions, 1) as throttled:
         assert isinstance(throttled, TestClient)
         throttled.get("/api/campaigns", headers=auth("tp_wrong"))
         refused = throttled.get("/api/campaigns", headers=auth("tp_wrong"))

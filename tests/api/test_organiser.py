@@ -4,27 +4,11 @@ only, agree with the pool progress endpoint, escape what users typed, and name t
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.orm import Session
 
-from app.services import jobs
 from app.services.auth import create_token
 from app.storage.database import session_scope
 from app.storage.models import Evaluation, Role
-from tests.api.conftest import auth
-from tests.api.test_pools import judge_all, make_assessor, setup_campaign
-
-HELD_QUEUE = "trecpool-held-by-test"  # no worker reads it: a job queued there stays queued
-
-
-def hold(session: Session, job: jobs.Job) -> None:
-    """Queue a job where no worker looks (the reaper sees it queued, not lost; a cancel takes it off the queue)."""
-    session.add(job)
-    jobs.enqueue(session, job, campaign_concurrency=1)
-    session.execute(
-        text("UPDATE procrastinate_jobs SET queue_name = :held WHERE id = :id"),
-        {"held": HELD_QUEUE, "id": job.queue_job_id},
-    )
+from tests.api.helpers import auth, hold, judge_all, make_assessor, setup_campaign
 
 
 def decide(item: dict[str, str]) -> str:

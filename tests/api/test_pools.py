@@ -12,44 +12,12 @@ import pytest
 from sqlalchemy import func, select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
-from tests.api.conftest import auth
+from tests.api.helpers import judge_all, judge_in_process, make_assessor, setup_campaign, shots
 
-N_VIDEOS, SHOTS_PER_VIDEO = 20, 10
-
-
-def shots() -> list[str]:
-    return [f"s{v}_{s}" for v in range(N_VIDEOS) for s in range(SHOTS_PER_VIDEO)]
-
-
-def setup_campaign(make_campaign, client, organiser, *, n_runs: int = 4, depth: int = 60, seed: int = 0):
-    """A closed campaign with a collection and `n_runs` random runs from two teams."""
-    campaign = make_campaign(n_topics=3, max_results=100)
-    msr = "".join(f"s{v}_{s}\tv{v}\t{s * 2}\t{s * 2 + 2}\n" for v in range(N_VIDEOS) for s in range(SHOTS_PER_VIDEO))
-    assert campaign.set_collection(msr).status_code == 200
-    client.patch(
-        f"/api/campaigns/{campaign.id}",
-        json={"media_url_template": "https://m.example/{video_id}.mp4"},
-        headers=organiser,
-    )
-    teams = [campaign.team(f"team{campaign.id}_{k}") for k in range(2)]
-    rng = np.random.default_rng(seed)
-    names = []
-    for i in range(n_runs):
-        lines = []
-        for topic in campaign.topics:
-            chosen = rng.choice(shots(), size=depth, replace=False)
-            lines += [f"{topic} Q0 {s} {r + 1} {depth - r} secret-tag-{i}" for r, s in enumerate(chosen)]
-        name = f"secretrun{i}"
-        response = campaign.upload(teams[i % 2][1], "\n".join(lines) + "\n", name=name, priority=1 + i % 2)
-        assert response.status_code == 201, response.text
-        names.append(name)
-    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
-    return campaign, names
-
-
-def make_assessor(client, organiser, campaign, name):
-    body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": name}, headers=organiser).json()
-    return body["id"], auth(body["token"])
+# judge_all, judge_in_process, make_assessor, setup_campaign and shots are still imported from here by
+# tests/api/test_evaluations.py, test_audit.py, test_runs.py and test_unjudged_topics.py: import them from
+# tests.api.helpers instead.
+__all__ = ["judge_all", "judge_in_process", "make_assessor", "setup_campaign", "shots"]
 
 
 def test_pool_build_is_reproducible_and_counts(make_campaign, client, organiser):
@@ -95,41 +63,6 @@ def test_priority_selection_pools_fewer_runs(make_campaign, client, organiser):
     ).json()
     assert len(priority["params"]["run_ids"]) == 2 and len(everything["params"]["run_ids"]) == 4
     assert sum(t["pooled"] for t in priority["topics"]) < sum(t["pooled"] for t in everything["topics"])
-
-
-def judge_all(client, headers, decide) -> list[dict]:
-    """Judge until the queue is empty; returns the items seen."""
-    seen = []
-    while True:
-        response = client.post("/api/judging/next", headers=headers)
-        if response.status_code == 204:
-            return seen
-        assert response.status_code == 200, response.text
-        item = response.json()
-        seen.append(item)
-        verdict = decide(item)
-        assert (
-            client.post(f"/api/judging/items/{item['task_id']}", json={"verdict": verdict}, headers=headers).status_code
-            == 200
-        )
-
-
-def judge_in_process(sessions, headers, decide) -> list[dict]:
-    """What judge_all does, through the judging service in one transaction: for fixtures that need judged pools
-    quickly (the judging API itself is tested above and in test_judging_boundaries.py)."""
-    from app.services import judging
-    from app.services.auth import authenticate
-    from app.storage.database import session_scope
-    from app.storage.models import Verdict
-
-    seen = []
-    with session_scope(sessions) as session:
-        principal = authenticate(session, headers["Authorization"].removeprefix("Bearer "))
-        while (task := judging.next_task(session, principal, lease_seconds=300)) is not None:
-            item = {"task_id": task.task_id, "topic": task.topic, "shot_id": task.shot_id}
-            seen.append(item)
-            judging.judge(session, principal, task.task_id, Verdict(decide(item)))
-    return seen
 
 
 def test_blind_judging_flow(make_campaign, client, organiser, sessions):

@@ -14,7 +14,7 @@ from sqlalchemy import update
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
 from app.evaluation.measures.evaluate import evaluate
 from app.storage.models import Run
-from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
+from tests.api.helpers import wait_done
 from tests.evaluation.analyses.brute import trec_order
 
 SECONDS = {0: {"1": 2.0, "2": 4.0}, 1: {"1": 30.0}, 2: {"1": 600.0, "2": 400.0, "3": 500.0}}  # run 3 states none
@@ -40,7 +40,7 @@ def _exports(client, organiser, campaign, qrels_id):  # type: ignore[no-untyped-
     return qrels, runs, tables
 
 
-def test_published_report_sections_equal_their_own_computation(judged_campaign, client, organiser, sessions):  # noqa: F811
+def test_published_report_sections_equal_their_own_computation(judged_campaign, client, organiser, sessions):
     campaign, _, qrels_version, _ = judged_campaign
     qrels, runs, tables = _exports(client, organiser, campaign, qrels_version["id"])
     with sessions() as session:  # two runs manually assisted; three state XML elapsed times
@@ -139,7 +139,7 @@ def test_published_report_sections_equal_their_own_computation(judged_campaign, 
     assert page.text.count("<svg") == 8  # overall, topics, hits, strata, inferred, judged fraction, unique, efficiency
 
 
-def test_a_team_sees_its_own_run_against_the_median_and_best_only(judged_campaign, client, organiser):  # noqa: F811
+def test_a_team_sees_its_own_run_against_the_median_and_best_only(judged_campaign, client, organiser):
     campaign, _, _, _ = judged_campaign
     evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
     wait_done(client, organiser, evaluation["id"])

@@ -5,7 +5,7 @@ The table is the access policy in one place (SPEC section 7); the test compares 
 
 from __future__ import annotations
 
-from tests.api.test_access import _roles, _routes
+from tests.api.helpers import roles_of, routes
 
 ORG = ("organiser",)
 MEMBER = ("organiser", "team", "assessor")
@@ -94,9 +94,9 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
 
 def test_each_endpoint_admits_exactly_the_roles_of_the_table(client):
     declared = {}
-    for route in _routes(client.app.routes):
+    for route in routes(client.app.routes):
         if route.path.startswith("/api"):
-            (roles,) = _roles(route)
+            (roles,) = roles_of(route)
             for method in route.methods:
                 declared[(method, route.path)] = roles
     assert {k: v for k, v in declared.items() if ROLE_TABLE.get(k) != v} == {}

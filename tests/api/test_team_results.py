@@ -12,78 +12,26 @@ import numpy as np
 import pytest
 
 from app.api.leaderboards import Leaderboard, Significance
-from tests.api.conftest import auth
-from tests.api.test_evaluations import wait_done
-from tests.api.test_pools import make_assessor
-
-# (team, run, system type, training type, novelty, how many relevant docs it puts first per topic)
-RUNS = [
-    (0, "alpha-one", "F", "A", True, 5),
-    (0, "alpha-two", "M", "D", False, 2),
-    (1, "beta-one", "F", "D", False, 4),
-    (1, "beta-two", "M", "A", True, 3),
-    (1, "beta-three", "R", "A", False, 3),
-    (2, "gamma-one", "M", "D", False, 4),
-    (2, "gamma-two", "R", "D", True, 1),
-    (2, "gamma-three", "F", "A", False, 2),
-]
-TEAMS = ["team-alpha", "team-beta", "team-gamma"]
-N_TOPICS = 6
-MEASURES = ["AP", "P@5"]
-_campaigns = itertools.count(1)
-
-
-def build(client, organiser, **settings):  # type: ignore[no-untyped-def]
-    """A closed, evaluated campaign of RUNS by three teams; returns its id and each team's headers."""
-    body = {"name": f"team-results-{next(_campaigns)}-{id(settings)}", "task_kind": "shots", **settings}
-    created = client.post("/api/campaigns", json=body, headers=organiser)
-    assert created.status_code == 201, created.text
-    cid = created.json()["id"]
-    topics = [str(t) for t in range(1, N_TOPICS + 1)]
-    client.post(f"/api/campaigns/{cid}/topics", json=[{"number": t, "title": t} for t in topics], headers=organiser)
-    assert client.post(f"/api/campaigns/{cid}/open", headers=organiser).status_code == 200
-    teams = []
-    for name in TEAMS:
-        made = client.post(f"/api/campaigns/{cid}/teams", json={"name": f"{name}-{cid}"}, headers=organiser).json()
-        teams.append(auth(made["token"]))
-    rng = np.random.default_rng(cid)
-    for team, run, system_type, training_type, novelty, good in RUNS:
-        lines = []
-        for topic in topics:
-            relevant = [f"d{i}" for i in rng.permutation(6)]
-            other = [f"d{i}" for i in 6 + rng.permutation(14)]
-            k = max(0, good - int(rng.integers(0, 2)))  # some variation between topics
-            ranked = relevant[:k] + other[:4] + relevant[k:] + other[4:]
-            lines += [f"{topic} Q0 {d} {r + 1} {30 - r} {run}" for r, d in enumerate(ranked)]
-        data = {"name": run, "system_type": system_type, "training_type": training_type, "novelty": str(novelty)}
-        response = client.post(
-            f"/api/campaigns/{cid}/runs",
-            data=data,
-            files={"file": ("run.txt", ("\n".join(lines) + "\n").encode(), "text/plain")},
-            headers=teams[team],
-        )
-        assert response.status_code == 201, response.text
-    qrels = "".join(f"{t} 0 d{i} {int(i < 6)}\n" for t in topics for i in range(20))
-    client.post(
-        f"/api/campaigns/{cid}/qrels", data={"label": "q"}, files={"file": ("q", qrels.encode())}, headers=organiser
-    )
-    assert client.post(f"/api/campaigns/{cid}/close", headers=organiser).status_code == 200
-    started = client.post(f"/api/campaigns/{cid}/evaluations", json={"measures": MEASURES}, headers=organiser)
-    assert started.status_code == 202, started.text
-    wait_done(client, organiser, started.json()["id"])
-    return cid, teams
+from tests.api.helpers import (
+    TEAM_MEASURES,
+    TEAM_NAMES,
+    TEAM_RUNS,
+    TEAM_TOPICS,
+    make_assessor,
+    team_results_campaign,
+)
 
 
 @pytest.fixture(scope="module")
 def own_campaign(client, organiser):  # type: ignore[no-untyped-def]
     """An evaluated campaign with the default setting (`own`), not published."""
-    return build(client, organiser)
+    return team_results_campaign(client, organiser)
 
 
 @pytest.fixture(scope="module")
 def hidden_campaign(client, organiser):  # type: ignore[no-untyped-def]
     """An evaluated campaign created with `team_results: hidden`, not published."""
-    return build(client, organiser, team_results="hidden")
+    return team_results_campaign(client, organiser, team_results="hidden")
 
 
 def board(client, cid, headers=None, public=False, **query):  # type: ignore[no-untyped-def]
@@ -113,23 +61,23 @@ def test_the_setting_on_create_patch_and_read(client, organiser, own_campaign, h
 
 
 def passing(filters: dict[str, object]) -> list[tuple]:
-    """The RUNS entries that pass the filters."""
+    """The TEAM_RUNS entries that pass the filters."""
     fields = ("system_type", "training_type", "novelty")
-    return [r for r in RUNS if all(dict(zip(fields, r[2:5], strict=True))[k] == v for k, v in filters.items())]
+    return [r for r in TEAM_RUNS if all(dict(zip(fields, r[2:5], strict=True))[k] == v for k, v in filters.items())]
 
 
 def _others(team: int) -> list[str]:
     """Names of the runs and teams a team must not see."""
-    return [r[1] for r in RUNS if r[0] != team] + [t for i, t in enumerate(TEAMS) if i != team]
+    return [r[1] for r in TEAM_RUNS if r[0] != team] + [t for i, t in enumerate(TEAM_NAMES) if i != team]
 
 
 def test_own_a_team_sees_its_runs_and_topic_best_and_median_nothing_else(client, organiser, own_campaign):
     cid, teams = own_campaign
     full = board(client, cid, organiser).json()
-    assert full["published"] is False and len(full["rows"]) == len(RUNS)
+    assert full["published"] is False and len(full["rows"]) == len(TEAM_RUNS)
     for team, headers in enumerate(teams):
-        mine = sorted(r[1] for r in RUNS if r[0] == team)
-        for measure in (None, *MEASURES):
+        mine = sorted(r[1] for r in TEAM_RUNS if r[0] == team)
+        for measure in (None, *TEAM_MEASURES):
             response = board(client, cid, headers, measure=measure)
             assert response.status_code == 200, response.text
             seen = response.json()
@@ -143,9 +91,9 @@ def test_own_a_team_sees_its_runs_and_topic_best_and_median_nothing_else(client,
             expected = {r["run"]: r["scores"] for r in board(client, cid, organiser, measure=measure).json()["rows"]}
             for row in seen["rows"]:
                 assert row["scores"] == expected[row["run"]]
-                assert set(row["per_topic"]) == set(MEASURES)
-                for m in MEASURES:
-                    assert len(row["per_topic"][m]) == N_TOPICS
+                assert set(row["per_topic"]) == set(TEAM_MEASURES)
+                for m in TEAM_MEASURES:
+                    assert len(row["per_topic"][m]) == TEAM_TOPICS
                     assert np.mean(list(row["per_topic"][m].values())) == pytest.approx(row["scores"][m], abs=1e-12)
             # per topic: best and median over ALL runs (the organiser's unfiltered board), and its own values
             reference = {t["topic"]: t for t in board(client, cid, organiser, measure=measure).json()["per_topic"]}
@@ -190,8 +138,8 @@ def test_hidden_a_team_sees_nothing_before_publication(client, organiser, hidden
         for fmt in ("json", "csv", "topics.csv"):
             response = board(client, cid, headers, format=fmt)
             assert response.status_code == 403, response.text
-            assert not any(r[1] in response.text for r in RUNS)
-    assert len(board(client, cid, organiser).json()["rows"]) == len(RUNS)
+            assert not any(r[1] in response.text for r in TEAM_RUNS)
+    assert len(board(client, cid, organiser).json()["rows"]) == len(TEAM_RUNS)
     assert client.get(f"/api/campaigns/{cid}/significance", headers=teams[0]).status_code == 403
 
 
@@ -221,14 +169,16 @@ FILTERS = [
 
 @pytest.mark.parametrize("team_results", ["own", "hidden"])
 def test_after_publication_every_role_sees_the_published_board(client, organiser, team_results):
-    cid, teams = build(client, organiser, team_results=team_results)
+    cid, teams = team_results_campaign(client, organiser, team_results=team_results)
     # before: each team's own per-topic values put together give every run's values (only with `own`)
     values: dict[str, dict[str, dict[str, float]]] = {}
     if team_results == "own":
         for headers in teams:
             for row in board(client, cid, headers).json()["rows"]:
                 values[row["run"]] = row["per_topic"]
-    live = {(json.dumps(q), m): board(client, cid, organiser, measure=m, **q).json() for q in FILTERS for m in MEASURES}
+    live = {
+        (json.dumps(q), m): board(client, cid, organiser, measure=m, **q).json() for q in FILTERS for m in TEAM_MEASURES
+    }
     assert client.post(f"/api/campaigns/{cid}/publish", json={}, headers=organiser).status_code == 201
     for (query, measure), live_board in live.items():
         filters = json.loads(query)
@@ -260,7 +210,7 @@ def test_after_publication_every_role_sees_the_published_board(client, organiser
 
 
 def test_significance_honours_the_filters_live_and_public(client, organiser):
-    cid, teams = build(client, organiser)
+    cid, teams = team_results_campaign(client, organiser)
     live = {}
     for query in FILTERS:
         response = client.get(f"/api/campaigns/{cid}/significance", params=query, headers=organiser)

@@ -5,14 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlparse
 
-from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from app.config import Settings
-from app.server import create_app
 from app.storage.database import session_scope
 from app.storage.models import ApiToken, JudgeLink
-from tests.api.conftest import auth
+from tests.api.helpers import auth, throttled_client
 
 TOKEN_FIELDS = {
     "id",
@@ -209,14 +206,8 @@ def test_a_judging_link_works_once_and_not_after_it_expires(client, organiser, m
     assert session_row["assessor_id"] == created["id"] and session_row["expires_at"] is not None
 
 
-def _throttled_client(settings: Settings, sessions, limit: int) -> TestClient:  # type: ignore[no-untyped-def]
-    """A client of an app that allows `limit` failed authentications per minute."""
-    low = settings.model_copy(update={"auth_max_failures": limit, "auth_failure_window_seconds": 60.0})
-    return TestClient(create_app(low, sessions))
-
-
 def test_failed_authentications_are_throttled_with_retry_after(settings, sessions, organiser):
-    with _throttled_client(settings, sessions, 3) as throttled:
+    with throttled_client(settings, sessions, 3) as throttled:
         # missing tokens do not count
         for _ in range(5):
             assert throttled.get("/api/campaigns").status_code == 401
@@ -237,7 +228,7 @@ def test_failed_authentications_are_throttled_with_retry_after(settings, session
 
 
 def test_failed_judging_links_count_as_failed_authentications(settings, sessions):
-    with _throttled_client(settings, sessions, 2) as throttled:
+    with throttled_client(settings, sessions, 2) as throttled:
         for _ in range(2):
             assert throttled.post("/api/judging/session", headers=auth("tp_guess")).status_code == 401
         refused = throttled.post("/api/judging/session", headers=auth("tp_guess"))

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from app.cli import cli
 from tests.evaluation import sample_eval_reference as reference
-from tests.evaluation.test_sample_eval_conformance import graded_copy, synthetic
+from tests.evaluation.cases import graded_copy, synthetic
 
 AVS_RUNS = ["syn7_0", "syn7_1", "syn7_2", "syn7_3"]
 runner = CliRunner()

@@ -7,7 +7,7 @@ import pytest
 
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
-from app.evaluation.records import Qrels, RunTable
+from tests.evaluation.cases import random_case, to_qrels, to_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -30,58 +30,6 @@ OURS_TO_PYTREC = {
 }
 # pytrec_eval's ndcg loops forever on negative grades, so the -1 (pooled, unjudged) cases leave nDCG out.
 WITH_UNJUDGED = {k: v for k, v in OURS_TO_PYTREC.items() if not k.startswith("nDCG")}
-
-
-def _objects(values: list[str]) -> np.ndarray:
-    """An object array of strings."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def to_qrels(qrels: dict[str, dict[str, int]]) -> Qrels:
-    """Our Qrels from pytrec_eval's dict."""
-    rows = [(t, d, g) for t, docs in qrels.items() for d, g in docs.items()]
-    return Qrels(
-        _objects([r[0] for r in rows]), _objects([r[1] for r in rows]), np.array([r[2] for r in rows], dtype=np.int64)
-    )
-
-
-def to_run(tag: str, run: dict[str, dict[str, float]]) -> RunTable:
-    """Our RunTable from pytrec_eval's dict (rows in dict order)."""
-    rows = [(t, d, s) for t, docs in run.items() for d, s in docs.items()]
-    n = len(rows)
-    return RunTable(
-        tag=tag,
-        topics=_objects([r[0] for r in rows]),
-        docs=_objects([r[1] for r in rows]),
-        ranks=np.arange(1, n + 1, dtype=np.int64),
-        scores=np.array([r[2] for r in rows], dtype=np.float64),
-        lines=np.arange(1, n + 1, dtype=np.int64),
-    )
-
-
-def random_case(rng: np.random.Generator, unjudged: bool) -> tuple[dict, dict]:
-    """Graded qrels (some topics without relevant docs) and 3 runs with tied scores, missing and extra topics."""
-    n_topic = int(rng.integers(1, 6))
-    n_doc = int(rng.integers(3, 60))
-    grades = [-1, 0, 0, 1, 2, 3] if unjudged else [0, 0, 0, 1, 2, 3]
-    qrels: dict[str, dict[str, int]] = {}
-    for t in range(n_topic):
-        docs = rng.choice(n_doc, int(rng.integers(1, n_doc + 1)), replace=False)
-        qrels[f"q{t}"] = {f"d{d:03d}": int(rng.choice(grades)) for d in docs}
-    runs: dict[str, dict[str, dict[str, float]]] = {}
-    for r in range(3):
-        run: dict[str, dict[str, float]] = {}
-        for t in range(n_topic + 1):  # q{n_topic} is in the run only
-            if rng.random() < 0.2:
-                continue  # the run lacks this topic
-            size = int(rng.integers(1, n_doc + 8))
-            docs = rng.choice(n_doc + 10, size, replace=False)
-            ties = int(rng.integers(1, 8))  # few distinct scores: many ties, broken by docno
-            run[f"q{t}"] = {f"d{d:03d}": float(rng.integers(0, ties)) / 2 for d in docs}
-        runs[f"run{r}"] = run
-    return qrels, runs
 
 
 @pytest.mark.parametrize("unjudged", [False, True], ids=["graded", "with-unjudged"])

@@ -13,8 +13,8 @@ from app.evaluation.grading.grade_matrix import PADDING, GradeMatrix, grade_matr
 from app.evaluation.grading.run_order import run_order
 from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
 from app.evaluation.records import Qrels, RunTable
+from tests.evaluation.cases import random_runs
 from tests.evaluation.reference import prepare_runs_with_dicts
-from tests.evaluation.test_speed_paths import random_runs
 
 MEASURES = ["AP", "P@5", "nDCG@10", "bpref", "RR", "Rprec", "num_rel_ret", "num_ret", "infAP"]
 

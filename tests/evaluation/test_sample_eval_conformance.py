@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
 from app.evaluation.measures.evaluate import evaluate
 from tests.evaluation import sample_eval_reference as reference
+from tests.evaluation.cases import graded_copy, synthetic
 
 AVS_RUNS = ["syn7_0", "syn7_1", "syn7_2", "syn7_3"]
 OURS = {"infAP": "xinfAP", "infNDCG": "infNDCG", "inum_rel_ret": "inum_rel_ret", "inum_rel": "inum_rel"}
@@ -32,19 +32,6 @@ def avs(shared_data: Path) -> Path:
 def tv21_qrels(avs: Path) -> str:
     """The real tv21 sample_eval qrels, as text."""
     return (avs / "avs.qrels.main.tv21").read_text()
-
-
-def graded_copy(qrels_text: str, share: float = 0.4, seed: int = 16) -> str:
-    """The qrels with a seeded `share` of the relevant lines made grade 2."""
-    rng = np.random.default_rng(seed)
-    lines = qrels_text.splitlines()
-    out = []
-    for line in lines:
-        parts = line.split()
-        if parts and parts[4] == "1" and rng.random() < share:
-            parts[4] = "2"
-        out.append(" ".join(parts))
-    return "\n".join(out) + "\n"
 
 
 def ours(qrels_text: str, run_text: str) -> dict[str, dict[str, float]]:
@@ -115,37 +102,6 @@ def test_infndcg_on_graded_tv21_equals_the_transcription(run: str, avs: Path, tv
     binary = reference.evaluate(tv21_qrels, run_text)
     changed = [t for t in expected.topics if expected.topics[t].infndcg != binary.topics[t].infndcg]
     assert len(changed) >= len(expected.topics) // 2  # the grades do move infNDCG
-
-
-def synthetic(seed: int, *, n_topics: int = 6, grades: tuple[int, ...] = (0, 1, 2)) -> tuple[str, str]:
-    """Seeded stratified qrels and a run with the script's edge cases.
-
-    A qrels topic the run lacks, a run topic the qrels lack, a topic with no relevant doc, a topic of 1500 results,
-    tied scores, unjudged (-1) and unpooled docs, a topic with R_hat > 1000, strata labelled 1, 2 and 10.
-    """
-    rng = np.random.default_rng(seed)
-    qrels, run = [], []
-    for t in range(1, n_topics + 1):
-        topic = str(100 + t) if t != 3 else "99"  # numeric and string orders differ
-        docs = [f"s{t}_{i:05d}" for i in range(2500)]
-        pooled = rng.choice(len(docs), 1800 if t == 2 else 400, replace=False)
-        for i, index in enumerate(pooled.tolist()):
-            stratum = ("1", "2", "10")[min(i * 3 // len(pooled), 2)]
-            sampled = stratum == "1" or rng.random() < 0.3
-            grade = int(rng.choice(grades)) if sampled else -1
-            if t == 4 and grade > 0:
-                grade = 0  # no relevant doc at all
-            if t == 2 and sampled and stratum != "10":
-                grade = int(rng.choice(grades[1:]))  # many relevant: R_hat > 1000
-            qrels.append(f"{topic} 0 {docs[index]} {stratum} {grade}")
-        if t == 5:
-            continue  # judged, not answered
-        length = 1500 if t == 1 else int(rng.integers(20, 900))
-        ranked = rng.choice(len(docs), length, replace=False)
-        scores = np.round(rng.random(length) * 20) / 2  # few distinct values: many ties
-        run += [f"{topic} Q0 {docs[d]} 1 {s} syn" for d, s in zip(ranked.tolist(), scores.tolist(), strict=True)]
-    run += [f"777 Q0 s1_{i:05d} 1 {i} syn" for i in range(30)]  # a topic the qrels lack
-    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -11,6 +11,7 @@ from app.evaluation.formats.trec_files import parse_trec_run
 from app.evaluation.grading import prepared_runs as ranking
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import RunTable
+from tests.evaluation.cases import random_runs
 from tests.evaluation.reference import _parse_trec_run_from_lists, prepare_runs_with_dicts
 
 
@@ -147,36 +148,6 @@ def assert_same_prepared(a, b) -> None:
     assert (a.names, a.topics, a.docs, a.max_results) == (b.names, b.topics, b.docs, b.max_results)
     for field in ("pairs", "lengths", "pair_topic", "pair_doc"):
         assert np.array_equal(getattr(a, field), getattr(b, field)), field
-
-
-def random_runs(seed: int, n_runs: int = 6) -> list[RunTable]:
-    """Runs with shared and unicode docnos, heavy score ties, and some unsorted or topic-interleaved files."""
-    rng = np.random.default_rng(seed)
-    vocabulary = [f"d{i}" for i in range(40)] + ["caf\u00e9", "\u65e5\u672c", "D\U0001f600", "z" * 40, "a", "b"]
-    runs = []
-    for r in range(n_runs):
-        lines = []
-        for topic in rng.choice(["1", "2", "10", "t\u00e9", "3"], size=int(rng.integers(1, 5)), replace=False).tolist():
-            docs = rng.choice(vocabulary, size=int(rng.integers(1, 30)), replace=False).tolist()
-            scores = np.round(rng.random(len(docs)) * 3) / 2  # few distinct values: many ties
-            if rng.random() < 0.7:
-                scores = np.sort(scores)[::-1]
-            rows = enumerate(zip(docs, scores.tolist(), strict=True))
-            lines += [f"{topic} Q0 {d} {k + 1} {s!r} run{r}" for k, (d, s) in rows]
-        if rng.random() < 0.2:
-            rng.shuffle(lines)  # topics interleaved
-        table = parse_trec_run("\n".join(lines) + "\n")
-        if rng.random() < 0.3:  # tables built elsewhere: object arrays, no cached hashes
-            table = RunTable(
-                table.tag,
-                table.topics.astype(object),
-                table.docs.astype(object),
-                table.ranks,
-                table.scores,
-                table.lines,
-            )
-        runs.append(table)
-    return runs
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -12,8 +12,7 @@ from app.evaluation.trec_eval.engine import evaluate
 from app.evaluation.trec_eval.options import UsageError, parse_arguments
 from app.evaluation.trec_eval.report import c_float, c_long, format_report
 from app.evaluation.trec_eval.table import select
-from tests.evaluation.test_against_pytrec_eval import random_case, to_qrels, to_run
-from tests.evaluation.test_trec_eval_measures import v9_rounding_agrees
+from tests.evaluation.cases import random_case, to_qrels, to_run, v9_rounding_agrees
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

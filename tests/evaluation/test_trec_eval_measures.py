@@ -11,7 +11,7 @@ from app.evaluation.errors import MeasureError
 from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.measures.registry import describe, expand_names, resolve
 from app.evaluation.records import Qrels, RunTable
-from tests.evaluation.test_against_pytrec_eval import random_case, to_qrels, to_run
+from tests.evaluation.cases import random_case, to_qrels, to_run, v9_rounding_agrees
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -46,16 +46,6 @@ OURS_TO_PYTREC = {
 GAIN_MEASURES = {"G", "ndcg_rel", "Rndcg", "ndcg_cut.5"}  # pytrec_eval's gain loops never end on negative grades
 INTERPOLATED = {name for name in OURS_TO_PYTREC if name.startswith(("iprec", "11pt"))}
 GEOMETRIC = {"gm_map", "gm_bpref"}
-
-
-def v9_rounding_agrees(num_rel: int) -> bool:
-    """Whether trec_eval 10's lround(x R) and 9's (long)(x R + 0.9) give the same recall cutoffs for this R.
-
-    pytrec_eval bundles trec_eval 9's rounding of iprec_at_recall and 11pt_avg cutoffs; 10.0 (whose outputs the
-    reference tests check) rounds; the two agree only for some R.
-    """
-    levels = [i / 10 for i in range(11)]
-    return all(int(x * num_rel + 0.9) == math.floor(x * num_rel + 0.5) for x in levels)
 
 
 @pytest.mark.parametrize("unjudged", [False, True], ids=["graded", "with-unjudged"])

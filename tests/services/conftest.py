@@ -1,4 +1,5 @@
-"""Use cases called directly: a session per test on the run's database, and a small shots campaign to work on."""
+"""Use cases called directly: a session per test (or per module, for state built once) on the run's database,
+and a small shots campaign to work on (the session factory `sessions` is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,24 +13,22 @@ from sqlalchemy.orm import Session
 from app.evaluation.formats.topics_file import TopicDef
 from app.services import campaigns, runs, teams, topics
 from app.services.auth import Principal
-from app.storage.database import make_engine, make_session_factory
 from app.storage.models import CampaignStatus, Role, Run, TaskKind
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 _names = itertools.count(1)
 
 
-@pytest.fixture(scope="session")
-def sessions(database_url: str):  # type: ignore[no-untyped-def]
-    """A session factory on the test database."""
-    engine = make_engine(database_url)
-    yield make_session_factory(engine)
-    engine.dispose()
-
-
 @pytest.fixture
 def session(sessions) -> Iterator[Session]:  # type: ignore[no-untyped-def]
     """A session whose work is committed, as the API commits after each use case."""
+    with sessions() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def module_session(sessions) -> Iterator[Session]:  # type: ignore[no-untyped-def]
+    """A session for the state a module builds once (its tests must not change that state)."""
     with sessions() as s:
         yield s
 
@@ -52,18 +51,23 @@ class Campaign:
         return run
 
 
+def new_campaign(session: Session, n_topics: int = 3, task_kind: TaskKind = TaskKind.shots) -> Campaign:
+    """An open campaign with topics 1..n and one team, made and committed in `session`."""
+    spec = campaigns.CampaignSpec(name=f"services-{next(_names)}", task_kind=task_kind)
+    campaign = campaigns.create_campaign(session, ORGANISER, spec)
+    numbers = [str(t) for t in range(1, n_topics + 1)]
+    topics.add_topics(session, ORGANISER, campaign.id, [TopicDef(n, f"topic {n}") for n in numbers])
+    team, _ = teams.create_team(session, ORGANISER, campaign.id, f"team{next(_names)}")
+    campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.open)
+    session.commit()
+    return Campaign(session, campaign.id, team.id, numbers)
+
+
 @pytest.fixture
 def make_campaign(session: Session):  # type: ignore[no-untyped-def]
-    """Factory: an open shots campaign with topics 1..n and one team."""
+    """Factory: an open shots campaign with topics 1..n and one team, in the test's session."""
 
     def make(n_topics: int = 3, task_kind: TaskKind = TaskKind.shots) -> Campaign:
-        spec = campaigns.CampaignSpec(name=f"services-{next(_names)}", task_kind=task_kind)
-        campaign = campaigns.create_campaign(session, ORGANISER, spec)
-        numbers = [str(t) for t in range(1, n_topics + 1)]
-        topics.add_topics(session, ORGANISER, campaign.id, [TopicDef(n, f"topic {n}") for n in numbers])
-        team, _ = teams.create_team(session, ORGANISER, campaign.id, f"team{next(_names)}")
-        campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.open)
-        session.commit()
-        return Campaign(session, campaign.id, team.id, numbers)
+        return new_campaign(session, n_topics, task_kind)
 
     return make

@@ -11,15 +11,13 @@ from app.services import campaigns, evaluations, leaderboards, publication, qrel
 from app.services.auth import Principal
 from app.services.errors import Forbidden
 from app.storage.models import CampaignStatus, Evaluation, Role, RunMean, Score, TeamResults
-from tests.services.conftest import ORGANISER
+from tests.services.conftest import ORGANISER, Campaign, new_campaign
 
 MEASURES = ["AP", "P@5", "nDCG@10", "num_rel_ret"]
 
 
-@pytest.fixture
-def evaluated(make_campaign):  # type: ignore[no-untyped-def]
-    """A closed campaign of 9 runs of mixed types over 12 topics (one run skips topics), evaluated."""
-    campaign = make_campaign(n_topics=12)
+def _evaluated(campaign: Campaign) -> tuple[Campaign, Evaluation]:
+    """Close the campaign with 9 runs of mixed types over its 12 topics (one run skips topics) and evaluate it."""
     rng = np.random.default_rng(3)
     for i in range(9):
         answered = campaign.topics[: 8 if i == 4 else 12]
@@ -38,6 +36,19 @@ def evaluated(make_campaign):  # type: ignore[no-untyped-def]
     evaluations.run_evaluation(session, evaluation.id)
     session.commit()
     return campaign, evaluation
+
+
+@pytest.fixture(scope="module")
+def evaluated(module_session):  # type: ignore[no-untyped-def]
+    """A closed, evaluated campaign of 9 runs of mixed types over 12 topics (one run skips topics): built once for
+    the module, whose tests only read it."""
+    return _evaluated(new_campaign(module_session, n_topics=12))
+
+
+@pytest.fixture
+def own_evaluated(make_campaign):  # type: ignore[no-untyped-def]
+    """The same campaign, new for a test that publishes it."""
+    return _evaluated(make_campaign(n_topics=12))
 
 
 def test_run_means_are_the_scores_all_rows(evaluated):
@@ -84,9 +95,9 @@ class _Run:
         self.system_type, self.training_type, self.novelty = row["system_type"], row["training_type"], row["novelty"]
 
 
-def test_a_snapshot_published_before_the_table_was_frozen_still_filters_by_the_rule(evaluated):
+def test_a_snapshot_published_before_the_table_was_frozen_still_filters_by_the_rule(own_evaluated):
     """Snapshots made before issue 12 hold prebuilt unfiltered boards: filtered views come from their evaluation."""
-    campaign, evaluation = evaluated
+    campaign, evaluation = own_evaluated
     session = campaign.session
     snapshot = publication.publish(session, ORGANISER, campaign.id)
     model = campaigns.get_campaign(session, ORGANISER, campaign.id)
@@ -104,8 +115,8 @@ def test_a_snapshot_published_before_the_table_was_frozen_still_filters_by_the_r
             assert [r["rank"] for r in published["rows"]] == list(range(1, len(published["rows"]) + 1))
 
 
-def test_hidden_raises_for_a_team_until_published(evaluated):
-    campaign, _ = evaluated
+def test_hidden_raises_for_a_team_until_published(own_evaluated):
+    campaign, _ = own_evaluated
     session = campaign.session
     campaigns.update_campaign(session, ORGANISER, campaign.id, {"team_results": TeamResults.hidden})
     team = Principal(Role.team, token_id=0, campaign_id=campaign.id, team_id=campaign.team_id)

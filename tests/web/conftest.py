@@ -1,24 +1,12 @@
-"""Browser-test fixtures: the API fixtures re-exported for tests/web, and a headless Debian chromium."""
+"""Browser-test fixtures: a headless Debian chromium (the app, its client and live server are in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
-from tests.api.conftest import client, live_server, make_campaign, organiser, sessions, settings  # noqa: F401
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.web.pages import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,8 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 
-from tests.api.conftest import CampaignHandle, auth
-from tests.api.test_pools import setup_campaign
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.web.test_judging_page import SETTLED, _shown_task, _wait_status
+from tests.api.helpers import CampaignHandle, auth, setup_campaign
+from tests.web.pages import CHROMIUM, CHROMIUM_ARGS, SETTLED, shown_task, wait_status
 
 SECRET = re.compile(r"tp_[A-Za-z0-9_\-]{20,}")
 _names = itertools.count(1)
@@ -178,8 +176,8 @@ def test_no_token_or_link_reaches_the_access_log(served, organiser):
             page.keyboard.press("b")
             page.wait_for_function(f"() => document.getElementById('item').dataset.task === '{judged[-1]}'")
             page.keyboard.press("u")
-            _wait_status(page, "Changed to Unsure")
-            assert _shown_task(page) is None or page.is_visible("#message")
+            wait_status(page, "Changed to Unsure")
+            assert shown_task(page) is None or page.is_visible("#message")
             marking = chromium.new_page()
             marking.goto(marker["judge_url"])
             marking.wait_for_selector("#message:not([hidden])")  # no moment pool yet: nothing to mark

@@ -10,23 +10,11 @@ from fastapi.routing import APIRoute
 from sqlalchemy import select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
-from tests.api.test_access import _roles, _routes
-from tests.api.test_pools import make_assessor, setup_campaign
+from tests.api.helpers import make_assessor, roles_of, routes, setup_campaign
+from tests.web.pages import SETTLED, SHOWN_VIDEO, judge_link, shown_task, wait_status
 
 KEY_VERDICT = {"r": "relevant", "1": "relevant", "n": "not_relevant", "0": "not_relevant", "u": "unsure"}
 LABEL = {"relevant": "Relevant", "not_relevant": "Not relevant", "unsure": "Unsure"}
-
-# the page is settled: no request in flight, and either a new item than `task` is shown or the queue is empty
-SETTLED = """task => {
-    const busy = document.getElementById('main').getAttribute('aria-busy') !== 'false';
-    const shown = document.getElementById('item').dataset.task;
-    const done = !document.getElementById('message').hidden;
-    return !busy && ((shown !== undefined && shown !== task) || done);
-}"""
-
-
-# the <video> on screen (the page has two, one of them hidden and preloading the next shot)
-SHOWN_VIDEO = "document.querySelector('.shot video:not([hidden])')"
 
 
 def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignore[no-untyped-def]
@@ -51,28 +39,11 @@ def _judging_pool(make_campaign, client, organiser, live_server):  # type: ignor
     )
     assert response.status_code == 201, response.text
     token = headers["Authorization"].removeprefix("Bearer ")
-    return pool, token, run_names, _judge_link(client, organiser, assessor_id)
-
-
-def _judge_link(client, organiser, assessor_id: int) -> str:  # type: ignore[no-untyped-def]
-    """A fresh one-time judging link (a path and query) for an assessor."""
-    response = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser)
-    assert response.status_code == 201, response.text
-    url = response.json()["judge_url"]
-    return url[url.index("/judge") :]
-
-
-def _shown_task(page) -> str:  # type: ignore[no-untyped-def]
-    return page.get_attribute("#item", "data-task")
-
-
-def _wait_status(page, prefix: str) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the aria-live region announces a message starting with `prefix`."""
-    page.wait_for_function("p => document.getElementById('status').textContent.startsWith(p)", arg=prefix)
+    return pool, token, run_names, judge_link(client, organiser, assessor_id)
 
 
 def _press_and_settle(page, key: str) -> None:  # type: ignore[no-untyped-def]
-    task = _shown_task(page)
+    task = shown_task(page)
     page.keyboard.press(key)
     page.wait_for_function(SETTLED, arg=task)
 
@@ -110,7 +81,7 @@ def test_keyboard_only_judging_with_one_change(
     keys = itertools.cycle(["r", "n", "u", "1", "0"])
     went_back = False
     while page.is_hidden("#message"):
-        task = int(_shown_task(page))
+        task = int(shown_task(page))
         assert page.text_content("#topic-text") == "topic 1"
         # media fails to load -> the placeholder shows the shot id
         shot = page.text_content("#shot-id")
@@ -119,21 +90,21 @@ def test_keyboard_only_judging_with_one_change(
         key = next(keys)
         _press_and_settle(page, key)
         typed[task] = [KEY_VERDICT[key]]
-        _wait_status(page, f"Saved: {LABEL[KEY_VERDICT[key]]} (shot {shot})")
+        wait_status(page, f"Saved: {LABEL[KEY_VERDICT[key]]} (shot {shot})")
         if len(typed) == 2 and not went_back:
             went_back = True
-            leased = _shown_task(page)
+            leased = shown_task(page)
             page.screenshot(path=str(tmp_path / "judge.png"), full_page=True)
             _press_and_settle(page, "b")  # back to the item just judged
-            assert int(_shown_task(page)) == task
+            assert int(shown_task(page)) == task
             assert page.is_visible("#going-back")
             assert page.get_attribute(f"[data-verdict={typed[task][0]}]", "aria-pressed") == "true"
             page.screenshot(path=str(tmp_path / "judge-back.png"), full_page=True)
             change = "u" if typed[task][0] != "unsure" else "r"
             _press_and_settle(page, change)  # changes the verdict, then continues with the leased item
             typed[task].append(KEY_VERDICT[change])
-            _wait_status(page, f"Changed to {LABEL[KEY_VERDICT[change]]}")
-            assert _shown_task(page) == leased and page.is_hidden("#going-back")
+            wait_status(page, f"Changed to {LABEL[KEY_VERDICT[change]]}")
+            assert shown_task(page) == leased and page.is_hidden("#going-back")
 
     assert page.text_content("#message").startswith("All done")
     assert page.text_content("#mine") == f"You judged {expected}"
@@ -145,7 +116,7 @@ def test_keyboard_only_judging_with_one_change(
     page.wait_for_function(f"() => document.getElementById('item').dataset.task === '{last}'")
     key = next(k for k, v in KEY_VERDICT.items() if v == typed[last][-1])
     _press_and_settle(page, key)
-    _wait_status(page, "Kept")
+    wait_status(page, "Kept")
     assert page.text_content("#message").startswith("All done")
     # blind: nothing about runs reached the page, nor any answer of the judging API (the step endpoint included)
     html = page.content()
@@ -220,30 +191,30 @@ def test_a_verdict_given_in_another_tab_is_not_overwritten(make_campaign, client
     page = browser.new_page()
     page.goto(f"{live_server}{link}")
     page.wait_for_function(SETTLED, arg="")
-    task, shot = _shown_task(page), page.text_content("#shot-id")
+    task, shot = shown_task(page), page.text_content("#shot-id")
     # another tab of the same session judges the shown shot first
     (session_token,) = page.evaluate("Object.values(sessionStorage)")
     other_tab = {"Authorization": f"Bearer {session_token}"}
     judged = client.post("/api/judging/step", json={"task_id": int(task), "verdict": "relevant"}, headers=other_tab)
     assert judged.status_code == 200, judged.text
     _press_and_settle(page, "n")
-    _wait_status(page, f"Shot {shot} was already judged as Relevant in another tab or window")
+    wait_status(page, f"Shot {shot} was already judged as Relevant in another tab or window")
     assert "your Not relevant was not saved" in page.text_content("#status")
     assert client.get(f"/api/judging/items/{task}", headers=other_tab).json()["verdict"] == "relevant"
     # the page went on with the next shot; B reaches the one judged elsewhere, and changing it there is allowed
-    assert _shown_task(page) != task and page.is_hidden("#message")
+    assert shown_task(page) != task and page.is_hidden("#message")
     _press_and_settle(page, "b")
-    assert _shown_task(page) == task and page.is_visible("#going-back")
+    assert shown_task(page) == task and page.is_visible("#going-back")
     _press_and_settle(page, "u")
-    _wait_status(page, "Changed to Unsure")
+    wait_status(page, "Changed to Unsure")
     assert client.get(f"/api/judging/items/{task}", headers=other_tab).json()["verdict"] == "unsure"
     page.close()
 
 
 def test_pages_declare_one_role_and_serve_only_their_files(client):
-    web = [r for r in _routes(client.app.routes) if isinstance(r, APIRoute) and not r.path.startswith("/api")]
+    web = [r for r in routes(client.app.routes) if isinstance(r, APIRoute) and not r.path.startswith("/api")]
     assert {r.path for r in web} >= {"/judge", "/static/{name}"}
-    assert [r.path for r in web if len(_roles(r)) != 1] == []
+    assert [r.path for r in web if len(roles_of(r)) != 1] == []
     page = client.get("/judge")
     assert page.status_code == 200 and page.headers["referrer-policy"] == "no-referrer"
     assert 'rel="alternate" type="application/json" href="/api/judging/progress"' in page.text
@@ -300,9 +271,9 @@ def test_shot_plays_its_segment_pauses_at_the_end_and_replays(make_campaign, cli
     page = browser.new_page()
     # the media host exists only inside the browser: no network beyond loopback
     page.route("http://media.invalid/**", lambda route: _serve_ranges(route, wav, "audio/wav"))
-    page.goto(f"{live_server}{_judge_link(client, organiser, assessor_id)}")
+    page.goto(f"{live_server}{judge_link(client, organiser, assessor_id)}")
     page.wait_for_function(SETTLED, arg="")
-    assert int(_shown_task(page)) == item["task_id"] and page.is_hidden("#placeholder")
+    assert int(shown_task(page)) == item["task_id"] and page.is_hidden("#placeholder")
     paused_at_end = f"e => {{ const v = {SHOWN_VIDEO}; return v.paused && v.currentTime >= e; }}"
     page.wait_for_function(paused_at_end, arg=last, timeout=15_000)
     # it seeked to the context's start before playing: what it played is the window, from first (not from 0) to last
@@ -318,7 +289,7 @@ def test_shot_plays_its_segment_pauses_at_the_end_and_replays(make_campaign, cli
     assert abs(left - 100 * (start - first) / span) < 0.5 and abs(width - 100 * (end - start) / span) < 0.5
     assert page.is_hidden("#strip")  # sound only: no keyframes to draw
     page.keyboard.press(" ")
-    _wait_status(page, "Replaying")
+    wait_status(page, "Replaying")
     position = page.evaluate(f"{SHOWN_VIDEO}.currentTime")
     assert first <= position < start + 0.5
     page.wait_for_function(paused_at_end, arg=last, timeout=15_000)

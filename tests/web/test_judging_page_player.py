@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.api.test_pools import make_assessor, setup_campaign
+from tests.api.helpers import make_assessor, setup_campaign
 from tests.web.judging_media import KEY_TO_PLAYABLE, MediaServer, encode_webm, silence_wav
-from tests.web.test_judging_page import SETTLED, SHOWN_VIDEO, _judge_link, _shown_task, _wait_status
+from tests.web.pages import SETTLED, SHOWN_VIDEO, judge_link, shown_task, wait_status
 
 CLIP_SECONDS = 24  # longer than any shot of setup_campaign's collection (2 s shots up to 20 s) with its context
 
@@ -50,7 +50,7 @@ def _open(browser, live_server, client, organiser, assessor_id, **viewport):  # 
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.add_init_script(KEY_TO_PLAYABLE)
-    page.goto(f"{live_server}{_judge_link(client, organiser, assessor_id)}")
+    page.goto(f"{live_server}{judge_link(client, organiser, assessor_id)}")
     page.wait_for_function(SETTLED, arg="")
     return page, errors
 
@@ -76,7 +76,7 @@ def test_each_key_plays_the_preloaded_next_shot_with_one_request_per_verdict(
         page.wait_for_function(NEXT_PRELOADED)  # the next shot is loaded, at its start, paused, while this one plays
         time.sleep(0.3)  # an assessor watches a moment
         before = len(api)
-        seen.append(_shown_task(page))
+        seen.append(shown_task(page))
         page.keyboard.press("rnu"[k % 3])
         page.wait_for_function("() => { const m = window.__judgingMarks.at(-1); return m.playing !== null; }")
         page.wait_for_function("() => document.getElementById('main').getAttribute('aria-busy') === 'false'")
@@ -96,14 +96,14 @@ def test_each_key_plays_the_preloaded_next_shot_with_one_request_per_verdict(
 def test_later_puts_a_shot_at_the_end_of_the_queue(make_campaign, client, organiser, live_server, browser, media):
     _, _, [(assessor_id, _)], size = _page_pool(make_campaign, client, organiser, media, ext="wav", depth=2)
     page, errors = _open(browser, live_server, client, organiser, assessor_id)
-    skipped = _shown_task(page)
+    skipped = shown_task(page)
     page.keyboard.press("s")
     page.wait_for_function(SETTLED, arg=skipped)
-    _wait_status(page, "Shot ")
+    wait_status(page, "Shot ")
     assert "put off" in page.text_content("#status")
     order = []
     while page.is_hidden("#message"):
-        order.append(_shown_task(page))
+        order.append(shown_task(page))
         task = order[-1]
         page.keyboard.press("n")
         page.wait_for_function(SETTLED, arg=task)
@@ -117,7 +117,7 @@ def test_timeline_context_keyframes_sound_speed_and_help(make_campaign, client, 
     _, _, [(assessor_id, headers)], _ = _page_pool(make_campaign, client, organiser, media)
     page, errors = _open(browser, live_server, client, organiser, assessor_id)
     item = client.post("/api/judging/step", json={}, headers=headers).json()["next"][0]  # the page's leased item
-    assert _shown_task(page) == str(item["task_id"])
+    assert shown_task(page) == str(item["task_id"])
     start, end = item["start"], item["end"]
 
     def window():  # type: ignore[no-untyped-def]
@@ -165,7 +165,7 @@ def test_timeline_context_keyframes_sound_speed_and_help(make_campaign, client, 
     assert page.is_visible("#help") and "Later" in page.text_content("#help")
     page.keyboard.press("r")
     time.sleep(0.3)
-    assert _shown_task(page) == str(item["task_id"])
+    assert shown_task(page) == str(item["task_id"])
     page.keyboard.press("Escape")
     assert page.is_hidden("#help")
     page.keyboard.press("r")  # judged now: the next shot plays with sound, at 0.75x
@@ -187,7 +187,7 @@ def test_counts_are_the_assessors_own_work(make_campaign, client, organiser, liv
     page, errors = _open(browser, live_server, client, organiser, bob_id)
     assert page.text_content("#mine") == "You judged 0"
     assert page.text_content("#progress-text") == f"Topic 1: 0 by you, {size - 3} left"
-    task = _shown_task(page)
+    task = shown_task(page)
     page.keyboard.press("n")
     page.wait_for_function(SETTLED, arg=task)
     page.wait_for_function("() => document.getElementById('mine').textContent === 'You judged 1'")

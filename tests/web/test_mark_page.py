@@ -12,9 +12,7 @@ from sqlalchemy import select
 
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from app.storage.models import MomentJudgement, MomentPoolItem
-from tests.api.conftest import auth
-from tests.api.test_evaluations import wait_done
-from tests.api.test_moment_judging import BLIND_KEYS, RUNS
+from tests.api.helpers import MOMENT_BLIND_KEYS, MOMENT_RUNS, auth, wait_done
 
 # the page is settled: nothing in flight, and an item other than `shown` is on screen, or the queue is done
 SETTLED = """shown => {
@@ -54,7 +52,7 @@ def _pool(make_campaign, client, organiser) -> tuple[object, dict, int]:  # type
     campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="http://media.invalid/{video_id}.wav")
     assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
     _, team = campaign.team()
-    for name, text in RUNS.items():
+    for name, text in MOMENT_RUNS.items():
         assert campaign.upload(team, text, name=name).status_code == 201
     assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
     pool = client.post(
@@ -156,7 +154,7 @@ def test_marking_by_keyboard_stores_segments_and_evaluates_on_them(
 
     # blind: the page got the topic, the video and the proposal, never runs, ranks or counts
     payloads = [r.json() for r in responses if r.request.method == "POST" and "/next" in r.url and r.status == 200]
-    assert len(payloads) == 5 and all(set(p) == BLIND_KEYS for p in payloads)
+    assert len(payloads) == 5 and all(set(p) == MOMENT_BLIND_KEYS for p in payloads)
     text = page.content() + json.dumps(payloads)
     assert "good" not in text and "poor" not in text and "rank" not in text
     page.close()
@@ -172,11 +170,11 @@ def test_marking_by_keyboard_stores_segments_and_evaluates_on_them(
     board = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
     reference = evaluate_moments(
         parse_moment_ground_truth(truth),
-        [parse_moment_run(t) for t in RUNS.values()],
+        [parse_moment_run(t) for t in MOMENT_RUNS.values()],
         board["measures"],
-        run_names=list(RUNS),
+        run_names=list(MOMENT_RUNS),
     )
-    assert {r["run"] for r in board["rows"]} == set(RUNS)
+    assert {r["run"] for r in board["rows"]} == set(MOMENT_RUNS)
     for row in board["rows"]:
         for measure, value in row["scores"].items():
             assert value == pytest.approx(reference[row["run"]][measure]["all"], abs=1e-12)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from tests.api.test_live_view import _judged_pool
+from tests.api.helpers import live_judged_pool
 
 
 def test_the_panel_shows_the_live_view_of_the_pool(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
-    campaign, pool, _, _ = _judged_pool(make_campaign, client, organiser, 20)
+    campaign, pool, _, _ = live_judged_pool(make_campaign, client, organiser, 20)
     live = client.get(f"/api/pools/{pool['id']}/live", headers=organiser).json()
     panel = client.get(f"/organise/campaigns/{campaign.id}/panel", headers=organiser)
     assert panel.status_code == 200

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from app.storage.database import session_scope
 from app.storage.models import AnalysisJob, Evaluation
-from tests.api.test_organiser import hold
-from tests.api.test_pools import make_assessor, setup_campaign
+from tests.api.helpers import hold, make_assessor, setup_campaign
 
 
 def _campaign_with_jobs(make_campaign, client, organiser, sessions):  # type: ignore[no-untyped-def]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tests.api.test_evaluations import judged_campaign, wait_done  # noqa: F401 - judged_campaign is a fixture
+from tests.api.helpers import wait_done
 
 
-def test_pages_are_not_there_before_publication(judged_campaign, client):  # noqa: F811
+def test_pages_are_not_there_before_publication(judged_campaign, client):
     campaign, *_ = judged_campaign
     assert client.get(f"/campaigns/{campaign.id}/leaderboard").status_code == 404
     assert client.get(f"/campaigns/{campaign.id}/report").status_code == 404
@@ -13,7 +13,7 @@ def test_pages_are_not_there_before_publication(judged_campaign, client):  # noq
 
 
 def test_published_leaderboard_and_report_in_a_browser(
-    judged_campaign,  # noqa: F811
+    judged_campaign,
     client,
     organiser,
     live_server,
