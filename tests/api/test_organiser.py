@@ -17,10 +17,9 @@ def decide(item: dict[str, str]) -> str:
     return "relevant" if shot.endswith(("_1", "_2")) else "unsure" if shot.endswith("_3") else "not_relevant"
 
 
-@pytest.fixture
-def judging(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
+def _judging(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
     """A depth-20 pool, topic 1 judged through the judging API by ann (shots *_1 and *_2 relevant, *_3 unsure);
-    topic 2 hers too, topic 3 nobody's."""
+    topic 2 hers too, topic 3 nobody's; (campaign, pool, ann's id, ann's headers, the items she judged)."""
     campaign, _ = setup_campaign(make_campaign, client, organiser, n_runs=2, depth=20, seed=5)
     pool = client.post(
         f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 20, "seed": 2}, headers=organiser
@@ -40,6 +39,18 @@ def judging(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
     )
     assert response.status_code == 201, response.text
     return campaign, pool, ann_id, ann, seen
+
+
+@pytest.fixture(scope="module")
+def judging(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
+    """That pool, built once for the module's tests that only read it."""
+    return _judging(make_campaign, client, organiser)
+
+
+@pytest.fixture
+def own_judging(make_campaign, client, organiser):  # type: ignore[no-untyped-def]
+    """That pool, new for a test that queues second opinions or jobs (the overview test expects none)."""
+    return _judging(make_campaign, client, organiser)
 
 
 def test_the_overview_agrees_with_the_pool_progress_and_the_judgements(judging, client, organiser):  # type: ignore[no-untyped-def]
@@ -77,8 +88,8 @@ def test_the_overview_agrees_with_the_pool_progress_and_the_judgements(judging, 
     assert body["second_opinions"] == {"open": 0, "leased": 0, "done": 0, "items": []}
 
 
-def test_second_opinions_and_adjudication_as_the_pool_endpoints_see_them(judging, client, organiser):  # type: ignore[no-untyped-def]
-    campaign, pool, *_ = judging
+def test_second_opinions_and_adjudication_as_the_pool_endpoints_see_them(own_judging, client, organiser):  # type: ignore[no-untyped-def]
+    campaign, pool, *_ = own_judging
     queued = client.post(f"/api/pools/{pool['id']}/quality-control?min_runs=2", headers=organiser)
     assert queued.status_code == 200, queued.text
     body = client.get(f"/api/campaigns/{campaign.id}/overview", headers=organiser).json()
@@ -93,8 +104,8 @@ def test_second_opinions_and_adjudication_as_the_pool_endpoints_see_them(judging
     assert body["adjudication"]["size"] == len(queue) > 0
 
 
-def test_cancel_urls_cancel(judging, client, organiser, sessions):  # type: ignore[no-untyped-def]
-    campaign, *_ = judging
+def test_cancel_urls_cancel(own_judging, client, organiser, sessions):  # type: ignore[no-untyped-def]
+    campaign, *_ = own_judging
     with session_scope(sessions) as session:
         job = Evaluation(campaign_id=campaign.id, status="queued")
         hold(session, job)
