@@ -215,7 +215,7 @@ def test_twenty_concurrent_assessors_judge_every_item_once(make_campaign, client
     assert count == expected
 
 
-def test_quality_control_adjudication_and_kappa(make_campaign, client, organiser):
+def test_quality_control_adjudication_and_kappa(make_campaign, client, organiser, sessions):
     campaign, _ = setup_campaign(make_campaign, client, organiser, n_runs=4, depth=60, seed=1)
     pool = client.post(
         f"/api/campaigns/{campaign.id}/pools", json={"kind": "depth", "depth": 30, "seed": 2}, headers=organiser
@@ -232,8 +232,11 @@ def test_quality_control_adjudication_and_kappa(make_campaign, client, organiser
         headers=organiser,
         json={"assignments": [{"topic": t, "assessor_id": bob_id} for t in campaign.topics], "shared": True},
     )
-    # ann says relevant only for shots whose index in the video is 0 -> neighbours (index 1..5) disagree
-    first = judge_all(client, ann, lambda item: "relevant" if item["shot_id"].endswith("_0") else "not_relevant")
+    # ann says relevant only for shots whose index in the video is 0 -> neighbours (index 1..5) disagree; her ~200
+    # verdicts go through the judging service in one transaction (the judging API is tested above)
+    first = judge_in_process(
+        sessions, ann, lambda item: "relevant" if item["shot_id"].endswith("_0") else "not_relevant"
+    )
     qc = client.post(f"/api/pools/{pool['id']}/quality-control?min_runs=3", headers=organiser).json()
     assert qc["queued"] > 0 and qc["neighbour_disagreements"] > 0
     # bob re-judges blind; ann never gets her own items back
