@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
+from tests.cli.startup_probe import heavy, modules_after
 
 runner = CliRunner()
 
@@ -183,9 +184,7 @@ def test_eval_takes_trec_eval_spellings_and_prints_the_names_given(files) -> Non
     assert [float(value) for _, _, value in rows] == pytest.approx(expected, abs=1e-12)
 
 
-def test_trec_eval_on_a_tiny_input_imports_nothing_heavy(files) -> None:
-    from tests.cli.test_startup import _heavy, _modules_after
-
-    modules, output = _modules_after("trec_eval", "-c", "-m", "map", *files)
+def test_trec_eval_on_a_tiny_input_imports_nothingheavy(files) -> None:
+    modules, output = modules_after("trec_eval", "-c", "-m", "map", *files)
     assert output.split() == ["map", "all", "0.2778"]  # (5/6 + 0 + 0) / 3
-    assert _heavy(modules) == []
+    assert heavy(modules) == []
