@@ -38,11 +38,11 @@ def worker(
     database = open_database()
     database.engine.dispose()
     handle = WorkerProcesses(database.url, settings, processes=processes)
+    signal.signal(signal.SIGTERM, lambda *_: handle.stopping.set())  # before saying so: a SIGTERM may follow at once
     console.print(
         f"[bold]{processes} worker process(es)[/], {settings.worker_concurrency} job(s) each at once; "
         "Ctrl-C or SIGTERM stops them"
     )
-    signal.signal(signal.SIGTERM, lambda *_: handle.stopping.set())
     try:
         handle.wait()
     except KeyboardInterrupt:

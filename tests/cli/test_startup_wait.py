@@ -36,7 +36,7 @@ def _free_port() -> int:
 class Proxy:
     """A TCP forwarder from a loopback port to PostgreSQL, started when the test says the database is up."""
 
-    def __init__(self, port: int, upstream: tuple[str, int]) -> None:
+    def __init__(self, port: int, upstream: tuple[str, int] | str) -> None:
         self.port, self.upstream = port, upstream
         self.listener: socket.socket | None = None
 
@@ -53,7 +53,11 @@ class Proxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(self.upstream)
+            if isinstance(self.upstream, str):  # the embedded PostgreSQL listens on a Unix socket only
+                server = socket.socket(socket.AF_UNIX)
+                server.connect(self.upstream)
+            else:
+                server = socket.create_connection(self.upstream)
             for source, target in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
 
@@ -124,8 +128,16 @@ def late_database(create_database) -> Iterator[tuple[str, str, Proxy]]:  # type:
     url = create_database()
     parsed = make_url(url)
     port = _free_port()
-    proxy = Proxy(port, (parsed.host or "127.0.0.1", parsed.port or 5432))
-    late = parsed.set(host="127.0.0.1", port=port).render_as_string(hide_password=False)
+    socket_dir = parsed.query.get("host")  # pgserver's URL names its socket's folder, not a TCP host
+    upstream: tuple[str, int] | str = (
+        f"{socket_dir}/.s.PGSQL.{parsed.port or 5432}"
+        if isinstance(socket_dir, str)
+        else (parsed.host or "127.0.0.1", parsed.port or 5432)
+    )
+    proxy = Proxy(port, upstream)
+    late = (
+        parsed.difference_update_query(["host"]).set(host="127.0.0.1", port=port).render_as_string(hide_password=False)
+    )
     yield url, late, proxy
     proxy.close()
 
