@@ -1,9 +1,3 @@
 """The API tests' fixtures are shared with the browser tests, so they are in tests/conftest.py (the app, a client, an
 organiser, `make_campaign`, `judged_campaign`, `evaluated`, `moment_pool`, a live server); plain helpers are in
 tests/api/helpers.py."""
-
-from __future__ import annotations
-
-from tests.api.helpers import CampaignHandle, auth
-
-__all__ = ["CampaignHandle", "auth"]  # still imported from here by tests/api/test_runs.py and others: use helpers

@@ -10,11 +10,6 @@ from app.evaluation.pools.builders import rank_rows
 from app.evaluation.records import Qrels
 from app.evaluation.statistics.significance import discriminative_power, pairwise_randomization
 from tests.api.helpers import assert_svg_figure, run_analysis, start_analysis, wait_done
-from tests.conftest import evaluated
-
-# `evaluated` (a fixture of tests/conftest.py) is still imported from here by tests/api/test_analyses_registry.py:
-# it needs no import at all.
-__all__ = ["evaluated"]
 
 
 def test_leave_one_team_out_equals_brute_force(evaluated, client, organiser):

@@ -8,9 +8,7 @@ from sqlalchemy import select
 
 from app.services.auth import authenticate
 from app.storage.models import Judgement, JudgementChange
-from tests.api.test_evaluations import wait_done
-from tests.api.test_moment_judging import ANN, _mark_all, moment_pool  # noqa: F401 (a fixture)
-from tests.api.test_pools import judge_all, make_assessor, setup_campaign
+from tests.api.helpers import ANN, judge_all, make_assessor, mark_all, setup_campaign, wait_done
 
 
 def _token_id(sessions, headers: dict[str, str]) -> int:  # type: ignore[no-untyped-def]
@@ -230,9 +228,9 @@ def test_runs_topics_collection_and_ground_truth_changes_are_kept(make_campaign,
     assert changes[3]["before"] == changes[2]["after"] == {"segments": 2, "topics": 2, "sha256": first}
 
 
-def test_marks_and_cut_moment_ground_truth_are_kept(moment_pool, client, organiser):  # noqa: F811
+def test_marks_and_cut_moment_ground_truth_are_kept(moment_pool, client, organiser):
     campaign, pool, ann, _ = moment_pool
-    _mark_all(client, ann, ANN)
+    mark_all(client, ann, ANN)
     cut = client.post(f"/api/moment-pools/{pool['id']}/truth", json={"label": "v1"}, headers=organiser)
     assert cut.status_code == 201, cut.text
     marks = _all_events(client, organiser, campaign.id, table="moment_judgements")

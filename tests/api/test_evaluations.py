@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 
 import numpy as np
 import pytest
@@ -14,46 +13,7 @@ from click.testing import CliRunner
 from app.cli import cli
 from app.evaluation.formats.trec_files import parse_trec_run
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
-from tests.api.test_pools import judge_in_process, make_assessor, setup_campaign
-
-
-def wait_finished(client, headers, path, timeout=60.0):
-    """Poll a job until it is done, failed or cancelled; return its last state."""
-    deadline = time.monotonic() + timeout
-    while True:
-        body = client.get(path, headers=headers).json()
-        if body["status"] in ("done", "failed", "cancelled") or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
-
-
-def wait_done(client, organiser, evaluation_id):
-    body = wait_finished(client, organiser, f"/api/evaluations/{evaluation_id}")
-    assert body["status"] == "done", body
-    assert body["progress"] == 1.0
-    return body
-
-
-@pytest.fixture
-def judged_campaign(make_campaign, client, organiser, sessions):
-    """A closed shots campaign with a stratified pool whose topics are all judged, and a qrels version."""
-    campaign, run_names = setup_campaign(make_campaign, client, organiser, n_runs=4, depth=60, seed=4)
-    pool = client.post(
-        f"/api/campaigns/{campaign.id}/pools",
-        json={"kind": "stratified", "strata": "1-10:1.0, 11-60:0.5", "seed": 9},
-        headers=organiser,
-    ).json()
-    assessor_id, assessor = make_assessor(client, organiser, campaign, "judge")
-    client.post(
-        f"/api/pools/{pool['id']}/assignments",
-        headers=organiser,
-        json={"assignments": [{"topic": t, "assessor_id": assessor_id} for t in campaign.topics]},
-    )
-    judge_in_process(
-        sessions, assessor, lambda item: "relevant" if int(item["shot_id"].split("_")[1]) < 3 else "not_relevant"
-    )
-    qrels = client.post(f"/api/pools/{pool['id']}/qrels", json={"label": "final"}, headers=organiser).json()
-    return campaign, run_names, qrels, assessor
+from tests.api.helpers import setup_campaign, wait_done
 
 
 def test_stored_numbers_equal_trecpool_eval_on_the_exported_files(judged_campaign, client, organiser, tmp_path):

@@ -6,12 +6,6 @@ import pytest
 
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from tests.api.helpers import ANN, MOMENT_BLIND_KEYS, MOMENT_RUNS, mark_all, wait_done
-from tests.conftest import moment_pool
-
-# ANN, _mark_all and moment_pool (a fixture of tests/conftest.py, which needs no import) are still imported from
-# here by tests/api/test_audit.py and test_unjudged_topics.py: import the first two from tests.api.helpers.
-_mark_all = mark_all
-__all__ = ["ANN", "_mark_all", "moment_pool"]
 
 BOB = {
     ("1", "vidA", 10.0): [[10.0, 18.0]],  # IoU with ann's [12,18]: 6/8

@@ -12,12 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
-from tests.api.helpers import judge_all, judge_in_process, make_assessor, setup_campaign, shots
-
-# judge_all, judge_in_process, make_assessor, setup_campaign and shots are still imported from here by
-# tests/api/test_evaluations.py, test_audit.py, test_runs.py and test_unjudged_topics.py: import them from
-# tests.api.helpers instead.
-__all__ = ["judge_all", "judge_in_process", "make_assessor", "setup_campaign", "shots"]
+from tests.api.helpers import judge_all, judge_in_process, make_assessor, setup_campaign
 
 
 def test_pool_build_is_reproducible_and_counts(make_campaign, client, organiser):

@@ -11,7 +11,7 @@ from app.api import throttle as throttle_module
 from app.api.throttle import FailureThrottle
 from app.server import create_app
 from app.services.errors import TooManyAttempts
-from tests.api.conftest import auth
+from tests.api.helpers import auth
 
 
 def test_a_throttled_address_still_serves_every_valid_token(settings, sessions, make_campaign, organiser):

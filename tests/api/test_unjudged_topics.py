@@ -5,11 +5,7 @@ no 'α =' heading."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.api.test_evaluations import wait_done
-from tests.api.test_moment_judging import ANN, moment_pool  # noqa: F401 (a fixture)
-from tests.api.test_pools import judge_all, make_assessor, setup_campaign
+from tests.api.helpers import ANN, judge_all, make_assessor, setup_campaign, wait_done
 
 UNJUDGED = "Incomplete judgements"
 
@@ -134,8 +130,7 @@ def test_imported_qrels_name_the_topics_they_leave_out_and_one_run_is_not_tested
     assert filtered["note"] == "no run passes the filters: there is nothing to compare" and filtered["groups"] == []
 
 
-@pytest.mark.usefixtures("moment_pool")
-def test_a_moment_truth_with_a_topic_unmarked_is_refused_with_the_counts(moment_pool, client, organiser):  # noqa: F811
+def test_a_moment_truth_with_a_topic_unmarked_is_refused_with_the_counts(moment_pool, client, organiser):
     campaign, pool, ann, _ = moment_pool
     while (response := client.post("/api/moment-judging/next", headers=ann)).status_code == 200:
         item = response.json()
