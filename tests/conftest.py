@@ -1,7 +1,8 @@
 """Shared fixtures: a real PostgreSQL for the whole run (TEST_DATABASE_URL, else embedded), fresh databases on it,
-the app on the run's database (a client, an organiser, a live server) and campaigns to work on (judged, evaluated
-once per module, a moment pool); and the order of the run: the lint, type and architecture checks first, ending the
-run at once when one fails. Plain helpers are in tests/api/helpers.py and tests/web/pages.py."""
+the app on the run's database (a client, an organiser, a live server), campaigns to work on (judged, evaluated
+once per module, a moment pool) and a toy analysis registered for one test; and the order of the run: the lint,
+type and architecture checks first, ending the run at once when one fails. Plain helpers are in tests/api/helpers.py
+and tests/web/pages.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import create_engine, make_url, text
@@ -19,6 +21,9 @@ pytest.register_assert_rewrite("tests.api.helpers", "tests.web.pages")
 from app.storage.database import normalise_url  # noqa: E402 - after the assertion rewriting is registered
 from tests.api import helpers  # noqa: E402
 from tests.api.helpers import CampaignHandle, auth, new_campaign  # noqa: E402
+
+if TYPE_CHECKING:
+    from app.services.analysis_registry import Analysis
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -277,3 +282,13 @@ def moment_pool(make_campaign, client, organiser):  # type: ignore[no-untyped-de
     """A closed moment campaign with two runs and a depth-2 moment pool; ann owns topics 1 and 2, bob shares 1;
     (campaign, pool, ann's headers, bob's headers). A new one per test: its tests mark it."""
     return helpers.build_moment_pool(make_campaign, client, organiser)
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> Analysis:
+    """The toy analysis of tests/services/toy_analysis.py, registered for the test only."""
+    from app.services.analysis_registry import ANALYSES
+    from tests.services.toy_analysis import TOY
+
+    monkeypatch.setitem(ANALYSES, TOY.name, TOY)
+    return TOY

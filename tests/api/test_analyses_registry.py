@@ -7,14 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.api.test_analyses import evaluated  # noqa: F401 - a fixture
-from tests.api.test_evaluations import judged_campaign  # noqa: F401 - judged_campaign is a fixture
-from tests.services.test_analysis_registry import TOY, toy  # noqa: F401 - toy is a fixture
+from tests.services.toy_analysis import TOY
 
 
 def test_a_toy_analysis_runs_as_a_job_on_the_stored_scores(
-    evaluated,  # noqa: F811
-    toy,  # noqa: F811
+    evaluated,
+    toy,
     client,
     organiser,
     sessions,

@@ -10,10 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 from sqlalchemy.orm import sessionmaker
 
 from app.cli import cli
@@ -22,9 +21,6 @@ from app.server import create_app
 from app.services.analysis_registry import (
     ANALYSES,
     Analysis,
-    AnalysisData,
-    AnalysisParams,
-    Computed,
     figure_data,
     markdown_table,
     parameters,
@@ -152,38 +148,6 @@ def test_the_rest_schema_documents_each_kinds_parameters() -> None:
     assert swap["trials"]["default"] == 1000 and swap["trials"]["maximum"] == 10_000
     assert swap["measure"]["description"].startswith("the measure (default: the leaderboard's")
     assert set(swap) == {p.name for p in parameters(ANALYSES["swap-rate"])}
-
-
-class SpreadParams(AnalysisParams):
-    """Parameters of the toy analysis."""
-
-    scale: float = Field(default=1.0, gt=0, le=100, description="what the spread is multiplied by")
-
-
-def _spread(data: AnalysisData, params: SpreadParams, progress: object) -> Computed:
-    """The spread of the run means of the one measure, scaled."""
-    scores = data.score_table()
-    spread = params.scale * float(np.ptp(scores.means[:, 0]))
-    return Computed({"measure": scores.measures[0], "spread": spread, "ratios": {scores.measures[0]: spread}})
-
-
-TOY = Analysis(
-    "toy-spread",
-    "The spread of the run means, scaled.",
-    "no paper: a test's toy",
-    SpreadParams,
-    _spread,
-    "numpy.ptp",
-    "ties",
-    reads="scores",
-)
-
-
-@pytest.fixture()
-def toy(monkeypatch: pytest.MonkeyPatch) -> Analysis:
-    """The toy analysis, registered for the test only."""
-    monkeypatch.setitem(ANALYSES, TOY.name, TOY)
-    return TOY
 
 
 @pytest.fixture()
