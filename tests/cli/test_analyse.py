@@ -6,13 +6,12 @@ import json
 import re
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 from scipy import stats
 
 from app.cli import cli
 from app.evaluation.measures.evaluate import evaluate
-from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks, random_collection
+from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks
 
 
 def best_ranks(runs) -> dict:
@@ -21,30 +20,6 @@ def best_ranks(runs) -> dict:
 
 
 runner = CliRunner()
-
-
-@pytest.fixture()
-def files(tmp_path):
-    runs, qrels = random_collection(21, n_run=5, n_topic=4)
-    paths = []
-    for run in runs:
-        path = tmp_path / f"{run.tag}.txt"
-        lines = [
-            f"{t} Q0 {d} {i + 1} {s:g} {run.tag}"
-            for i, (t, d, s) in enumerate(zip(run.topics.tolist(), run.docs.tolist(), run.scores.tolist(), strict=True))
-        ]
-        path.write_text("\n".join(lines) + "\n")
-        paths.append(str(path))
-    qrels_path = tmp_path / "qrels.txt"
-    qrels_path.write_text(
-        "".join(f"{t} 0 {d} {g}\n" for t, d, g in zip(qrels.topics, qrels.docs, qrels.grades.tolist(), strict=True))
-    )
-    groups = tmp_path / "groups.tsv"
-    groups.write_text(
-        "run\tteam\tcontributed_judgments\truntype\n"
-        "run0\tA\tyes\tauto\nrun1\tA\tno\tauto\nrun2\tB\tyes\tmanual\nrun3\tC\tyes\tauto\nrun4\tC\tno\tmanual\n"
-    )
-    return runs, qrels, str(qrels_path), paths, str(groups)
 
 
 def _row(output: str, first: str) -> list[str]:

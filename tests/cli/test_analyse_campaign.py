@@ -24,7 +24,7 @@ from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.evaluate import evaluate
-from tests.cli.test_analyse_moments import MEASURES, _reference, moment_files  # noqa: F401 - moment_files: fixture
+from tests.cli.analyse_cases import MEASURES, moment_reference
 
 runner = CliRunner()
 
@@ -119,12 +119,12 @@ def test_score_analyses_equal_the_core(covid, tmp_path):
     assert data["n_timed"] == 4
 
 
-def test_moment_effectiveness_command(moment_files, tmp_path):  # noqa: F811
+def test_moment_effectiveness_command(moment_files, tmp_path):
     truth, runs = moment_files
     out, plot = tmp_path / "fig5.json", tmp_path / "fig5.png"
     args = [*runs, "--moments", truth, *[x for m in MEASURES for x in ("-m", m)], "--output", out, "--plot", plot]
     _invoke("moment-effectiveness", *args)
-    names, _, values = _reference(truth, runs, MEASURES)
+    names, _, values = moment_reference(truth, runs, MEASURES)
     data = json.loads(out.read_text())
     expected = moment_effectiveness(names, MEASURES, values.mean(axis=2)).to_dict()
     assert data["runs"] == expected["runs"] and data["sort_by"] == "mean R@K,theta"

@@ -12,50 +12,10 @@ from click.testing import CliRunner
 from scipy import stats
 
 from app.cli import cli
-from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from app.evaluation.statistics.significance import discriminative_power, pairwise_randomization
+from tests.cli.analyse_cases import MEASURES, moment_reference
 
 runner = CliRunner()
-MEASURES = ["AxIoU@1", "AxIoU@5", "R@1,0.5", "R@5,0.7"]
-
-
-@pytest.fixture()
-def moment_files(tmp_path):
-    """Ground truth for 12 topics and 5 runs of random windows near it (run k a little worse than run k-1)."""
-    rng = np.random.default_rng(4)
-    truth_lines, segments = [], {}
-    for t in range(1, 13):
-        start = float(rng.uniform(10, 40))
-        end = start + float(rng.uniform(3, 15))
-        segments[t] = (start, end)
-        truth_lines.append(f"{t}\tv{t % 4}\t{start:.2f}\t{end:.2f}")
-    truth = tmp_path / "gt.tsv"
-    truth.write_text("\n".join(truth_lines) + "\n")
-    runs = []
-    for r in range(5):
-        lines = []
-        for t, (start, end) in segments.items():
-            for k in range(6):
-                jitter = rng.normal(0, 1 + 2 * r + k, size=2)
-                s, e = max(0.0, start + jitter[0]), end + jitter[1]
-                if e <= s:
-                    e = s + 1
-                lines.append(f"{t}\tv{t % 4}\t{s:.2f}\t{e:.2f}\t{1 - 0.1 * k:.2f}\tsys{r}")
-        path = tmp_path / f"sys{r}.tsv"
-        path.write_text("\n".join(lines) + "\n")
-        runs.append(path)
-    return truth, runs
-
-
-def _reference(truth, runs, measures):
-    """Per-topic scores [run, measure, topic] from the moment evaluator (independent of the analyses' reader)."""
-    gt = parse_moment_ground_truth(truth.read_bytes())
-    tables = [parse_moment_run(p.read_bytes()) for p in runs]
-    nested = evaluate_moments(gt, tables, measures)
-    names = list(nested)
-    topics = [t for t in nested[names[0]][measures[0]] if t != "all"]
-    values = np.array([[[nested[n][m][t] for t in topics] for m in measures] for n in names])
-    return names, topics, values
 
 
 def _args(*measures: str) -> list[str]:
@@ -64,7 +24,7 @@ def _args(*measures: str) -> list[str]:
 
 def test_agreement_and_ties_on_moment_runs(moment_files, tmp_path):
     truth, runs = moment_files
-    names, topics, values = _reference(truth, runs, MEASURES)
+    names, topics, values = moment_reference(truth, runs, MEASURES)
     out = tmp_path / "agreement.json"
     args = ["analyse", "agreement", *map(str, runs), "--moments", str(truth), *_args(*MEASURES), "--output", str(out)]
     result = runner.invoke(cli, args)
@@ -82,7 +42,7 @@ def test_agreement_and_ties_on_moment_runs(moment_files, tmp_path):
     assert data["n_topics"] == len(topics) == 12 and data["n_runs"] == 5
     every = ["AxIoU@1", "AxIoU@5", "AxIoU@10"] + [f"R@{k},{t}" for k in (1, 5, 10) for t in ("0.3", "0.5", "0.7")]
     assert list(data["ratios"]) == [*every, "mAP"]  # without -m: every moment measure `trecpool eval` reports
-    _, _, all_values = _reference(truth, runs, list(data["ratios"]))
+    _, _, all_values = moment_reference(truth, runs, list(data["ratios"]))
     for i, m in enumerate(data["ratios"]):
         tied = sum(len(set(all_values[:, i, t].tolist())) == 1 for t in range(12)) / 12
         assert data["ratios"][m] == pytest.approx(tied), m
@@ -90,7 +50,7 @@ def test_agreement_and_ties_on_moment_runs(moment_files, tmp_path):
 
 def test_stability_on_moment_runs_with_sizes_matches_a_brute_force_loop(moment_files, tmp_path):
     truth, runs = moment_files
-    _, _, values = _reference(truth, runs, ["AxIoU@5"])
+    _, _, values = moment_reference(truth, runs, ["AxIoU@5"])
     out = tmp_path / "stability.json"
     args = ["analyse", "stability", *map(str, runs), "--moments", str(truth), "-m", "AxIoU@5"]
     result = runner.invoke(cli, [*args, "--sizes", "2,4-6,12", "--trials", "30", "--seed", "9", "--output", str(out)])
@@ -123,7 +83,7 @@ def test_stability_on_moment_runs_with_sizes_matches_a_brute_force_loop(moment_f
 
 def test_power_on_moment_runs(moment_files, tmp_path):
     truth, runs = moment_files
-    names, _, values = _reference(truth, runs, ["AxIoU@5", "R@1,0.5"])
+    names, _, values = moment_reference(truth, runs, ["AxIoU@5", "R@1,0.5"])
     out = tmp_path / "power.json"
     args = ["analyse", "power", *map(str, runs), "--moments", str(truth), *_args("AxIoU@5", "R@1,0.5")]
     result = runner.invoke(cli, [*args, "--resamples", "500", "--seed", "2", "--output", str(out)])

@@ -13,15 +13,13 @@ from click.testing import CliRunner
 
 import app.cli.analyse as analyse_module
 from app.cli import cli
-from tests.cli.test_analyse import files  # noqa: F401 - a fixture
-from tests.cli.test_analyse_moments import moment_files  # noqa: F401 - a fixture
 from tests.evaluation.analyses.brute import trec_order
 
 runner = CliRunner()
 COMMANDS = analyse_module.analyse.list_commands(None)  # type: ignore[arg-type] - the group lists the registry
 
 
-def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:  # noqa: F811
+def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:
     """Small valid arguments for each command."""
     _, _, qrels, runs, groups = files
     truth, moment_runs = moment_files
@@ -60,7 +58,7 @@ def test_dash_h_is_help_on_the_group_and_every_command(args):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_format_json_prints_the_result_on_stdout_and_output_writes_it(command, files, moment_files, tmp_path):  # noqa: F811
+def test_format_json_prints_the_result_on_stdout_and_output_writes_it(command, files, moment_files, tmp_path):
     args = ["analyse", command, *_args(command, files, moment_files, tmp_path)]
     result = runner.invoke(cli, [*args, "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -75,21 +73,29 @@ def test_format_json_prints_the_result_on_stdout_and_output_writes_it(command, f
     assert not table.startswith("{")  # the default format is tables
 
 
-def test_output_dash_and_the_old_json_option_are_refused(files, tmp_path, monkeypatch):  # noqa: F811
+@pytest.mark.parametrize("columns", ["24", "1000"])
+def test_output_dash_and_the_old_json_option_are_refused(columns, files, tmp_path, monkeypatch):
+    """The messages are matched with their whitespace normalised: a narrow terminal wraps them (COLUMNS=24 splits
+    'use --format json' across lines), and how a long temporary path wraps depends on its length."""
     _, _, qrels, runs, _ = files
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--output", "-"])
-    assert result.exit_code == 2 and "use --format json" in result.stderr
-    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--json", "-"])
-    assert result.exit_code == 2 and "No such option" in result.output
-    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--output", str(tmp_path)])
-    assert result.exit_code == 2 and "is a directory" in result.stderr
-    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--format", "yaml"])
-    assert result.exit_code == 2 and "--format" in result.output
+    env = {"COLUMNS": columns}
+
+    def said(text: str) -> str:
+        return " ".join(text.split())
+
+    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--output", "-"], env=env)
+    assert result.exit_code == 2 and "use --format json" in said(result.stderr), result.stderr
+    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--json", "-"], env=env)
+    assert result.exit_code == 2 and "No such option" in said(result.output), result.output
+    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--output", str(tmp_path)], env=env)
+    assert result.exit_code == 2 and "is a directory" in said(result.stderr), result.stderr
+    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--format", "yaml"], env=env)
+    assert result.exit_code == 2 and "--format" in said(result.output), result.output
     assert not (tmp_path / "-").exists()
 
 
-def test_json_notes_go_to_stderr(files):  # noqa: F811
+def test_json_notes_go_to_stderr(files):
     _, _, qrels, runs, groups = files
     result = runner.invoke(cli, ["analyse", "leave-out", qrels, *runs, "--groups", groups, "--pool-depth", "5"])
     assert result.stdout.startswith("pool depth 5 (given)") and result.stderr == ""
@@ -112,7 +118,7 @@ class Recorder(analyse_module.Steps):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_reports_its_steps(command, files, moment_files, tmp_path, monkeypatch):  # noqa: F811
+def test_every_command_reports_its_steps(command, files, moment_files, tmp_path, monkeypatch):
     recorders: list[Recorder] = []
 
     @contextmanager
@@ -131,7 +137,7 @@ def test_every_command_reports_its_steps(command, files, moment_files, tmp_path,
         assert any(shares and shares[-1] == pytest.approx(1.0) for shares in seen.values())
 
 
-def test_progress_only_on_a_terminal(files, monkeypatch):  # noqa: F811
+def test_progress_only_on_a_terminal(files, monkeypatch):
     _, _, qrels, runs, _ = files
     args = ["analyse", "stability", qrels, *runs, "--trials", "200"]
     result = runner.invoke(cli, args)
@@ -143,7 +149,7 @@ def test_progress_only_on_a_terminal(files, monkeypatch):  # noqa: F811
     assert "\x1b[2K" in result.stderr and "random topic subsets" not in result.stdout
 
 
-def test_pool_depth_file_errors_name_the_line(files, tmp_path):  # noqa: F811
+def test_pool_depth_file_errors_name_the_line(files, tmp_path):
     _, _, qrels, runs, groups = files
     base = ["analyse", "leave-out", qrels, *runs, "--groups", groups, "--pool-depth"]
     bad = tmp_path / "depths.txt"
@@ -162,7 +168,7 @@ def test_pool_depth_file_errors_name_the_line(files, tmp_path):  # noqa: F811
     assert result.exit_code == 2 and "not a depth" in result.stderr
 
 
-def test_pool_depth_file_with_different_depths_per_topic(files, tmp_path):  # noqa: F811
+def test_pool_depth_file_with_different_depths_per_topic(files, tmp_path):
     runs, qrels_table, qrels, run_paths, groups = files
     depths = tmp_path / "depths.txt"
     depths.write_text("t0 2\nt1 9  # deeper\nt2 3\nt3 3\n")
@@ -203,7 +209,7 @@ def test_trec_covid_defaults_read_well(shared_data, tmp_path):
     assert json.loads(result.stdout)["topics"] == [str(t) for t in range(1, 31)]
 
 
-def test_label_noise_defaults_to_sigma_1_to_4(moment_files):  # noqa: F811
+def test_label_noise_defaults_to_sigma_1_to_4(moment_files):
     truth, runs = moment_files
     args = ["analyse", "label-noise", *map(str, runs), "--moments", str(truth), "--trials", "2", "-m", "AxIoU@1"]
     result = runner.invoke(cli, [*args, "--format", "json"])
