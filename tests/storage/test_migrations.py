@@ -69,6 +69,8 @@ RELEASED = {
     "0006_run_elapsed_seconds.py": ("885d5129251536ea30b5a17e455b626e9f70ec2e3f00cd39ca58e51c3913ece3"),
     "0007_moment_pools_and_marks.py": ("236bc55a75ce51d699ab197fdb6c55bac94c2b74f81091dda5fb63815c2aeaaa"),
     "0008_qrels_judging_order.py": ("4a7ead28a694f5e783aa3680f01180b8603252b9cd90f45aa9a2eeed3a789e35"),
+    "0009_audit_runs_topics_collection_truth.py": ("6322dc4f29b8cf17ba2038045ea789ec3fadf3f02496fbfc362e983d0dc8b5ac"),
+    "0010_drop_the_unused_blobs_table.py": ("1075664a6d20ed2be267d672c6e3cde91e984676bdb3835367d312552158384d"),
 }
 
 
