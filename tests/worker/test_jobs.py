@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable
 
@@ -90,14 +91,12 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(api, jobs_sessi
     first.join()
     scores_locked()
     assert api.get(f"/api/evaluations/{evaluation_id}").json()["status"] == "running"  # until the stall is seen
-    restarted = time.monotonic()
-    spawn_worker()
-    body = finished(api, evaluation_id)
-    assert time.monotonic() - restarted < 60
+    second = spawn_worker()
+    body = finished(api, evaluation_id)  # fails after its timeout rather than hang: a guard, not a speed check
     assert body["status"] == "done", body
     assert body["progress"] == 1.0 and body["error"] is None
     stored = row(jobs_sessions, evaluation_id)
-    assert stored.attempts == 2 and stored.worker is not None and not stored.worker.endswith(f":{first.pid}")
+    assert stored.attempts == 2 and stored.worker == f"{socket.gethostname()}:{second.pid}"  # the new worker's
     assert scores_of(jobs_sessions, evaluation_id) == 3 * 2 * 4  # 3 runs x 2 measures x (3 topics + all)
 
 
