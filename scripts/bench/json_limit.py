@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+from judging import organiser_token, wait_until_up
 from serving import free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -60,35 +61,6 @@ def serve(url: str, port: int, on_loop: bool = False, freeze: bool = True) -> No
 
         freeze_heap()  # as `trecpool serve` does
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
-
-
-def organiser_token(url: str) -> str:
-    """A fresh organiser token on the bench database."""
-    from app.services.auth import create_token
-    from app.storage.database import make_engine, make_session_factory, session_scope
-    from app.storage.models import Role
-
-    engine = make_engine(url)
-    try:
-        with session_scope(make_session_factory(engine)) as session:
-            return create_token(session, Role.organiser, label="bench-json-limit")
-    finally:
-        engine.dispose()
-
-
-def wait_until_up(base: str, server: multiprocessing.process.BaseProcess, limit: float = 60) -> None:
-    """Poll /api/health until the service answers."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if not server.is_alive():
-            raise SystemExit("the service process exited")
-        try:
-            if httpx.get(f"{base}/api/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit("the service did not start")
 
 
 def attack_body() -> bytes:
