@@ -776,6 +776,79 @@ register(
 )
 
 
+Difference = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+
+
+class TopicSetDesignParams(AnalysisParams):
+    """Parameters of the topic-set-design analysis."""
+
+    measure: Annotated[MeasureName | None, LEADERBOARD_MEASURE] = Field(default=None, description="the measure")
+    alpha: Alpha = 0.05
+    beta: float = Field(
+        default=0.2, gt=0, lt=1, allow_inf_nan=False, description="type II error rate: the power sought is 1 - beta"
+    )
+    min_differences: Annotated[list[Difference], Option(("--min-difference",))] = Field(
+        default_factory=lambda: [0.05],
+        min_length=1,
+        max_length=100,
+        description="minimum detectable differences minD: between two systems (t-test), between the best and the "
+        "worst of m (ANOVA)",
+    )
+    systems: Annotated[int | None, Default("the campaign's number of runs")] = Field(
+        default=None, ge=2, le=100_000, description="m, the systems the ANOVA design compares"
+    )
+    ci_widths: Annotated[list[Difference] | None, Option(("--ci-width",)), Default("the min differences")] = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="caps delta on the expected width of the CI of a paired difference",
+    )
+    variance: Literal["two-way", "one-way"] = Field(
+        default="two-way",
+        description="sigma^2: the residual of a two-way ANOVA (run x topic) without replication, or the pooled "
+        "within-run variance",
+    )
+
+
+def _topic_set_design(data: AnalysisData, params: TopicSetDesignParams, progress: Progress) -> Computed:
+    """Topic-set sizes for next year from this campaign's variance (t-test, ANOVA, CI width)."""
+    from app.evaluation.analyses.topic_set_design import topic_set_design
+
+    scores = data.score_table()
+    values = scores.values[:, 0, :]
+    missing = int(np.isnan(values).sum())
+    result = topic_set_design(
+        np.nan_to_num(values),  # a topic a run lacks scores 0, as in the means
+        scores.runs,
+        measure=_measure_of(scores),
+        alpha=params.alpha,
+        beta=params.beta,
+        min_differences=params.min_differences,
+        systems=params.systems,
+        ci_widths=params.ci_widths,
+        variance=params.variance,
+        progress=progress,
+    )
+    notes = [f"{missing} (run, topic) scores missing: counted 0, as in the means."] if missing else []
+    return Computed(result.to_dict(), result, notes)
+
+
+register(
+    Analysis(
+        name="topic-set-design",
+        description="Topics needed next year for a minimum detectable difference, from this campaign's variance.",
+        reproduces="Sakai, Topic set size design (IRJ 2016): n for the paired t-test, one-way ANOVA and CI width vs "
+        "minD (his samplesizeTTEST2, samplesizeANOVA2, samplesizeCI2)",
+        params=TopicSetDesignParams,
+        compute=_topic_set_design,
+        core="app.evaluation.analyses.topic_set_design.topic_set_design",
+        figure="topic-set-design",
+        reads="scores",
+        step="topic-set sizes",
+    )
+)
+
+
 class TypeSignificanceParams(AnalysisParams):
     """Parameters of the type-significance analysis."""
 
