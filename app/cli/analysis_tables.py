@@ -320,6 +320,39 @@ def swap_rate_tables(console: Console, shown: Shown) -> None:
     console.print(table)
 
 
+def topic_set_design_tables(console: Console, shown: Shown) -> None:
+    """Topics needed per minimum detectable difference (t-test, ANOVA) and per CI width; what this campaign detects."""
+    data = shown.computed.data
+
+    def size(n: int | None) -> str:
+        """A topic-set size (None: above the largest searched)."""
+        return "> 10,000,000" if n is None else str(n)
+
+    console.print(
+        f"sigma^2 of {data['measure']} from {data['n_runs']} runs x {data['n_topics']} topics: "
+        f"{data['sigma2_two_way']:.4g} (two-way ANOVA residual), {data['sigma2_one_way']:.4g} (pooled within-run); "
+        f"the {data['variance']} one is used."
+    )
+    table = Table(title=f"Topics needed: alpha {data['alpha']:g}, power {1 - data['beta']:g}")
+    for column in ("minD", "paired t-test", f"one-way ANOVA, m = {data['systems']}"):
+        table.add_column(column, justify="right")
+    for row in data["designs"]:
+        table.add_row(f"{row['min_difference']:g}", size(row["t_test"]), size(row["anova"]))
+    console.print(table)
+    widths = Table(title=f"Topics for an expected {100 * (1 - data['alpha']):g} % CI width of a paired difference")
+    for column in ("CI width delta", "topics"):
+        widths.add_column(column, justify="right")
+    for row in data["ci"]:
+        widths.add_row(f"{row['ci_width']:g}", size(row["n"]))
+    console.print(widths)
+    now = data["current"]
+    console.print(
+        f"With this campaign's {now['n_topics']} topics: minD {_fmt_num(now['t_test_min_difference'])} (t-test), "
+        f"{_fmt_num(now['anova_min_difference'])} (ANOVA) found with power {1 - data['beta']:g}; expected CI width "
+        f"{_fmt_num(now['ci_width'])}."
+    )
+
+
 def type_significance_tables(console: Console, shown: Shown) -> None:
     """Per run type: the tested runs, their means and the runs each is significantly better than."""
     result, params = shown.computed.result, shown.params
@@ -437,6 +470,7 @@ PRINTERS: dict[str, Printer] = {
     "judged-fraction": Printer(judged_fraction_tables),
     "qrels-versions": Printer(qrels_versions_tables),
     "swap-rate": Printer(swap_rate_tables),
+    "topic-set-design": Printer(topic_set_design_tables),
     "type-significance": Printer(type_significance_tables),
     "novelty": Printer(novelty_tables),
     "run-vs-median": Printer(run_vs_median_tables),

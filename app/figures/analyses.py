@@ -224,6 +224,36 @@ def power(data: Data) -> Figure:
     return fig
 
 
+def topic_set_design(data: Data) -> Figure:
+    """Sakai's topic set size design: topics needed vs minimum detectable difference (t-test, ANOVA) and vs CI width
+    (log scale), with this campaign's topic count and the differences asked for."""
+    curve = data["curve"]
+    fig = Figure(figsize=(7, 4.8))
+    ax = fig.subplots()
+    labels = {
+        "t_test": "paired t-test (minD)",
+        "anova": f"one-way ANOVA, m = {data['systems']} (minD)",
+        "ci": f"CI width delta ({100 * (1 - data['alpha']):g} %)",
+    }
+    for key, label in labels.items():
+        ax.plot(curve["value"], _floats(curve[key]), marker=".", label=label)
+    ax.axhline(data["n_topics"], color="grey", ls=":", label=f"this campaign: {data['n_topics']} topics")
+    for row in data["designs"]:
+        ax.axvline(row["min_difference"], color="grey", ls="--", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("minimum detectable difference minD, or CI width delta")
+    ax.set_ylabel("topics needed")
+    power = 1 - data["beta"]
+    ax.set_title(
+        f"Topic set size for {data['measure']}: alpha {data['alpha']:g}, power {power:g}, "
+        f"sigma^2 {_fmt(data['sigma2'], 4)} ({data['variance']})",
+        fontsize=10,
+    )
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    return fig
+
+
 FIGURES: dict[str, Callable[[Data], Figure]] = {
     "pool-depth": pool_depth,
     "leave-out": leave_out,
@@ -232,6 +262,7 @@ FIGURES: dict[str, Callable[[Data], Figure]] = {
     "label-noise": label_noise,
     "ties": ties,
     "power": power,
+    "topic-set-design": topic_set_design,
 }
 
 LOOKUP: dict[str, Callable[[Data], Figure]] = {

@@ -76,7 +76,9 @@ def t_test_power(n: int, min_difference: float, sigma2: float, alpha: float = 0.
     df = n - 1
     critical = stats.t.ppf(1 - alpha / 2, df)
     noncentrality = math.sqrt(n) * min_difference / math.sqrt(2 * sigma2)
-    return float(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
+    # P(T' < -c) as P(T'(-noncentrality) > c): scipy's nct.cdf(-c) is NaN above noncentrality ~7.5 (where it is
+    # below 1e-14), its sf is finite everywhere
+    return float(stats.nct.sf(critical, df, noncentrality) + stats.nct.sf(critical, df, -noncentrality))
 
 
 def anova_power(n: int, min_difference: float, sigma2: float, systems: int, alpha: float = 0.05) -> float:
@@ -97,7 +99,7 @@ def expected_sd_factor(n: int) -> float:
 
 
 def ci_expected_width(n: int, sigma2: float, alpha: float = 0.05) -> float:
-    """Expected width of the 100(1 - alpha) % t interval of a paired difference over n topics (sigma_t^2 = 2 s^2)."""
+    """Expected width of the 100(1 - alpha) % t interval of a paired difference over n topics (sigma_t^2 = 2 sigma2)."""
     if n < 2:
         raise ValueError("a confidence interval needs at least 2 topics")
     sigma_t = math.sqrt(2 * sigma2)
