@@ -41,6 +41,17 @@ STORED = {
     },
     "ties": {"ratios": {"AP": 0.0, "P@10": None}},
     "power": {"measure": "AP", "alpha": 0.05, "runs": ["a", "b"], "discriminative_power": 1.0},
+    "topic-set-design": {
+        "measure": "AP",
+        "variance": "two-way",
+        "sigma2": 0.007,
+        "alpha": 0.05,
+        "beta": 0.2,
+        "systems": 30,
+        "n_topics": 30,
+        "designs": [{"min_difference": 0.05, "t_test": 46, "anova": 137}],
+        "curve": {"value": [0.01, 0.05], "t_test": [None, 46], "anova": [None, 137], "ci": [2146, 88]},
+    },
 }
 
 
