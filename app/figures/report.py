@@ -29,22 +29,48 @@ def _score(row: dict[str, object]) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def overall_scores(by_type: dict[str, list[dict[str, object]]], measure: str) -> str:
-    """Sorted mean scores of every run, coloured by system type."""
+def error_bars(rows: Sequence[dict[str, object]]) -> list[list[float]] | None:
+    """Each row's interval as matplotlib's yerr (distances below and above the score, never negative; 0 where a row
+    has no interval), or None when no row has one (documents published before intervals)."""
+    below, above, seen = [], [], False
+    for row in rows:
+        low, high, score = row.get("ci_low"), row.get("ci_high"), _score(row)
+        if isinstance(low, int | float) and isinstance(high, int | float) and isinstance(row.get("score"), int | float):
+            below.append(max(score - float(low), 0.0))
+            above.append(max(float(high) - score, 0.0))
+            seen = True
+        else:
+            below.append(0.0)
+            above.append(0.0)
+    return [below, above] if seen else None
+
+
+def overall_axes(by_type: dict[str, list[dict[str, object]]], measure: str) -> Figure:
+    """Sorted mean scores of every run, coloured by system type, with each run's interval as an error bar."""
     rows = sorted((r for rows in by_type.values() for r in rows), key=lambda r: -_score(r))
     figure = Figure(figsize=(9, 3.2))
     axes = figure.subplots()
+    yerr = error_bars(rows)
     axes.bar(
         range(len(rows)),
         [_score(r) for r in rows],
         color=[TYPE_COLOURS.get(str(r["system_type"]), "#777") for r in rows],
+        yerr=yerr,
+        error_kw={"ecolor": "#1d232b", "elinewidth": 1, "capsize": 2},
     )
     axes.set_xticks(range(len(rows)), [str(r["run"]) for r in rows], rotation=60, ha="right", fontsize=7)
-    axes.set_ylabel(f"mean {measure}")
+    level = next((r.get("level") for r in rows if isinstance(r.get("level"), int | float)), None)
+    interval = f" ({float(level):.0%} interval)" if yerr is not None and isinstance(level, int | float) else ""
+    axes.set_ylabel(f"mean {measure}{interval}")
     handles = [Rectangle((0, 0), 1, 1, color=c) for t, c in TYPE_COLOURS.items() if t in by_type]
     axes.legend(handles, [t for t in TYPE_COLOURS if t in by_type], title="system type", fontsize=7)
     axes.spines[["top", "right"]].set_visible(False)
-    return svg_element(figure)
+    return figure
+
+
+def overall_scores(by_type: dict[str, list[dict[str, object]]], measure: str) -> str:
+    """The overall scores figure (`overall_axes`) as an SVG element."""
+    return svg_element(overall_axes(by_type, measure))
 
 
 def topic_boxes(per_topic: Sequence[dict[str, object]], measure: str) -> str:
