@@ -37,6 +37,7 @@ def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:
         "judged-fraction": [qrels, *runs],
         "qrels-versions": [*runs, "--qrels", qrels, "--qrels", qrels],
         "swap-rate": [qrels, *runs, "--trials", "20"],
+        "topic-set-design": [qrels, *runs],
         "type-significance": [qrels, *runs, "--groups", groups, "--resamples", "200"],
         "novelty": [qrels, *runs, "--groups", groups],
         "run-vs-median": [qrels, *runs],
@@ -46,8 +47,8 @@ def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:
     }[command]
 
 
-def test_there_are_sixteen_commands():
-    assert len(COMMANDS) == 16 and COMMANDS[:2] == ["pool-depth", "leave-out"]
+def test_there_are_seventeen_commands():
+    assert len(COMMANDS) == 17 and COMMANDS[:2] == ["pool-depth", "leave-out"]
 
 
 @pytest.mark.parametrize("args", [["analyse", "-h"], *[["analyse", c, "-h"] for c in COMMANDS]])
