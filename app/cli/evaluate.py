@@ -5,14 +5,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 if TYPE_CHECKING:
-    from app.evaluation.records import Qrels
+    import numpy as np
+
+    from app.evaluation.output.writers import Block, Interval
+    from app.evaluation.records import Qrels, RunTable
+    from app.evaluation.results import Results
 
 HELP = """Evaluate RUN files (TREC 6-column or TRECVID AVS XML) against QRELS: qrels first, then runs.
 
@@ -38,11 +42,49 @@ before the next is read: memory holds the qrels and one block, not every run. A 
 command (status 2) after the blocks before it were printed. --format json writes one JSON object
 {run: {measure: {topic or "all": value}}} to stdout; --format csv has the columns run,measure,topic,value.
 
+With --ci, each run's mean of each measure (the `all` value) gets a confidence interval: a paired bootstrap over
+the topics of that mean (every qrels topic, a missing one scoring 0; with --run-topics-only the run's own topics),
+--ci-resamples resamples of the topics drawn with --ci-seed (the same draws as scipy.stats.bootstrap, and the same
+for every run with the same number of topics, so runs stay paired whatever the blocks), percentile or BCa
+(--ci-method), at --ci-level (a fraction: 0.95). A geometric mean (gm_map, gm_bpref) gets the interval of the mean
+log, exponentiated. Counts (num_ret, num_rel, num_rel_ret, num_q, num_nonrel_judged_ret, inum_rel, inum_rel_ret) are
+totals, not means: they get no interval. Where the qrels are sampled (lines graded -1), xinfAP's interval is widened
+by the judgement sampling variance (the stratified jackknife of app.evaluation.analyses.budget, added in quadrature
+to each side); no other measure has a variance estimator here, so theirs is the plain bootstrap interval, too narrow,
+marked sampling "not included" (and named once on stderr). Any --ci-* option implies --ci. The output then:
+trec, a mean's `all` line ends with two more columns, `measure<TAB>all<TAB>mean<TAB>ci_low<TAB>ci_high` (all other
+lines unchanged); json, a mean's "all" becomes {"mean", "ci_low", "ci_high", "level", "method", "sampling"} (a total
+stays a number); csv, the columns run,measure,topic,value,mean,ci_low,ci_high,level,method,sampling, filled on a
+mean's `all` row (value = mean) and empty after `value` on per-topic rows (-q) and totals. sampling is "none"
+(the qrels have no unjudged lines), "included" or "not included".
+
 With --moments, QRELS is a moment ground-truth file and RUN moment runs (evaluated by app.evaluation.moments).
 """
 
 
 STDIN = "-"
+CI_OPTIONS = ("ci_level", "ci_method", "ci_resamples", "ci_seed")
+_JACKKNIFE_ELEMENTS = 1 << 21  # bound on deleted samples x runs x ranks in one jackknife call (a few arrays of it)
+
+
+@dataclass(frozen=True)
+class CiOptions:
+    """How --ci computes each mean's interval."""
+
+    level: float
+    method: str
+    n_resamples: int
+    seed: int
+
+
+def _ci_level(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    """--ci-level as a fraction in (0, 1) (95 is refused with a hint, not read as 0.95)."""
+    if not 0.0 < value < 1.0:
+        hint = f"; did you mean {value / 100:g}?" if 1.0 < value < 100.0 else ""
+        raise click.BadParameter(
+            f"{value:g} is not a confidence level: give a fraction between 0 and 1, e.g. 0.95{hint}"
+        )
+    return value
 
 
 class InputError(ValueError):
@@ -72,7 +114,26 @@ def _fail(message: str) -> NoReturn:
 @click.option(
     "--block-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="rows of runs per block"
 )
+@click.option("--ci", is_flag=True, help="add each mean's confidence interval (paired bootstrap over topics)")
+@click.option(
+    "--ci-level", type=float, default=0.95, show_default=True, callback=_ci_level, help="confidence level, in (0, 1)"
+)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["percentile", "BCa"], case_sensitive=False),
+    default="percentile",
+    show_default=True,
+    help="bootstrap interval",
+)
+@click.option(
+    "--ci-resamples", type=click.IntRange(min=1), default=10_000, show_default=True, help="bootstrap resamples"
+)
+@click.option(
+    "--ci-seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the resampled topics"
+)
+@click.pass_context
 def cli(
+    context: click.Context,
     qrels: Path,
     runs: tuple[Path, ...],
     measure: tuple[str, ...],
@@ -83,15 +144,25 @@ def cli(
     max_results: int,
     moments: bool,
     block_rows: int,
+    ci: bool,
+    ci_level: float,
+    ci_method: str,
+    ci_resamples: int,
+    ci_seed: int,
 ) -> None:
     """Evaluate runs against qrels, like trec_eval / sample_eval.pl."""
     from app.evaluation.errors import FormatError, MeasureError
     from app.evaluation.output.writers import write_results
 
+    given = any(context.get_parameter_source(name) != click.core.ParameterSource.DEFAULT for name in CI_OPTIONS)
+    options = CiOptions(ci_level, ci_method, ci_resamples, ci_seed) if ci or given else None
+    if options is not None and moments:
+        _fail("--ci is not available with --moments")
     measures = list(measure)
     names: dict[str, str] = {}
     try:
         with _readable([qrels, *runs], names) as (qrels, *run_list):
+            blocks: Iterator[dict[str, dict[str, dict[str, float]]] | Block]
             if moments:
                 blocks = iter([_evaluate_moments(qrels, run_list, measures or None)])
             else:
@@ -103,8 +174,17 @@ def cli(
                     max_results=max_results,
                     block_rows=block_rows,
                     names=names,
+                    ci=options,
                 )
-            write_results(blocks, fmt, sys.stdout, several=len(runs) > 1, per_topic=per_topic, digits=digits)
+            write_results(
+                blocks,
+                fmt,
+                sys.stdout,
+                several=len(runs) > 1,
+                per_topic=per_topic,
+                digits=digits,
+                ci=options is not None,
+            )
     except (FormatError, MeasureError, InputError, OSError) as exc:
         sys.stdout.flush()
         message = str(exc)
@@ -158,8 +238,10 @@ def _evaluate_runs(
     max_results: int,
     block_rows: int,
     names: dict[str, str],
-) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
-    """Parse and evaluate shot/document runs a block at a time (about `block_rows` rows), yielding each block's results.
+    ci: CiOptions | None = None,
+) -> Iterator[dict[str, dict[str, dict[str, float]]] | Block]:
+    """Parse and evaluate shot/document runs a block at a time (about `block_rows` rows), yielding each block's results
+    (with `ci`, a `Block` with each mean's interval).
 
     The qrels and the measures are checked before the first run is read. `names` maps copied inputs (stdin) to the
     names shown.
@@ -182,7 +264,31 @@ def _evaluate_runs(
         stratified = [name for name in measures if resolve(name).stratified]
         if stratified:
             raise MeasureError(f"{', '.join(stratified)} need sample_eval (5-column, stratified) qrels")
-    return _blocks(qrels, run_paths, measures, run_topics_only, max_results, block_rows)
+    if ci is not None:
+        _note_unsampled(qrels, measures)
+    return _blocks(qrels, run_paths, measures, run_topics_only, max_results, block_rows, ci)
+
+
+def _note_unsampled(qrels: Qrels, measures: list[str]) -> None:
+    """On sampled qrels, name once on stderr the means whose interval leaves out the judgement sampling variance."""
+    from app.evaluation.measures.registry import resolve
+
+    if not _sampled(qrels):
+        return
+    left = [name for name in measures if resolve(name).aggregate in ("mean", "gm") and resolve(name).name != "xinfAP"]
+    if left:
+        click.echo(
+            f"note: the qrels are sampled (lines graded -1); the intervals of {', '.join(left)} leave out the "
+            'judgement sampling variance (no estimator for them): too narrow, marked sampling "not included"',
+            err=True,
+        )
+
+
+def _sampled(qrels: Qrels) -> bool:
+    """Whether the qrels hold pooled lines left unjudged (grade -1): a sample of the pool was judged."""
+    import numpy as np
+
+    return bool(np.any(np.asarray(qrels.grades) < 0))
 
 
 def _check_order(qrels_path: Path, run_path: Path, names: dict[str, str]) -> None:
@@ -220,10 +326,13 @@ def _blocks(
     run_topics_only: bool,
     max_results: int,
     block_rows: int,
-) -> Iterator[dict[str, dict[str, dict[str, float]]]]:
-    """Each block's results; a block's tables are dropped before the next block is read."""
+    ci: CiOptions | None = None,
+) -> Iterator[dict[str, dict[str, dict[str, float]]] | Block]:
+    """Each block's results (with `ci`, and their intervals); a block's tables are dropped before the next block is
+    read."""
     from app.evaluation.formats.trec_files import read_run
     from app.evaluation.measures.evaluate import evaluate
+    from app.evaluation.output.writers import Block
 
     seen: dict[str, int] = {}
     tables, names, rows = [], [], 0
@@ -236,8 +345,94 @@ def _blocks(
             results = evaluate(
                 qrels, tables, measures, max_results=max_results, run_topics_only=run_topics_only, names=names
             )
+            variance = None
+            if ci is not None and "xinfAP" in results.measures and _sampled(qrels):
+                variance = xinfap_sampling_variance(qrels, tables, names, max_results, results.topics)
+            shown = replace(results, measures=list(measures))  # printed as asked: map stays map
             tables, names, rows = [], [], 0
-            yield replace(results, measures=list(measures)).to_dict()  # printed as asked: map stays map
+            if ci is None:
+                yield shown.to_dict()
+            else:
+                sampling = _sampling_marks(results.measures, _sampled(qrels))
+                yield Block(shown.to_dict(), mean_intervals_of(shown, ci, sampling, variance))
+
+
+def _sampling_marks(canonical: list[str], sampled: bool) -> list[str]:
+    """Per measure, whether its interval holds the judgement sampling variance: "none" on complete qrels, else
+    "included" for xinfAP (the jackknife) and "not included" for the rest (no estimator)."""
+    if not sampled:
+        return ["none"] * len(canonical)
+    return ["included" if name == "xinfAP" else "not included" for name in canonical]
+
+
+def xinfap_sampling_variance(
+    qrels: Qrels, tables: list[RunTable], names: list[str], max_results: int, topics: list[str]
+) -> np.ndarray:
+    """xinfAP's judgement sampling variance [run, topic] (topics in the order given): the stratified jackknife of
+    app.evaluation.analyses.budget, a few runs at a time so memory stays bounded by `_JACKKNIFE_ELEMENTS`."""
+    import numpy as np
+
+    from app.evaluation.analyses.budget import jackknife_components, topic_samples
+    from app.evaluation.analyses.lines import index_lines
+    from app.evaluation.grading.prepared_runs import prepare_runs
+
+    prepared = prepare_runs(tables, max_results, names=names)
+    sample_topics, samples = topic_samples(index_lines(prepared, qrels))
+    column = {topic: t for t, topic in enumerate(topics)}
+    variance = np.zeros((len(tables), len(topics)))
+    for topic, sample in zip(sample_topics, samples, strict=True):
+        depth = max(sample.ranked.shape[1], 1)
+        step = max(1, _JACKKNIFE_ELEMENTS // (64 * depth))  # jackknife_components deletes 64 samples per call
+        for start in range(0, len(tables), step):
+            part = replace(sample, ranked=sample.ranked[start : start + step])
+            deviations, _ = jackknife_components(part, max_results)
+            variance[start : start + step, column[topic]] = np.sum(deviations**2, axis=0)
+    return variance
+
+
+def mean_intervals_of(
+    results: Results, ci: CiOptions, sampling: list[str], variance: np.ndarray | None = None
+) -> dict[str, dict[str, Interval]]:
+    """Each run's interval for each measure that is a mean (or a geometric mean), over the topics of the mean printed
+    (those with a value: every qrels topic, or the run's own with --run-topics-only); `variance` [run, topic] is added
+    where `sampling` says "included". Runs with the same topics share one set of draws (paired)."""
+    import numpy as np
+
+    from app.evaluation.output.writers import Interval
+    from app.evaluation.statistics.intervals import mean_intervals, topic_draws
+
+    draws: dict[int, np.ndarray] = {}
+    means = results.mean()
+    out: dict[str, dict[str, Interval]] = {run: {} for run in results.runs}
+    for m, name in enumerate(results.measures):
+        aggregate = results.aggregates[m]
+        if aggregate not in ("mean", "gm"):
+            continue  # a total: no interval
+        values = results.values[:, m, :]
+        counted = ~np.isnan(values)
+        patterns, group = np.unique(counted, axis=0, return_inverse=True)
+        for g, topics in enumerate(patterns):
+            rows = np.flatnonzero(group.reshape(-1) == g)
+            scores = values[np.ix_(rows, topics)]
+            if aggregate == "gm":  # trec_eval's floor, then the mean log
+                scores = np.log(np.maximum(scores, 1e-5))
+            n_topic = scores.shape[1]
+            low = high = np.full(len(rows), np.nan)
+            if np.all(np.isfinite(scores)):
+                if n_topic and n_topic not in draws:
+                    draws[n_topic] = topic_draws(n_topic, ci.n_resamples, ci.seed)
+                extra = variance[np.ix_(rows, topics)] if sampling[m] == "included" and variance is not None else None
+                if len(rows) == 1:  # one run alone would take BLAS's matrix-vector product, whose last bit differs
+                    scores = np.vstack([scores, scores])  # from the matrix product's: the numbers would depend on
+                    extra = None if extra is None else np.vstack([extra, extra])  # the block; two rows do not
+                found = mean_intervals(scores, level=ci.level, method=ci.method, n_resamples=ci.n_resamples,
+                                       seed=ci.seed, sampling_variance=extra, draws=draws.get(n_topic))  # fmt: skip
+                low, high = (np.exp(found.low), np.exp(found.high)) if aggregate == "gm" else (found.low, found.high)
+            for i, r in enumerate(rows.tolist()):
+                out[results.runs[r]][name] = Interval(
+                    float(means[r, m]), float(low[i]), float(high[i]), ci.level, ci.method, sampling[m]
+                )
+    return out
 
 
 def _unique_name(name: str, seen: dict[str, int]) -> str:
