@@ -123,6 +123,7 @@ def _fail(message: str) -> NoReturn:
     type=click.Choice(["percentile", "BCa"], case_sensitive=False),
     default="percentile",
     show_default=True,
+    metavar="[percentile|BCa]",
     help="bootstrap interval",
 )
 @click.option(
