@@ -423,9 +423,6 @@ def mean_intervals_of(
                 if n_topic and n_topic not in draws:
                     draws[n_topic] = topic_draws(n_topic, ci.n_resamples, ci.seed)
                 extra = variance[np.ix_(rows, topics)] if sampling[m] == "included" and variance is not None else None
-                if len(rows) == 1:  # one run alone would take BLAS's matrix-vector product, whose last bit differs
-                    scores = np.vstack([scores, scores])  # from the matrix product's: the numbers would depend on
-                    extra = None if extra is None else np.vstack([extra, extra])  # the block; two rows do not
                 found = mean_intervals(scores, level=ci.level, method=ci.method, n_resamples=ci.n_resamples,
                                        seed=ci.seed, sampling_variance=extra, draws=draws.get(n_topic))  # fmt: skip
                 low, high = (np.exp(found.low), np.exp(found.high)) if aggregate == "gm" else (found.low, found.high)

@@ -8,7 +8,7 @@ Conventions (SPEC section 6; every board, report and `trecpool eval --ci` uses t
   identical (to rounding) to scipy's for the same seed, and so are the intervals (tests compare them).
 * **Percentile** interval (default): the (1 - level)/2 and (1 + level)/2 quantiles (linear interpolation) of the
   replicate means. **BCa** (Efron & Tibshirani, *An Introduction to the Bootstrap*, 14.3): bias correction z0 from
-  the share of replicates below the estimate (ties count half) and acceleration from the jackknife over topics,
+  the share of replicates below the estimate (ties, within 1e-12 of the largest score, count half) and acceleration from the jackknife over topics,
   as scipy computes them; a run whose jackknife has no spread (constant scores) gets a = 0 where scipy gives NaN.
 * **Sampled or incomplete qrels** add the judgement sampling variance: given ``sampling_variance`` [run, topic] (for
   xinfAP/infAP the stratified jackknife of `analyses.budget`), the variance of a run's mean from sampling is
@@ -164,7 +164,8 @@ def replicate_means(scores: np.ndarray, draws: np.ndarray) -> np.ndarray:
     n_run, n_topic = scores.shape
     out = np.empty((draws.shape[0], n_run))
     for start, counts in _draw_blocks(draws, n_run):
-        out[start : start + len(counts)] = counts @ scores.T / n_topic
+        for run in range(n_run):  # one product per run: its values do not depend on the other runs (or a block's)
+            out[start : start + len(counts), run] = counts @ scores[run] / n_topic
     return out
 
 
@@ -185,8 +186,9 @@ def _bca_probabilities(scores: np.ndarray, replicates: np.ndarray, alpha: float)
     """BCa's adjusted lower and upper probabilities per run (Efron & Tibshirani 14.3, as scipy computes them)."""
     n_topic = scores.shape[1]
     estimate = scores.mean(axis=1)
-    below = np.sum(replicates < estimate, axis=0)
-    at_most = np.sum(replicates <= estimate, axis=0)
+    tolerance = 1e-12 * np.maximum(np.abs(scores).max(axis=1, initial=0.0), 1e-300)  # equal but for rounding: a tie
+    below = np.sum(replicates < estimate - tolerance, axis=0)
+    at_most = np.sum(replicates <= estimate + tolerance, axis=0)
     z0 = ndtri((below + at_most) / 2.0 / replicates.shape[0])
     total = scores.sum(axis=1, keepdims=True)
     jackknife = (total - scores) / max(n_topic - 1, 1)  # [run, topic]: the mean without each topic
