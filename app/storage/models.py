@@ -486,6 +486,11 @@ class RunMean(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True)
     measure: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[float] = mapped_column(Double)
+    # the run's confidence interval of the measure and the standard error judgement sampling adds (services.
+    # score_intervals); NULL for rows written before migration 0011 and for counts
+    ci_low: Mapped[float | None] = mapped_column(Double)
+    ci_high: Mapped[float | None] = mapped_column(Double)
+    sampling_se: Mapped[float | None] = mapped_column(Double)
 
 
 class LeaderboardSnapshot(Base):

@@ -71,6 +71,7 @@ RELEASED = {
     "0008_qrels_judging_order.py": ("4a7ead28a694f5e783aa3680f01180b8603252b9cd90f45aa9a2eeed3a789e35"),
     "0009_audit_runs_topics_collection_truth.py": ("6322dc4f29b8cf17ba2038045ea789ec3fadf3f02496fbfc362e983d0dc8b5ac"),
     "0010_drop_the_unused_blobs_table.py": ("1075664a6d20ed2be267d672c6e3cde91e984676bdb3835367d312552158384d"),
+    "0011_run_means_intervals.py": ("f0541a4dc95ed5f12b2f9a972b8ee563b1b281e1edcdab5860be95fd0989ad85"),
 }
 
 
@@ -650,6 +651,59 @@ def test_a_database_at_0009_with_data_upgrades_to_0010_without_the_blobs_table_a
         _load(engine, BLOB_ROW)  # the table takes rows again, as 0001 made it
         with engine.begin() as conn:
             conn.execute(text("DELETE FROM blobs"))
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+    finally:
+        engine.dispose()
+
+
+AT_0010 = """
+INSERT INTO evaluations (id, campaign_id, qrels_version_id, status, progress, measures, finished_at) VALUES
+  (1, 1, 2, 'done', 1.0, '{"names": ["AP"]}', now());
+INSERT INTO scores (evaluation_id, run_id, measure, topic, value) VALUES
+  (1, 1, 'AP', '1', 1.0), (1, 1, 'AP', 'all', 1.0);
+INSERT INTO run_means (evaluation_id, run_id, measure, value) VALUES (1, 1, 'AP', 1.0);
+SELECT setval(pg_get_serial_sequence('evaluations', 'id'), 100);
+"""
+
+
+def test_a_database_at_0010_with_an_evaluation_upgrades_to_0011_and_its_board_shows_no_interval(create_database):
+    """0011 adds run_means.ci_low, ci_high and sampling_se, NULL for the means stored before: the board of that
+    evaluation shows no interval rather than failing, a new evaluation stores its intervals, and the downgrade gives
+    back 0010's table with every row."""
+    from app.services import evaluations, leaderboards
+    from app.services.auth import Principal
+    from app.storage.database import make_session_factory
+    from app.storage.models import Role
+
+    url = create_database()
+    engine = make_engine(url)
+    organiser = Principal(Role.organiser, token_id=0)
+    try:
+        migrations.upgrade(url, "0010")
+        _load(engine, AT_0008 + AT_0010, alpha=zlib.compress(OLD_RUN.encode()))
+        with engine.connect() as conn:
+            columns_0010 = {c["name"] for c in inspect(conn).get_columns("run_means")}
+        migrations.upgrade(url, "0011")
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT run_id, measure, value, ci_low, ci_high, sampling_se FROM run_means"))
+            assert [tuple(r) for r in rows] == [(1, "AP", 1.0, None, None, None)]
+        with make_session_factory(engine)() as session:
+            board = leaderboards.live_leaderboard(session, organiser, 1, measure="AP")
+            assert board["interval"] is None
+            assert [(r["run"], r["score"], r["ci_low"], r["tier"]) for r in board["rows"]] == [
+                ("alpha", 1.0, None, None)
+            ]
+            evaluation = evaluations.start_evaluation(session, organiser, 1, qrels_version_id=2, measures=["AP"])
+            evaluations.run_evaluation(session, evaluation.id)
+            session.commit()
+            fresh = leaderboards.live_leaderboard(session, organiser, 1, measure="AP")
+            assert fresh["interval"]["level"] == 0.95
+            assert [(r["ci_low"], r["ci_high"], r["rank_low"], r["tier"]) for r in fresh["rows"]] == [(1.0, 1.0, 1, 1)]
+        migrations.downgrade(url, "0010")
+        with engine.connect() as conn:
+            assert {c["name"] for c in inspect(conn).get_columns("run_means")} == columns_0010
+            assert conn.execute(text("SELECT count(*) FROM run_means")).scalar_one() == 2
         migrations.upgrade(url)
         assert migrations.current_revision(engine) == migrations.head_revision()
     finally:
