@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import re
 from datetime import UTC, datetime
-from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from app.evaluation.measures.registry import describe
 from app.figures import report as plots
 from app.web.pages import templates
+from tests.web.interval_documents import body_rows, text
 
 TEXT = "95% paired bootstrap percentile interval over topics (1000 resamples, seed 7)"
 INTERVAL = {"level": 0.95, "method": "percentile", "n_resamples": 1000, "seed": 7, "sampled": False, "text": TEXT}
@@ -168,21 +168,6 @@ def render_report(report: dict[str, Any], significance: dict[str, Any] | None = 
         version="0",
         request=None,
     )
-
-
-def text(html: str) -> str:
-    """The page's text, tags removed and spaces collapsed."""
-    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", html)))
-
-
-def body_rows(html: str, table_class: str) -> list[list[str]]:
-    """The text of each body row's cells of the tables with the class."""
-    rows = []
-    for table in re.findall(rf'<table class="[^"]*\b{table_class}\b[^"]*">(.*?)</table>', html, re.S):
-        body = table.split("<tbody>")[1]
-        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
-            rows.append([text(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)])
-    return rows
 
 
 def test_the_board_shows_each_mean_with_its_interval_rank_interval_and_tier() -> None:
