@@ -254,6 +254,27 @@ def topic_set_design(data: Data) -> Figure:
     return fig
 
 
+def budget(data: Data) -> Figure:
+    """The budget advisor: each run's estimated mean xinfAP with its interval (best first) and the sample's plain
+    xinfAP mean, titled with the expected tau_b and the advice."""
+    runs = [data["runs"][i] for i in _by_score([r["mean"] for r in data["runs"]])]
+    mean, low, high = (_floats([r[k] for r in runs]) for k in ("mean", "ci_low", "ci_high"))
+    x = np.arange(len(runs))
+    fig = Figure(figsize=(max(5.0, 1.5 + 0.3 * len(runs)), 4.5))
+    ax = fig.subplots()
+    ax.errorbar(x, mean, yerr=[mean - low, high - mean], fmt="o", color="tab:blue", capsize=3,
+                label=f"estimate, {100 * data['level']:g} % interval")  # fmt: skip
+    ax.plot(x, _floats([r["xinfap"] for r in runs]), "x", color="tab:gray", label="xinfAP of the sample")
+    ax.set_xticks(x, [r["run"] for r in runs], rotation=70, fontsize=7)
+    ax.set_ylabel("mean xinfAP")
+    advice = data.get("advice") or {}
+    tau, target = _fmt(data.get("expected_tau"), 3), _fmt(data.get("target_tau"), 2)
+    ax.set_title(f"expected tau_b {tau} (target {target}): {advice.get('advice', '?')}", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
 FIGURES: dict[str, Callable[[Data], Figure]] = {
     "pool-depth": pool_depth,
     "leave-out": leave_out,
@@ -263,6 +284,7 @@ FIGURES: dict[str, Callable[[Data], Figure]] = {
     "ties": ties,
     "power": power,
     "topic-set-design": topic_set_design,
+    "budget": budget,
 }
 
 LOOKUP: dict[str, Callable[[Data], Figure]] = {

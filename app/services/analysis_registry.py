@@ -24,6 +24,7 @@ the figures (matplotlib) are imported only when an analysis runs or draws.
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -1059,6 +1060,68 @@ register(
         reads="scores",
         task_kinds=("moments",),
         measures="every",
+    )
+)
+
+
+SAMPLED_STRATUM = re.compile(r"^\s*\d+\s*-\s*\d+\s*:\s*[0-9.]+%?\s*$")
+
+
+class BudgetParams(AnalysisParams):
+    """Parameters of the budget analysis."""
+
+    sampled: Annotated[
+        list[Annotated[Text, Field(min_length=1, max_length=200)]],
+        Option(("--sampled",)),
+        Default("required"),
+    ] = Field(
+        min_length=1,
+        max_length=20,
+        description="a sampled stratum of best ranks A-B and the share of it drawn, A-B:share (e.g. 11-100:0.25); "
+        "the ranks above the deepest one that are not named are judged in full",
+    )
+    seed: Seed = 0
+    target_tau: float = Field(default=0.9, gt=-1, le=1, description="the target expected tau_b of the run ranking")
+    relative_width: float = Field(
+        default=0.2, ge=1e-4, le=10, description="a topic continues while its R_hat interval is wider than this x R_hat"
+    )
+    level: float = Field(default=0.95, ge=0.5, le=0.999, description="the confidence level of the intervals")
+    replicates: int = Field(default=200, ge=2, le=2000, description="replicates of the run ranking for the tau")
+
+    @field_validator("sampled")
+    @classmethod
+    def _strata_text(cls, value: list[str]) -> list[str]:
+        """Each part reads A-B:share (the ranges themselves are checked by the core)."""
+        for part in (p for text in value for p in text.split(",") if p.strip()):
+            if not SAMPLED_STRATUM.match(part):
+                raise ValueError(f"{part.strip()!r} is not A-B:share (e.g. 11-100:0.25)")
+        return value
+
+
+def _budget(data: AnalysisData, params: BudgetParams, progress: Progress) -> Computed:
+    """The budget advisor on the seeded stratified sample of the qrels (the lines not drawn unjudged)."""
+    from app.evaluation.analyses.budget import sampled_budget
+
+    qrels, prepared = data.judged()
+    result = sampled_budget(qrels, prepared, params.sampled, seed=params.seed, target_tau=params.target_tau,
+                            relative_width=params.relative_width, level=params.level,
+                            replicates=params.replicates)  # fmt: skip
+    return Computed(result.to_dict(), result)
+
+
+register(
+    Analysis(
+        name="budget",
+        description="The judging budget advisor on a seeded stratified sample of the qrels: intervals, tau, advice.",
+        reproduces="Yilmaz, Kanoulas & Aslam (SIGIR 2008) xinfAP with a stratified jackknife (Wolter ch. 4), checked "
+        "by coverage against full judgements (scripts/bench/budget_coverage.py)",
+        params=BudgetParams,
+        compute=_budget,
+        core="app.evaluation.analyses.budget.sampled_budget",
+        figure="budget",
+        reads="runs",
+        task_kinds=("shots",),
+        step="the budget advisor",
     )
 )
 

@@ -50,13 +50,20 @@ replacement, SPEC section 5), r_c relevant.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from app.evaluation.analyses.kendall import tau_b_batch
-from app.evaluation.analyses.lines import LineIndex
+from app.evaluation.analyses.lines import LineIndex, index_lines
+from app.evaluation.grading.prepared_runs import PreparedRuns
+from app.evaluation.pools.builders import Stratum, build_pool
+from app.evaluation.pools.seeding import topic_rng
+from app.evaluation.records import Qrels
 
 EPSILON = 1e-5  # sample_eval's smoothing (measures.inferred.INFAP_EPSILON)
 SAMPLED_EPSILON = 3e-5
@@ -299,13 +306,11 @@ def simulate_samples(
     return xinf_ap_topic(sample, judged, judged & truth[None, :], max_results)
 
 
-def jackknife_components(
+def _jackknife(
     sample: TopicSample, max_results: int = 1000, chunk: int = 64, groups: int = 400
-) -> tuple[np.ndarray, np.ndarray]:
-    """The stratified delete-one jackknife of xinfAP: per judged doc j of stratum c, the scaled deviation
-    a_j = sqrt((1 - n_c/N_c)(n_c - 1)/n_c) (xinfAP without j - mean over c's deletions) [unit, run], and c [unit];
-    sum_j a_j^2 is the variance estimate, a_j a_j^T summed the covariance between runs. A stratum with more than
-    `groups` judged docs deletes G = `groups` random groups instead (delete-a-group jackknife, Kott 2001: n_c -> G)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stratified delete-one (or delete-a-group) jackknife of xinfAP: the scaled deviations [unit, run], the
+    stratum of each unit, and the jackknife's bias estimate [run] (module docstring)."""
     n_run = sample.ranked.shape[0]
     units: list[np.ndarray] = []  # docs deleted together
     of: list[int] = []
@@ -326,39 +331,199 @@ def jackknife_components(
             judged[row, docs] = False
         values[start : start + chunk] = xinf_ap_topic(sample, judged, judged & sample.relevant[None, :], max_results)
     out = np.zeros_like(values)
+    bias = np.zeros(n_run)
+    if len(units):
+        point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
     for c, big_n in enumerate(sample.pooled_total):
         own = stratum_of == c
         if not own.any():
             continue
         g, n = int(own.sum()), float(np.sum(sample.judged & (sample.stratum == c)))
+        mean = values[own].mean(axis=0)
         factor = np.sqrt((1.0 - n / big_n) * (g - 1.0) / g)
-        out[own] = factor * (values[own] - values[own].mean(axis=0))
-    return out, stratum_of
+        out[own] = factor * (values[own] - mean)
+        bias += (1.0 - n / big_n) * (g - 1.0) * (mean - point)
+    return out, stratum_of, bias
+
+
+def jackknife_components(
+    sample: TopicSample, max_results: int = 1000, chunk: int = 64, groups: int = 400
+) -> tuple[np.ndarray, np.ndarray]:
+    """The stratified delete-one jackknife of xinfAP: per judged doc j of stratum c, the scaled deviation
+    a_j = sqrt((1 - n_c/N_c)(n_c - 1)/n_c) (xinfAP without j - mean over c's deletions) [unit, run], and c [unit];
+    sum_j a_j^2 is the variance estimate, a_j a_j^T summed the covariance between runs. A stratum with more than
+    `groups` judged docs deletes G = `groups` random groups instead (delete-a-group jackknife, Kott 2001: n_c -> G)."""
+    parts, of, _ = _jackknife(sample, max_results, chunk, groups)
+    return parts, of
+
+
+# --- xinfAP's interval: small-count floor, bias, topics without an estimate -------------------------------------------
+
+FLOOR_PSEUDO = 2.0  # a: pseudo relevant and pseudo non-relevant docs per sampled stratum (tuned on odd topics)
+FLOOR_DRAWS = 30  # unjudged docs of a stratum tried for the effect of one more relevant doc
+MIN_JUDGED = 2  # judged docs a stratum with unjudged ones needs for the topic to have an estimate
+NON_RANDOM_WIDEN = 4.0  # variance factor for a non-random judging order (half-width x 2; module docstring)
+
+
+def estimable(sample: TopicSample) -> bool:
+    """Whether the topic has an estimate: every stratum with unjudged docs has at least MIN_JUDGED judged."""
+    for c, big_n in enumerate(sample.pooled_total):
+        n = int(np.sum(sample.judged & (sample.stratum == c)))
+        if n < big_n and n < MIN_JUDGED:
+            return False
+    return True
+
+
+def floor_components(
+    sample: TopicSample,
+    rng: np.random.Generator,
+    max_results: int = 1000,
+    pseudo: float = FLOOR_PSEUDO,
+    draws: int = FLOOR_DRAWS,
+) -> np.ndarray:
+    """The small-count floor of each sampled stratum [stratum, run] (module docstring): sqrt of
+    (1 - n/N) (p~(1 - p~) - p^(1 - p^)) / n, p~ = (r + a) / (n + 2a), times (n + 1) times the mean change of
+    xinfAP when one more judged doc, relevant, is put at a random unjudged doc of the stratum."""
+    n_run, n_strata = sample.ranked.shape[0], len(sample.pooled_total)
+    out = np.zeros((n_strata, n_run))
+    point: np.ndarray | None = None
+    for c, big_n in enumerate(sample.pooled_total):
+        members = sample.stratum == c
+        n = float(np.sum(sample.judged & members))
+        unjudged = np.flatnonzero(members & ~sample.judged)
+        if n < MIN_JUDGED or len(unjudged) == 0:
+            continue
+        r = float(np.sum(sample.relevant & sample.judged & members))
+        p_hat, p_tilde = r / n, (r + pseudo) / (n + 2.0 * pseudo)
+        extra = p_tilde * (1.0 - p_tilde) - p_hat * (1.0 - p_hat)
+        if extra <= 0:
+            continue
+        if point is None:
+            point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
+        pick = rng.choice(unjudged, size=min(draws, len(unjudged)), replace=False)
+        judged = np.repeat(sample.judged[None, :], len(pick), axis=0)
+        relevant = np.repeat(sample.relevant[None, :] & sample.judged[None, :], len(pick), axis=0)
+        judged[np.arange(len(pick)), pick] = True
+        relevant[np.arange(len(pick)), pick] = True
+        change = (xinf_ap_topic(sample, judged, relevant, max_results) - point[None, :]).mean(axis=0)
+        out[c] = np.sqrt((1.0 - n / big_n) * extra / n) * (n + 1.0) * change
+    return out
+
+
+@dataclass(frozen=True)
+class TopicError:
+    """One topic's xinfAP and its error model: jackknife deviations, bias, the small-count floor."""
+
+    point: np.ndarray  # [run] xinfAP (sample_eval's)
+    bias: np.ndarray  # [run] the jackknife's bias estimate
+    parts: np.ndarray  # [unit, run] the jackknife's scaled deviations
+    of: np.ndarray  # [unit] their stratum
+    floor: np.ndarray  # [stratum, run] the floor's deviation
+    estimable: bool  # every stratum with unjudged docs has >= MIN_JUDGED judged
+
+    @property
+    def variance(self) -> np.ndarray:
+        """Sampling variance per run: the jackknife's plus the floor's."""
+        variance: np.ndarray = np.sum(self.parts**2, axis=0) + np.sum(self.floor**2, axis=0)
+        return variance
+
+
+def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int = 1000) -> TopicError:
+    """The topic's `TopicError` (`rng` draws the floor's unjudged docs)."""
+    point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
+    parts, of, bias = _jackknife(sample, max_results)
+    floor = floor_components(sample, rng, max_results)
+    return TopicError(point, bias, parts, of, floor, estimable(sample))
+
+
+def _logit_interval(estimate: np.ndarray, sd: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """estimate +- z sd on the logit scale (delta method), for scores in [0, 1]; the plain interval clipped to
+    [0, 1] where that reaches past 0 or 1, where sd is 0, and where the estimate is not finite."""
+    est = np.asarray(estimate, dtype=np.float64)
+    sd = np.asarray(sd, dtype=np.float64)
+    low, high = est - z * sd, est + z * sd
+    plain = ~np.isfinite(est) | ~np.isfinite(sd) | (sd <= 0) | (low <= 0) | (high >= 1)
+    e = np.where(plain, 0.5, est)
+    width = np.where(plain, 0.0, z * sd) / (e * (1.0 - e))
+    centre = np.log(e / (1.0 - e))
+    with np.errstate(over="ignore"):
+        logit_low, logit_high = 1.0 / (1.0 + np.exp(width - centre)), 1.0 / (1.0 + np.exp(-centre - width))
+    bounded_low = np.where(np.isfinite(sd), np.clip(low, 0.0, 1.0), 0.0)
+    bounded_high = np.where(np.isfinite(sd), np.clip(high, 0.0, 1.0), 1.0)
+    return np.where(plain, bounded_low, logit_low), np.where(plain, bounded_high, logit_high)
 
 
 @dataclass(frozen=True)
 class XinfapVariance:
-    """Point xinfAP, its sampling variance per run and topic, and replicates for the ranking's stability."""
+    """Point xinfAP, its sampling variance per run and topic, and replicates for the ranking's stability; the
+    interval's centre and variance per run and topic (bias-corrected; a prior from the judged topics where a topic
+    has no estimate), and the replicates of those topics' prior error."""
 
     topics: list[str]
     runs: list[str]
     point: np.ndarray  # [run, topic]
-    variance: np.ndarray  # [run, topic]
+    variance: np.ndarray  # [run, topic] jackknife + small-count floor
     replicates: np.ndarray  # [B, run, topic]
     by_stratum: np.ndarray | None = None  # [B, run, topic, stratum]: the replicates' deviations from each stratum
+    estimate: np.ndarray | None = None  # [run, topic] the interval's centre (bias-corrected, or the prior's mean)
+    estimate_variance: np.ndarray | None = None  # [run, topic] the interval's variance (x NON_RANDOM_WIDEN if so)
+    prior: np.ndarray | None = None  # bool [topic]: no estimate, scored by the prior from the judged topics
+    prior_error: np.ndarray | None = None  # [B, run, topic] the prior's replicate errors (0 for other topics)
+    donor: np.ndarray | None = None  # int [topic]: the judged topic a prior topic is predicted like once judged
+    mean_var: np.ndarray | None = None  # [run] variance of each run's mean of `estimate` over the topics
+    random: bool = True  # the judged docs are a random sample of each stratum
 
     @property
     def mean_variance(self) -> np.ndarray:
         """Variance of each run's mean over topics [run] (topics sampled independently)."""
+        if self.mean_var is not None:
+            return self.mean_var
         variance: np.ndarray = self.variance.sum(axis=1) / max(len(self.topics), 1) ** 2
         return variance
 
-    def expected_tau(self, scale: np.ndarray | float = 1.0) -> float:
+    def centre(self) -> np.ndarray:
+        """The interval's centre per run and topic (the point where none was computed)."""
+        return self.point if self.estimate is None else self.estimate
+
+    def intervals(self, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) per run and topic [run, topic]: the centre +- z sd on the logit scale (module docstring)."""
+        variance = self.variance if self.estimate_variance is None else self.estimate_variance
+        return _logit_interval(self.centre(), np.sqrt(variance), z)
+
+    def mean_intervals(self, z: float = 1.96) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(estimate, low, high) of each run's mean over topics [run], the same way."""
+        mean = self.centre().mean(axis=1) if self.topics else np.full(len(self.runs), np.nan)
+        low, high = _logit_interval(mean, np.sqrt(self.mean_variance), z)
+        return mean, low, high
+
+    def ranking_point(self) -> np.ndarray:
+        """The mean per run the ranking is read from: xinfAP, the prior's mean on topics without an estimate."""
+        values = self.point if self.prior is None or self.estimate is None else np.where(
+            self.prior[None, :], self.estimate, self.point)  # fmt: skip
+        point: np.ndarray = values.mean(axis=1)
+        return point
+
+    def _prior_later(self, scale: np.ndarray) -> np.ndarray:
+        """[B, run] the prior topics' error of the mean once judged like their donors (deviations x the donor's
+        scale)."""
+        assert self.by_stratum is not None and self.prior is not None and self.donor is not None
+        n_topic = max(self.by_stratum.shape[2], 1)
+        later = np.zeros(self.by_stratum.shape[:2])
+        for u in np.flatnonzero(self.prior):
+            d = int(self.donor[u])
+            if d >= 0:
+                later += np.einsum("brc,c->br", self.by_stratum[:, :, d, :], scale[d]) / n_topic
+        return later
+
+    def expected_tau(self, scale: np.ndarray | float = 1.0, judged_prior: bool = False) -> float:
         """Expected tau_b between the ranking by mean xinfAP and the ranking on the full judgements, by the
         replicates with one bootstrap bias correction (module docstring); `scale` [topic] or [topic, stratum]
-        multiplies the deviations (sqrt of a variance ratio, to predict more judgements)."""
+        multiplies the deviations (sqrt of a variance ratio, to predict more judgements); `judged_prior`: the topics
+        scored by the prior are predicted judged, as uncertain as their donor topic (else the prior's error)."""
         scale = np.asarray(scale, dtype=np.float64)
-        point = self.point.mean(axis=1)[None, :]
+        point = self.ranking_point()[None, :]
+        if not np.all(np.isfinite(point)):
+            return float("nan")
         if self.by_stratum is None:
             deviation = (self.replicates - self.replicates.mean(axis=0, keepdims=True)) * (
                 scale if scale.ndim < 2 else scale.mean(axis=1)
@@ -368,12 +533,94 @@ class XinfapVariance:
             scale = np.broadcast_to(scale.reshape(-1, 1) if scale.ndim else scale, self.by_stratum.shape[2:])
         n_topic = max(self.by_stratum.shape[2], 1)
         later = np.einsum("brtc,tc->br", self.by_stratum, scale) / n_topic  # error of the mean after judging more
+        prior_now = np.zeros_like(later)
+        if self.prior is not None and self.prior.any() and self.prior_error is not None:
+            prior_now = self.prior_error.sum(axis=2) / n_topic
+            later = later + (self._prior_later(scale) if judged_prior else prior_now)
         plain = float(np.nanmean(tau_b_batch(point, point + later)))
         if self.by_stratum.shape[0] < 2:
             return plain
-        now = np.roll(self.by_stratum.sum(axis=3).mean(axis=2), 1, axis=0)  # the point's own error, independent
+        now = np.roll(self.by_stratum.sum(axis=3).mean(axis=2) + prior_now, 1, axis=0)  # the point's own error
         world = float(np.nanmean(tau_b_batch(point + now, point + now + later)))
         return float(np.clip(2.0 * plain - world, -1.0, 1.0))
+
+
+def combine(
+    topics: list[str],
+    runs: list[str],
+    errors: list[TopicError],
+    replicates: int = 200,
+    seed: int = 0,
+    random: bool = True,
+) -> XinfapVariance:
+    """Per run and topic: xinfAP, its variance, the interval's centre and variance; Gaussian multiplier replicates
+    with the jackknife's covariance between runs, and the prior's errors for topics without an estimate (module
+    docstring). A non-random judging order multiplies the interval's variance and the replicates' errors' variance
+    by NON_RANDOM_WIDEN."""
+    rng = np.random.default_rng(seed)
+    n_run, n_topic = len(runs), len(topics)
+    n_strata = max((e.floor.shape[0] for e in errors), default=0)
+    point = np.zeros((n_run, n_topic))
+    variance = np.zeros((n_run, n_topic))
+    bias = np.zeros((n_run, n_topic))
+    by_stratum = np.zeros((replicates, n_run, n_topic, n_strata))
+    for t, error in enumerate(errors):
+        point[:, t], variance[:, t], bias[:, t] = error.point, error.variance, error.bias
+        weights = rng.standard_normal((replicates, len(error.of) + n_strata))
+        for c in range(error.floor.shape[0]):
+            own = error.of == c
+            by_stratum[:, :, t, c] = weights[:, : len(error.of)][:, own] @ error.parts[own]
+            by_stratum[:, :, t, c] += weights[:, len(error.of) + c, None] * error.floor[c][None, :]
+    widen = 1.0 if random else NON_RANDOM_WIDEN
+    by_stratum *= np.sqrt(widen)
+    prior = np.array([not e.estimable for e in errors], dtype=bool)
+    judged = np.flatnonzero(~prior)
+    estimate = np.clip(point - bias, 0.0, 1.0)
+    estimate_variance = variance * widen
+    prior_error = np.zeros((replicates, n_run, n_topic))
+    donor = np.full(n_topic, -1, dtype=np.int64)
+    m, unknown = len(judged), np.flatnonzero(prior)
+    common = np.zeros(n_run)
+    if len(unknown) and m >= 2:
+        values = estimate[:, judged]  # [run, m]
+        mean = values.mean(axis=1)
+        deviation = values - mean[:, None]
+        spread = deviation.var(axis=1, ddof=1)  # S, the between-topic variance per run
+        estimate[:, unknown] = mean[:, None]
+        estimate_variance[:, unknown] = spread[:, None] * (1.0 + 1.0 / m)
+        picks = rng.integers(0, m, (replicates, len(unknown)))
+        shared = rng.standard_normal((replicates, m)) @ deviation.T / np.sqrt(m * (m - 1.0))  # [B, run]: var S / m
+        prior_error[:, :, unknown] = np.sqrt(m / (m - 1.0)) * np.transpose(deviation[:, picks], (1, 0, 2))
+        prior_error[:, :, unknown] += shared[:, :, None]
+        donor[unknown] = judged[rng.integers(0, m, len(unknown))]
+        common = spread * (len(unknown) + len(unknown) ** 2 / m)
+    elif len(unknown):
+        estimate[:, unknown] = np.nan
+        estimate_variance[:, unknown] = np.inf
+        common = np.full(n_run, np.inf)
+    mean_var = (estimate_variance[:, judged].sum(axis=1) + common) / max(n_topic, 1) ** 2
+    return XinfapVariance(
+        topics,
+        runs,
+        point,
+        variance,
+        point[None] + by_stratum.sum(axis=3) + prior_error,
+        by_stratum,
+        estimate=estimate,
+        estimate_variance=estimate_variance,
+        prior=prior,
+        prior_error=prior_error,
+        donor=donor,
+        mean_var=mean_var,
+        random=random,
+    )
+
+
+def topic_errors(
+    topics: list[str], samples: list[TopicSample], seed: int = 0, max_results: int = 1000
+) -> list[TopicError]:
+    """Each topic's `TopicError`; the floor's draws from the topic's own seeded generator (`seeding.topic_rng`)."""
+    return [topic_error(s, topic_rng(seed, t), max_results) for t, s in zip(topics, samples, strict=True)]
 
 
 def variance_of_samples(
@@ -383,30 +630,17 @@ def variance_of_samples(
     replicates: int = 200,
     seed: int = 0,
     max_results: int = 1000,
+    random: bool = True,
 ) -> XinfapVariance:
-    """xinfAP per run and topic, its jackknife variance, and Gaussian multiplier replicates with the jackknife's
-    covariance between runs (module docstring)."""
-    rng = np.random.default_rng(seed)
-    n_run, n_strata = len(runs), max((len(s.pooled_total) for s in samples), default=0)
-    point = np.zeros((n_run, len(topics)))
-    variance = np.zeros((n_run, len(topics)))
-    by_stratum = np.zeros((replicates, n_run, len(topics), n_strata))
-    for t, sample in enumerate(samples):
-        point[:, t] = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
-        parts, of = jackknife_components(sample, max_results)
-        variance[:, t] = np.sum(parts**2, axis=0)
-        weights = rng.standard_normal((replicates, len(of)))
-        for c in range(len(sample.pooled_total)):
-            own = of == c
-            by_stratum[:, :, t, c] = weights[:, own] @ parts[own]
-    return XinfapVariance(topics, runs, point, variance, point[None] + by_stratum.sum(axis=3), by_stratum)
+    """xinfAP per run and topic, its variance and interval, and replicates of the ranking (module docstring)."""
+    return combine(topics, runs, topic_errors(topics, samples, seed, max_results), replicates, seed, random)
 
 
-def xinfap_variance(index: LineIndex, replicates: int = 200, seed: int = 0) -> XinfapVariance:
-    """xinfAP per run and topic with its sampling variance and replicates (module docstring)."""
+def xinfap_variance(index: LineIndex, replicates: int = 200, seed: int = 0, random: bool = True) -> XinfapVariance:
+    """xinfAP per run and topic with its sampling variance, interval and replicates (module docstring)."""
     topics, samples = topic_samples(index)
     return variance_of_samples(
-        topics, list(index.prepared.names), samples, replicates, seed, index.prepared.max_results
+        topics, list(index.prepared.names), samples, replicates, seed, index.prepared.max_results, random
     )
 
 
@@ -420,19 +654,306 @@ def _stratum_scale(pooled: np.ndarray, judged: np.ndarray, more: np.ndarray) -> 
     return np.sqrt(ratio)
 
 
-def tau_advice(result: XinfapVariance, samples: list[TopicSample], target_tau: float = 0.9) -> dict[str, Any]:
-    """The smallest share f of every stratum's unjudged docs to judge next for the expected tau_b to reach
-    `target_tau`, predicting each stratum's jackknife deviations to shrink as its (1 - n/N) / n does."""
-    n_strata = max(len(s.pooled_total) for s in samples)
+def stratum_counts(samples: list[TopicSample]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pooled, judged and relevant docs per topic and stratum [topic, stratum]."""
+    n_strata = max((len(s.pooled_total) for s in samples), default=0)
     pooled = np.array([np.pad(s.pooled_total, (0, n_strata - len(s.pooled_total))) for s in samples])
     judged = np.array([[np.sum(s.judged & (s.stratum == c)) for c in range(n_strata)] for s in samples], float)
+    relevant = np.array(
+        [[np.sum(s.judged & s.relevant & (s.stratum == c)) for c in range(n_strata)] for s in samples], float
+    )
+    shape = (len(samples), n_strata)
+    return pooled.reshape(shape), judged.reshape(shape), relevant.reshape(shape)
+
+
+def _more_at(share: float, pooled: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """Docs to judge per topic and stratum for a share of the unjudged ones: ceil(share x unjudged), and at least
+    MIN_JUDGED judged in every stratum with unjudged docs (when share > 0)."""
+    left = pooled - judged
+    more: np.ndarray = np.ceil(share * left)
+    if share > 0:
+        more = np.maximum(more, np.minimum(np.maximum(MIN_JUDGED - judged, 0.0), left))
+    return more
+
+
+def tau_advice(result: XinfapVariance, samples: list[TopicSample], target_tau: float = 0.9) -> dict[str, Any]:
+    """The smallest share f of every stratum's unjudged docs to judge next for the expected tau_b to reach
+    `target_tau`, predicting each stratum's jackknife deviations to shrink as its (1 - n/N) / n does, and a topic
+    scored by the prior to be as uncertain as its donor topic once judged (`more` per topic and stratum)."""
+    pooled, judged, _ = stratum_counts(samples)
     now = result.expected_tau()
+    has_prior = result.prior is not None and bool(result.prior.any())
     for share in np.linspace(0.0, 1.0, 21):
-        more = np.ceil(share * (pooled - judged))
-        tau = result.expected_tau(_stratum_scale(pooled, judged, more))
+        more = _more_at(float(share), pooled, judged)
+        scale = _stratum_scale(pooled, judged, more)
+        tau = now if share == 0 else result.expected_tau(scale, judged_prior=has_prior)
         if tau >= target_tau:
             return {"target_tau": target_tau, "expected_tau": now, "share": float(share), "predicted_tau": tau,
                     "more_per_stratum": more.astype(np.int64).sum(axis=0).tolist(),
-                    "more_total": int(more.sum())}  # fmt: skip
+                    "more_total": int(more.sum()), "more": more.astype(np.int64)}  # fmt: skip
     return {"target_tau": target_tau, "expected_tau": now, "share": None, "predicted_tau": None,
-            "more_per_stratum": None, "more_total": None}  # fmt: skip
+            "more_per_stratum": None, "more_total": None,
+            "more": (pooled - judged).astype(np.int64)}  # fmt: skip
+
+
+# --- One answer: stop or continue, and what to judge next -------------------------------------------------------------
+
+REASONS = {
+    "census": "every pooled doc is judged",
+    "unestimated": f"a sampled stratum has fewer than {MIN_JUDGED} judged docs: the topic has no estimate yet",
+    "relevant_width": "the interval of the estimated relevant docs is wider than the target",
+    "not_saturated": "the last window of verdicts still finds relevant docs (non-random order)",
+    "tau": "the expected tau_b of the run ranking is below the target",
+}
+
+
+def judging_advice(
+    topics: list[str],
+    strata: list[int],
+    pooled: np.ndarray,
+    judged: np.ndarray,
+    relevant: np.ndarray,
+    *,
+    random: bool = True,
+    saturated: np.ndarray | None = None,
+    tau: dict[str, Any] | None = None,
+    queued: np.ndarray | None = None,
+    target_width: float | None = None,
+    relative_width: float = 0.2,
+    z: float = 1.96,
+) -> dict[str, Any]:
+    """Stop or continue, per topic and for the pool, and what to judge next: the one rule the live view and the
+    budget advisor both apply (module docstring, "One answer").
+
+    A topic continues when a sampled stratum has fewer than MIN_JUDGED judged docs ("unestimated"), when its R_hat
+    interval is wider than the target (random orders) or its last window still finds relevant docs (`saturated`
+    False, non-random orders), or when `tau` (from `tau_advice`) is below its target; it stops when every pooled
+    doc is judged. The pool stops when every topic does. Each continuing topic's `more_per_stratum` is the largest
+    of what each reason asks (at least MIN_JUDGED judged per sampled stratum; the Neyman allocation for the R_hat
+    target; the tau advice's share of the unjudged docs, all of them when no share reaches the target), and `next`
+    lists them: unestimated topics first, then by docs asked, with what each stratum has queued when `queued` is
+    given (sampled and not yet judged: more than that means growing the sample)."""
+    big_n, n, r = _as_2d(pooled, judged, relevant)
+    big_n, n, r = (a.reshape(len(topics), len(strata)) for a in (big_n, n, r))
+    left = big_n - n
+    est = relevant_estimate(big_n, n, r, z=z)
+    target = (
+        np.full(len(topics), float(target_width))
+        if target_width is not None
+        else relative_width * np.maximum(np.nan_to_num(est.estimate), 1.0)
+    )
+    allocated = allocation(big_n, n, r, target_width=target, z=z).reshape(big_n.shape).astype(np.float64)
+    tau_short = tau is not None and not (tau.get("expected_tau") is not None and np.isfinite(tau["expected_tau"])
+                                         and tau["expected_tau"] >= tau["target_tau"])  # fmt: skip
+    tau_more = np.zeros_like(big_n) if tau is None else np.asarray(tau.get("more", left), dtype=np.float64)
+    rows: list[dict[str, Any]] = []
+    for t, topic in enumerate(topics):
+        reasons: list[str] = []
+        more = np.zeros(len(strata))
+        if np.all(n[t] >= big_n[t]):
+            rows.append({"topic": topic, "advice": "stop", "reasons": ["census"], "more": more})
+            continue
+        unestimated = (left[t] > 0) & (n[t] < MIN_JUDGED)
+        if unestimated.any():
+            reasons.append("unestimated")
+            more = np.maximum(more, np.where(unestimated, np.minimum(MIN_JUDGED - n[t], left[t]), 0.0))
+        if random:
+            if not (np.isfinite(est.variance[t]) and est.width[t] <= target[t]):
+                reasons.append("relevant_width")
+                more = np.maximum(more, allocated[t])
+        elif saturated is None or not bool(saturated[t]):
+            reasons.append("not_saturated")
+            more = np.maximum(more, allocated[t])
+        if tau_short and np.any(left[t] > 0):
+            reasons.append("tau")
+            more = np.maximum(more, tau_more[t])
+        more = np.minimum(more, left[t])
+        rows.append({"topic": topic, "advice": "continue" if reasons else "stop", "reasons": reasons, "more": more})
+    unestimated_topics: list[str] = [row["topic"] for row in rows if "unestimated" in row["reasons"]]
+    upcoming: list[tuple[tuple[bool, float, int, int], dict[str, Any]]] = []
+    for t, row in enumerate(rows):
+        for c, stratum in enumerate(strata):
+            if row["advice"] == "continue" and row["more"][c] > 0:
+                item: dict[str, Any] = {"topic": row["topic"], "stratum": int(stratum), "more": int(row["more"][c])}
+                if queued is not None:
+                    item["queued"] = int(queued[t, c])
+                upcoming.append((("unestimated" not in row["reasons"], -row["more"][c], t, c), item))
+    upcoming.sort(key=lambda pair: pair[0])
+    stop = all(row["advice"] == "stop" for row in rows) and not tau_short
+    said: list[str] = sorted({reason for row in rows for reason in row["reasons"] if row["advice"] == "continue"})
+    summary = [f"{REASONS[reason]} ({sum(reason in row['reasons'] for row in rows)} topics)" for reason in said]
+    if unestimated_topics:
+        summary.insert(0, f"{len(unestimated_topics)} of {len(topics)} topics have no estimate yet: "
+                          + ", ".join(unestimated_topics))  # fmt: skip
+    return {
+        "advice": "stop" if stop else "continue",
+        "reasons": summary,
+        "unestimated_topics": unestimated_topics,
+        "expected_tau": None if tau is None else tau.get("expected_tau"),
+        "target_tau": None if tau is None else tau.get("target_tau"),
+        "more_total": int(sum(item["more"] for _, item in upcoming)),
+        "next": [item for _, item in upcoming],
+        "topics": [
+            {
+                "topic": row["topic"],
+                "advice": row["advice"],
+                "reasons": row["reasons"],
+                "more_per_stratum": {str(s): int(row["more"][c]) for c, s in enumerate(strata)},
+            }
+            for row in rows
+        ],  # fmt: skip
+    }
+
+
+# --- Offline: the advisor on a seeded stratified sample of full judgements (`trecpool analyse budget`) ---------------
+
+_SAMPLED = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*:\s*([0-9.]+)(%?)\s*$")
+
+
+def sampled_strata(specs: Sequence[str]) -> tuple[Stratum, ...]:
+    """Strata from `A-B:share` texts (several per text, comma-separated; share in (0, 1] or a percentage): the
+    ranks 1 to the deepest named, each range not named judged in full (ValueError if ranges overlap or are bad)."""
+    named: list[Stratum] = []
+    for part in (p for spec in specs for p in str(spec).split(",") if p.strip()):
+        match = _SAMPLED.match(part)
+        if match is None:
+            raise ValueError(f"sampled stratum {part.strip()!r} is not A-B:share (e.g. 11-100:0.25)")
+        first, last, share = int(match.group(1)), int(match.group(2)), float(match.group(3))
+        share = share / 100.0 if match.group(4) else share
+        if not 1 <= first <= last or not 0.0 < share <= 1.0:
+            raise ValueError(f"sampled stratum {part.strip()!r}: ranks 1 <= A <= B and a share in (0, 1] are needed")
+        named.append(Stratum(first, last, share))
+    if not named:
+        raise ValueError("name at least one sampled stratum A-B:share")
+    named.sort(key=lambda s: s.first)
+    strata: list[Stratum] = []
+    for stratum in named:
+        next_first = strata[-1].last + 1 if strata else 1
+        if stratum.first < next_first:
+            raise ValueError(f"sampled strata overlap at rank {stratum.first}")
+        if stratum.first > next_first:
+            strata.append(Stratum(next_first, stratum.first - 1, 1.0))  # ranks not named: judged in full
+        strata.append(stratum)
+    return tuple(strata)
+
+
+@dataclass(frozen=True)
+class _RankedLists:
+    """One prepared run's top-`depth` lists as pooling rows (score = minus the rank, so the order is kept)."""
+
+    topics: np.ndarray
+    docs: np.ndarray
+    scores: np.ndarray
+
+
+def _ranked_lists(prepared: PreparedRuns, depth: int) -> list[_RankedLists]:
+    """Each prepared run's ranked lists cut at `depth`, as rows `build_pool` ranks in the same order."""
+    out = []
+    docs = np.asarray(prepared.docs, dtype=object)
+    topic_names = np.asarray(prepared.topics, dtype=object)
+    for r in range(len(prepared.names)):
+        block = prepared.pairs[r, :, :depth]
+        topic, rank = np.nonzero(block >= 0)
+        pairs = block[topic, rank]
+        out.append(_RankedLists(topic_names[topic].astype(str), docs[prepared.pair_doc[pairs]].astype(str),
+                                -rank.astype(np.float64)))  # fmt: skip
+    return out
+
+
+def stratified_sample(prepared: PreparedRuns, qrels: Qrels, strata: Sequence[Stratum], seed: int = 0) -> Qrels:
+    """The runs pooled to the deepest stratum's depth, strata by best rank, and the seeded stratified sample the pool
+    builder draws (`pools.builders.build_pool`, one generator per topic from `seeding.topic_rng`): the drawn lines
+    graded from `qrels` (a pooled doc absent from them, or graded -1 there, is not relevant), the others -1."""
+    pool = build_pool(_ranked_lists(prepared, strata[-1].last), strata=strata, seed=seed)
+    keys = zip(qrels.topics.astype(str).tolist(), qrels.docs.astype(str).tolist(), strict=True)
+    grade = dict(zip(keys, np.asarray(qrels.grades, dtype=np.int64).tolist(), strict=True))
+    pairs = zip(pool.topics.tolist(), pool.docs.tolist(), strict=True)
+    grades = np.array([max(grade.get(key, 0), 0) for key in pairs], dtype=np.int64)
+    return Qrels(pool.topics, pool.docs, np.where(pool.sampled, grades, -1), strata=pool.strata.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class SampledBudget:
+    """The advisor on one seeded sample: the sampled qrels, xinfAP's error model, the tau advice and the advice."""
+
+    strata: tuple[Stratum, ...]
+    qrels: Qrels  # the pooled lines, the drawn ones graded, the others -1
+    variance: XinfapVariance
+    tau: dict[str, Any] | None
+    advice: dict[str, Any]
+    level: float
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: per run the estimated mean with its interval, the expected tau and the advice."""
+        z = NormalDist().inv_cdf(0.5 + self.level / 2.0)
+        v = self.variance
+        means, low, high = v.mean_intervals(z)
+        topic_low, topic_high = v.intervals(z)
+        centre = v.centre()
+        prior = v.prior if v.prior is not None else np.zeros(len(v.topics), dtype=bool)
+        tau = None if self.tau is None else {k: val for k, val in self.tau.items() if k != "more"}
+        return {
+            "strata": [
+                {"stratum": i + 1, "first": s.first, "last": s.last, "share": s.rate} for i, s in enumerate(self.strata)
+            ],  # fmt: skip
+            "seed": self.seed,
+            "pool_depth": self.strata[-1].last,
+            "pooled": len(self.qrels),
+            "judged": int(np.sum(self.qrels.grades >= 0)),
+            "level": self.level,
+            "expected_tau": None if tau is None else tau["expected_tau"],
+            "target_tau": None if tau is None else tau["target_tau"],
+            "advice": {k: val for k, val in self.advice.items() if k != "topics"},
+            "runs": [
+                {
+                    "run": run,
+                    "mean": float(means[i]),
+                    "ci_low": float(low[i]),
+                    "ci_high": float(high[i]),
+                    "level": self.level,
+                    "xinfap": float(v.point[i].mean()) if v.topics else None,
+                    "biased": not v.random,
+                    "per_topic": [
+                        {
+                            "topic": topic,
+                            "xinfap": float(v.point[i, t]),
+                            "estimate": float(centre[i, t]),
+                            "ci_low": float(topic_low[i, t]),
+                            "ci_high": float(topic_high[i, t]),
+                            "prior": bool(prior[t]),
+                        }
+                        for t, topic in enumerate(v.topics)
+                    ],  # fmt: skip
+                }
+                for i, run in enumerate(v.runs)
+            ],
+            "topics": self.advice["topics"],
+            "tau": tau,
+        }
+
+
+def sampled_budget(
+    qrels: Qrels,
+    prepared: PreparedRuns,
+    sampled: Sequence[str],
+    *,
+    seed: int = 0,
+    target_tau: float = 0.9,
+    relative_width: float = 0.2,
+    level: float = 0.95,
+    replicates: int = 200,
+) -> SampledBudget:
+    """The budget advisor on the seeded stratified sample of full judgements `qrels` (`stratified_sample`; the
+    lines not drawn are unjudged): per run the estimated mean xinfAP with its interval, the expected tau_b and the
+    advice, exactly as the budget endpoint computes them for a pool judged that far in a random order."""
+    strata = sampled_strata(sampled)
+    sample = stratified_sample(prepared, qrels, strata, seed)
+    topics, samples = topic_samples(index_lines(prepared, sample))
+    variance = variance_of_samples(topics, list(prepared.names), samples, replicates, seed, prepared.max_results)
+    tau = tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None
+    pooled, judged, relevant = stratum_counts(samples)
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    advice = judging_advice(topics, list(range(1, len(strata) + 1)), pooled, judged, relevant, tau=tau,
+                            relative_width=relative_width, z=z)  # fmt: skip
+    return SampledBudget(strata, sample, variance, tau, advice, level, seed)
