@@ -71,7 +71,7 @@ def _judge_in_turn(client, headers, forget_at: int | None = None) -> dict[str, l
             judging_orders._lists.clear()
 
 
-@pytest.mark.parametrize("order", ["move_to_front", "mm_ns", "hedge", "mtc"])
+@pytest.mark.parametrize("order", ["move_to_front", "mm_ns", "hedge", "mtc", "mtc_hedge"])
 def test_the_queue_is_the_orders_policy_fed_every_verdict(make_campaign, client, organiser, order):
     campaign, names, pool, headers = _pool(make_campaign, client, organiser, order)
     assert pool["params"]["order"] == order

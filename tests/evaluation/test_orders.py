@@ -1,4 +1,4 @@
-"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front, MM-NS, Hedge and MTC."""
+"""Judging orders on hand-worked small cases: the seeded shuffle, move-to-front, MM-NS, Hedge, MTC and MTC x Hedge."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from app.evaluation.pools.orders import (
+    ExpectedMTC,
     Hedge,
     MaxMeanNonStationary,
     MinimalTestCollection,
@@ -210,3 +211,59 @@ def test_mtc_weights_are_the_pairwise_ap_differences_a_relevant_verdict_would_ma
         MinimalTestCollection(lists, seed=2, topic="x"), [(d, True) for d in sorted(relevant)] + [("d0", False)]
     )
     assert judge_all(again, {}) == judge_all(order, {})
+
+
+def test_mtc_hedge_hand_worked():
+    # A ranks d1 d2 d3 d4, B ranks d2 d4 d1 (MTC's case above). Hedge losses (H_N - H_{r-1}) / H_N: A (N 4)
+    # 1, 13/25, 7/25, 3/25; B (N 3) 1, 5/11, 2/11; run weights 1/2 each, so the votes are d1 (1 + 2/11) / 2 = 13/22,
+    # d2 (13/25 + 1) / 2 = 19/25, d3 7/50, d4 (3/25 + 5/11) / 2 = 79/275. Times MTC's weights 2/3, 1/2, 1/3, 1/4:
+    # d1 13/33 > d2 19/50 > d4 79/1100 > d3 7/150, so d1 first.
+    lists = [["d1", "d2", "d3", "d4"], ["d2", "d4", "d1"]]
+    order = ExpectedMTC(lists, topic="t", beta=0.5)
+    assert order.relevance().tolist() == pytest.approx([13 / 22, 19 / 25, 7 / 50, 79 / 275])
+    assert order.priority().tolist() == pytest.approx([13 / 33, 19 / 50, 7 / 150, 79 / 1100])
+    assert order.next() == "d1"
+    # d1 relevant: A's weight x 2^1, B's x 2^(2/11); MTC's weights become d2 1/3, d3 2/3, d4 1/3 (MTC alone would
+    # take d3), but d2's vote is now far larger: d2 next
+    order.record("d1", True)
+    a, b = 0.5 * 2.0, 0.5 * 2.0 ** (2 / 11)
+    a, b = a / (a + b), b / (a + b)
+    assert order.run_weights.tolist() == pytest.approx([a, b])
+    votes = {"d2": a * 13 / 25 + b, "d3": a * 7 / 25, "d4": a * 3 / 25 + b * 5 / 11}
+    assert order.priority()[1:].tolist() == pytest.approx([votes["d2"] / 3, votes["d3"] * 2 / 3, votes["d4"] / 3])
+    assert order.next() == "d2"
+    # d2 not relevant: the weights move (A x 2^(-13/25), B x 2^-1), MTC's do not; d3 (2/3 x A 7/25) beats d4
+    order.record("d2", False)
+    a, b = a * 2.0 ** (-13 / 25), b / 2
+    a, b = a / (a + b), b / (a + b)
+    assert order.run_weights.tolist() == pytest.approx([a, b])
+    assert order.priority()[[2, 3]].tolist() == pytest.approx([2 / 3 * a * 7 / 25, (a * 3 / 25 + b * 5 / 11) / 3])
+    assert judge_all(order, {}) == ["d3", "d4"]
+    assert not order.random and make_order("mtc_hedge", lists).name == "mtc_hedge"
+
+
+def test_mtc_hedge_takes_outside_verdicts_and_replays():
+    lists = [["d1", "d2", "d3", "d4"], ["d2", "d4", "d1"]]
+    outside = ExpectedMTC(lists, topic="t", beta=0.5)
+    outside.record("d1", True)  # not proposed: it still moves the gains and the run weights
+    proposed = ExpectedMTC(lists, topic="t", beta=0.5)
+    assert proposed.next() == "d1"
+    proposed.record("d1", True)
+    assert outside.run_weights.tolist() == pytest.approx(proposed.run_weights.tolist())
+    assert outside.next() == proposed.next() == "d2"
+    history = [("d1", True), ("d2", False)]
+    again = replay(ExpectedMTC(lists, topic="t", beta=0.5), history)
+    assert again.next() == "d3" and again.judged == 2
+    # beta 1 never moves the weights: the vote is a fixed rank prior, and MTC's weights still move
+    fixed = ExpectedMTC(lists, topic="t", beta=1.0)
+    fixed.record("d1", True)
+    assert fixed.run_weights.tolist() == [0.5, 0.5]
+    with pytest.raises(ValueError, match="beta"):
+        ExpectedMTC(lists, beta=0.0)
+
+
+def test_mtc_hedge_with_one_run_follows_its_list():
+    # one run: every pair sum is 0, so MTC's weight and the product are 0 everywhere: the seeded doc order decides
+    order = ExpectedMTC([["x", "y", "z"]], seed=1, topic="t")
+    assert sorted(judge_all(order, {"y": True})) == ["x", "y", "z"]
+    assert judge_all(ExpectedMTC([[]], topic="t"), {}) == []

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from app.evaluation.pools.builders import build_pool
-from app.evaluation.pools.orders import make_order
+from app.evaluation.pools.orders import ORDERS, make_order
 from app.evaluation.pools.queues import planned_orders, queue_position, topic_lists
 from app.evaluation.records import RunTable
 
@@ -34,11 +35,13 @@ def test_a_runs_list_is_its_own_top_depth_within_the_given_docs():
     assert lists["t"] == [["x", "z"], ["z", "x"]]
 
 
-def test_the_first_plan_heads_each_topic_and_the_shuffle_stays_behind():
+@pytest.mark.parametrize("order", [o for o in ORDERS if o != "shuffled"])
+def test_the_first_plan_heads_each_topic_and_the_shuffle_stays_behind(order):
     table = build_pool([A, B], depth=2, seed=4)
     lists = topic_lists([A, B], table.topics, table.docs, depth=2)
-    planned = planned_orders(table, lists, "move_to_front", seed=4, ahead=2)
-    plan = make_order("move_to_front", lists["t"], seed=4, topic="t").plan(2)
+    planned = planned_orders(table, lists, order, seed=4, ahead=2)
+    plan = make_order(order, lists["t"], seed=4, topic="t").plan(2)
+    assert len(plan) == 2
     in_t = table.topics == "t"
     by_doc = dict(zip(table.docs[in_t].tolist(), planned[in_t].tolist(), strict=True))
     assert [by_doc[d] for d in plan] == [queue_position(0, 0, 2), queue_position(0, 1, 2)] == [-3, -2]
