@@ -10,8 +10,9 @@ is the record's `compute`, the one the service's jobs run. This module reads the
 
 Output, the project's one convention: tables on stdout (`--format table`, the default) or the full result as JSON on
 stdout (`--format json`; notes such as the inferred pool depth then go to stderr); `--output FILE` also writes that
-JSON to a file (never to one named `-`), `--plot FILE` the figure. On a terminal, stderr shows the progress of each
-step (reading, evaluating, the analysis itself); nothing when stderr is not a terminal. `-h` is `--help`.
+JSON to a file (never to one named `-`), `--json FILE` the same and `--json -` the JSON on stdout (as `--format
+json`), `--plot FILE` the figure. On a terminal, stderr shows the progress of each step (reading, evaluating, the
+analysis itself); nothing when stderr is not a terminal. `-h` is `--help`.
 """
 
 from __future__ import annotations
@@ -230,6 +231,11 @@ def _outputs(record: Analysis) -> list[click.Parameter]:
             help="table: tables on stdout; json: the full result as JSON on stdout",
         ),
         click.Option(["--output"], type=PATH, metavar="FILE", help="also write the full result as JSON to FILE"),
+        click.Option(
+            ["--json", "json_path"],
+            metavar="FILE|-",
+            help="the full result as JSON: to FILE (as --output), or to stdout with - (as --format json)",
+        ),
         click.Option(["--plot"], type=PATH, metavar="FILE", help="write the figure (.png or .svg)"),
     ]
 
@@ -283,7 +289,14 @@ class Files:
 
 def _analyse(record: Analysis, given: dict[str, Any]) -> None:
     """Check the options, read the files, compute, print."""
-    out = Out(OutputFormat(given.pop("fmt")), given.pop("output"), given.pop("plot"))
+    fmt, output, json_path = OutputFormat(given.pop("fmt")), given.pop("output"), given.pop("json_path")
+    if json_path == "-":
+        fmt = OutputFormat.json
+    elif json_path is not None:
+        if output is not None:
+            raise ValueError("--json FILE and --output FILE both name the JSON file: give one")
+        output = Path(json_path)
+    out = Out(fmt, output, given.pop("plot"))
     params = _params(record, {p.name: given.pop(p.name) for p in parameters(record) if p.options})
     files = Files(
         paths=list(given.get("paths", ())),

@@ -431,6 +431,30 @@ def moment_effectiveness_tables(console: Console, shown: Shown) -> None:
     console.print(table)
 
 
+def budget_tables(console: Console, shown: Shown) -> None:
+    """Each run's estimated mean xinfAP with its interval, then the advice and what to judge next."""
+    data = shown.computed.data
+    strata = ", ".join(f"{s['first']}-{s['last']}:{s['share']:g}" for s in data["strata"])
+    table = Table(title=f"Runs ({strata}, seed {data['seed']}: {data['judged']} of {data['pooled']} pooled judged)")
+    for column in ("run", "xinfAP", "mean", "ci_low", "ci_high"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for r in sorted(data["runs"], key=lambda r: -(r["mean"] if r["mean"] is not None else -1.0)):
+        table.add_row(r["run"], *[_fmt_num(r[k]) for k in ("xinfap", "mean", "ci_low", "ci_high")])
+    console.print(table)
+    advice = data["advice"]
+    console.print(f"expected tau_b {_fmt_num(data['expected_tau'])} (target {_fmt_num(data['target_tau'])}); "
+                  f"advice: {advice['advice']}", highlight=False)  # fmt: skip
+    for reason in advice["reasons"]:
+        console.print(f"  {reason}", highlight=False, soft_wrap=True)
+    if advice["next"]:
+        upcoming = Table(title=f"Judge next ({advice['more_total']} in all; the first 20)")
+        for column in ("topic", "stratum", "more"):
+            upcoming.add_column(column, justify="right")
+        for item in advice["next"][:20]:
+            upcoming.add_row(str(item["topic"]), str(item["stratum"]), str(item["more"]))
+        console.print(upcoming)
+
+
 def _plain(value: Any) -> bool:
     """Whether a result entry is one number or word (printed by the generic table)."""
     return value is None or isinstance(value, str | int | float | bool)
@@ -477,6 +501,7 @@ PRINTERS: dict[str, Printer] = {
     "efficiency": Printer(efficiency_tables),
     "strata": Printer(strata_tables),
     "moment-effectiveness": Printer(moment_effectiveness_tables),
+    "budget": Printer(budget_tables),
 }
 
 

@@ -8,6 +8,12 @@ between verdicts cost one small query. When it changes, the pool's judgements ar
 their first judgement), so the counts, estimates and the recent window move incrementally; the leave-one-team-out
 part is recomputed once per new state (`LiveBoard.reusability`). The cache holds a few pools per process; each
 process builds its own.
+
+One answer: the live view's stop/continue is the budget advisor's at its default parameters (`DEFAULTS`: target
+tau 0.9, R_hat within 20 %, 95 %, 200 replicates, seed 0), computed once per state and shared (`_budget`), so the
+two never contradict; both come from `budget.judging_advice`, which names the topics and strata to judge next. The
+xinfAP error model of each topic (`budget.topic_error`: the jackknife and the small-count floor) is cached per topic
+and recomputed only for topics whose verdicts changed, so a refresh after one verdict redoes one topic's jackknife.
 """
 
 from __future__ import annotations
@@ -22,10 +28,20 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.evaluation.analyses.budget import allocation, relevant_estimate, tau_advice, topic_samples, xinfap_variance
+from app.evaluation.analyses.budget import (
+    TopicError,
+    allocation,
+    combine,
+    judging_advice,
+    relevant_estimate,
+    tau_advice,
+    topic_error,
+    topic_samples,
+)
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.live import LiveBoard
 from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.pools.seeding import topic_rng
 from app.evaluation.records import Qrels
 from app.services import judging_orders
 from app.services.auth import Principal
@@ -37,6 +53,15 @@ from app.storage.models import Campaign, Judgement, Pool, PoolItem, Run, Team, T
 
 MAX_REPLICATES = 2000
 MAX_POOLS = 8  # boards kept per process (least recently used dropped)
+# the budget advisor's defaults: the live view's advice is the budget's at these
+DEFAULTS: dict[str, Any] = {
+    "target_width": None,
+    "relative_width": 0.2,
+    "alpha": 0.05,
+    "replicates": 200,
+    "seed": 0,
+    "target_tau": 0.9,
+}
 
 
 @dataclass
@@ -50,6 +75,7 @@ class _Entry:
     state: tuple = ()
     live: dict | None = None
     budgets: dict[tuple, dict] = field(default_factory=dict)
+    errors: dict[tuple[int, int], tuple[int, TopicError]] = field(default_factory=dict)  # (topic, seed) -> version
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -99,17 +125,18 @@ def _build(session: Session, pool: Pool) -> _Entry:
     run_ids = [r for r in run_ids if r in by_id]
     prepared = prepare_runs(load_runs(session, run_ids), campaign.max_results, names=[by_id[r][0] for r in run_ids])
     items = session.execute(
-        select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum)
+        select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled)
         .join(Topic, Topic.id == PoolItem.topic_id)
         .where(PoolItem.pool_id == pool.id)
         .order_by(PoolItem.id)
     ).all()
-    columns = list(zip(*items, strict=True)) if items else [()] * 4
+    columns = list(zip(*items, strict=True)) if items else [()] * 5
     board = LiveBoard(
         prepared,
         np.array(columns[1], dtype=str),
         np.array(columns[2], dtype=str),
         strata=np.array(columns[3], dtype=np.int64),
+        sampled=np.array(columns[4], dtype=bool),
         teams=[by_id[r][1] for r in run_ids],
         depth=int(pool.params["strata"][-1][1]),
         random=judging_orders.is_random(judging_orders.order_of(pool)),
@@ -162,7 +189,8 @@ def _catch_up(session: Session, pool: Pool, entry: _Entry, state: tuple) -> None
 
 
 def live_view(session: Session, principal: Principal, pool_id: int) -> dict:
-    """Per topic saturation, R_hat with its interval and advice; leave-one-team-out over the qrels so far.
+    """Per topic saturation, R_hat with its interval and advice; leave-one-team-out over the qrels so far; the
+    pool's stop/continue and what to judge next, the budget advisor's at its defaults (module docstring).
 
     Cached per pool and state (module docstring): the same object is returned until a judgement arrives or changes.
     """
@@ -174,12 +202,15 @@ def live_view(session: Session, principal: Principal, pool_id: int) -> dict:
             _catch_up(session, pool, entry, state)
         if entry.live is None:
             board = entry.board
+            budget = _budget(pool, entry, state, DEFAULTS)
+            rule = ("topic", "advice", "reasons", "more_per_stratum")
+            advice = {**budget["advice"], "topics": [{k: row[k] for k in rule} for row in budget["topics"]]}
             entry.live = {
                 "pool_id": pool.id,
                 "judging_order": judging_orders.order_of(pool),
                 "judgements": state[0],
                 "window": board.window,
-                **board.snapshot(),
+                **board.snapshot(advice),
                 "strata": [int(s) for s in board.strata],
             }
             entry.live = _finite(entry.live)
@@ -198,21 +229,45 @@ def budget_advice(
     seed: int = 0,
     target_tau: float = 0.9,
 ) -> dict:
-    """Per topic: further judgements per stratum for the R_hat interval to reach the target width, stop/continue;
-    per topic and run the jackknife sampling variance of xinfAP, and (from seeded replicates) the share of the
-    unjudged docs predicted to bring the expected tau_b to `target_tau`. Cached per pool, state and parameters."""
+    """Per topic: further judgements per stratum for the R_hat interval to reach the target width; per topic and
+    run xinfAP with its sampling variance and interval, each run's mean with its interval; the expected tau_b and
+    the share of the unjudged docs predicted to bring it to `target_tau`; and the one stop/continue with what to
+    judge next (`advice`, the live view's at the defaults). Cached per pool, state and parameters."""
     if not 1 <= replicates <= MAX_REPLICATES:
         raise InvalidInput("replicates out of range", [{"field": "replicates", "message": f"1..{MAX_REPLICATES}"}])
     pool = _shot_pool(session, principal, pool_id)
     entry = _entry(session, pool)
     state = _state(session, pool)
-    key = (target_width, relative_width, alpha, replicates, seed, target_tau)
+    params = {"target_width": target_width, "relative_width": relative_width, "alpha": alpha,
+              "replicates": replicates, "seed": seed, "target_tau": target_tau}  # fmt: skip
     with entry.lock:
         if entry.state != state:
             _catch_up(session, pool, entry, state)
-        if key not in entry.budgets:
-            entry.budgets[key] = _finite(_advise(pool, entry, state, *key))
-        return entry.budgets[key]
+        return _budget(pool, entry, state, params)
+
+
+def _budget(pool: Pool, entry: _Entry, state: tuple, params: dict[str, Any]) -> dict:
+    """The budget advice at `params`, computed once per state (entry.lock held)."""
+    key = tuple(params[name] for name in DEFAULTS)
+    if key not in entry.budgets:
+        entry.budgets[key] = _finite(_advise(pool, entry, state, *key))
+    return entry.budgets[key]
+
+
+def _errors(entry: _Entry, topics: list[str], samples: list, seed: int, max_results: int) -> list[TopicError]:
+    """Each topic's xinfAP error model, recomputed only where the topic's verdicts changed (entry.lock held)."""
+    board = entry.board
+    position = {topic: t for t, topic in enumerate(board.topics)}
+    out = []
+    for topic, sample in zip(topics, samples, strict=True):
+        t = position[topic]
+        version = int(board.topic_version[t])
+        cached = entry.errors.get((t, seed))
+        if cached is None or cached[0] != version:
+            cached = (version, topic_error(sample, topic_rng(seed, topic), max_results))
+            entry.errors[(t, seed)] = cached
+        out.append(cached[1])
+    return out
 
 
 def _advise(
@@ -235,10 +290,37 @@ def _advise(
     else:
         target = np.full(len(board.topics), float(target_width))
     extra = allocation(board.pooled, board.judged, board.relevant, target_width=target, z=z)
+    grades = np.where(entry.fed >= 0, entry.fed, UNJUDGED)
+    qrels = board.index.qrels
+    stratified = Qrels(topics=qrels.topics, docs=qrels.docs, grades=grades,
+                       strata=np.asarray(board.strata, dtype=np.int64)[board.line_stratum])  # fmt: skip
+    index = index_lines(board.index.prepared, stratified)
+    names, samples = topic_samples(index)
+    errors = _errors(entry, names, samples, seed, index.prepared.max_results)
+    variance = combine(names, list(index.prepared.names), errors, replicates, seed, random=board.random)
+    tau = tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None
+    advice = judging_advice(
+        list(board.topics),
+        [int(s) for s in board.strata],
+        board.pooled,
+        board.judged,
+        board.relevant,
+        random=board.random,
+        saturated=board.saturated(),
+        tau=tau,
+        queued=board.queued(),
+        target_width=target_width,
+        relative_width=relative_width,
+        z=z,
+    )
+    topic_low, topic_high = variance.intervals(z)
+    means, mean_low, mean_high = variance.mean_intervals(z)
+    centre = variance.centre()
+    prior = variance.prior if variance.prior is not None else np.zeros(len(variance.topics), dtype=bool)
+    spread = variance.estimate_variance if variance.estimate_variance is not None else variance.variance
     topics = []
     for t, topic in enumerate(board.topics):
-        census = bool(np.all(board.judged[t] >= board.pooled[t]))
-        done = census or bool(np.isfinite(est.variance[t]) and est.width[t] <= target[t])
+        row = advice["topics"][t]
         topics.append(
             {
                 "topic": topic,
@@ -249,17 +331,14 @@ def _advise(
                 "high": float(est.high[t]),
                 "width": float(est.width[t]),
                 "target_width": float(target[t]),
-                "advice": "stop" if done else "continue",
-                "more_per_stratum": {str(s): 0 if done else int(extra[t, c]) for c, s in enumerate(board.strata)},
+                "advice": row["advice"],
+                "reasons": row["reasons"],
+                "more_per_stratum": row["more_per_stratum"],
+                "allocation_per_stratum": {str(s): int(extra[t, c]) for c, s in enumerate(board.strata)},
             }
         )
-    grades = np.where(entry.fed >= 0, entry.fed, UNJUDGED)
-    qrels = board.index.qrels
-    stratified = Qrels(topics=qrels.topics, docs=qrels.docs, grades=grades,
-                       strata=np.asarray(board.strata, dtype=np.int64)[board.line_stratum])  # fmt: skip
-    index = index_lines(board.index.prepared, stratified)
-    variance = xinfap_variance(index, replicates=replicates, seed=seed)
-    _, samples = topic_samples(index)
+    if tau is not None:
+        tau = {k: v for k, v in tau.items() if k != "more"}  # per topic and stratum: in `advice`
     return {
         "pool_id": pool.id,
         "judgements": state[0],
@@ -268,21 +347,35 @@ def _advise(
         "strata": [int(s) for s in board.strata],
         "judging_order": judging_orders.order_of(pool),
         "random_order": board.random,
+        "widened": not board.random,
+        "advice": {k: v for k, v in advice.items() if k != "topics"},
         "topics": topics,
         "xinfap": {
             "replicates": replicates,
             "seed": seed,
+            "level": 1.0 - alpha,
             "topics": variance.topics,
+            "prior_topics": [topic for topic, p in zip(variance.topics, prior.tolist(), strict=True) if p],
             "runs": [
                 {
                     "run": run,
                     "mean": float(variance.point[i].mean()) if variance.topics else None,
                     "mean_variance": float(variance.mean_variance[i]),
+                    "estimate": float(means[i]),
+                    "ci_low": float(mean_low[i]),
+                    "ci_high": float(mean_high[i]),
+                    "level": 1.0 - alpha,
+                    "biased": not board.random,
                     "per_topic": [
                         {
                             "topic": topic,
                             "xinfap": float(variance.point[i, t]),
                             "variance": float(variance.variance[i, t]),
+                            "estimate": float(centre[i, t]),
+                            "estimate_variance": float(spread[i, t]),
+                            "ci_low": float(topic_low[i, t]),
+                            "ci_high": float(topic_high[i, t]),
+                            "prior": bool(prior[t]),
                         }
                         for t, topic in enumerate(variance.topics)
                     ],
@@ -290,5 +383,5 @@ def _advise(
                 for i, run in enumerate(variance.runs)
             ],
         },
-        "tau": tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None,
+        "tau": tau,
     }

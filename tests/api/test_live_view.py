@@ -1,6 +1,7 @@
 """The live view and budget advisor of a pool through the API: every number equals the numeric core called directly
-on the same judgements (read back from the database), the per-pool cache holds until a verdict arrives, and only
-the campaign's organiser may look."""
+on the same judgements (read back from the database), the two give one stop/continue (the budget's at its
+defaults), topics without an estimate are never called settled, the per-pool cache holds until a verdict arrives,
+and only the campaign's organiser may look."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import numpy as np
 import pytest
 from sqlalchemy import select
 
-from app.evaluation.analyses.budget import allocation, relevant_estimate, xinfap_variance
+from app.evaluation.analyses.budget import (
+    allocation,
+    judging_advice,
+    relevant_estimate,
+    tau_advice,
+    topic_samples,
+    xinfap_variance,
+)
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.grading.prepared_runs import prepare_runs
@@ -28,7 +36,7 @@ def _reference(sessions, pool_id: int, seen: list[dict]):
     with session_scope(sessions) as session:
         pool = session.get(Pool, pool_id)
         items = session.execute(
-            select(Topic.number, PoolItem.docno, PoolItem.stratum)
+            select(Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled)
             .join(Topic, Topic.id == PoolItem.topic_id)
             .where(PoolItem.pool_id == pool_id)
         ).all()
@@ -41,7 +49,8 @@ def _reference(sessions, pool_id: int, seen: list[dict]):
     strata = np.array([i[2] for i in items], dtype=np.int64)
     judged = {(s["topic"], s["shot_id"]): int(live_relevant(s["shot_id"])) for s in seen}
     grades = np.array([judged.get((t, d), -1) for t, d in zip(topics, docs, strict=True)], dtype=np.int64)
-    return topics, docs, strata, grades, prepared, [rows[r][1] for r in run_ids]
+    sampled = np.array([i[3] for i in items], dtype=bool)
+    return topics, docs, strata, grades, prepared, [rows[r][1] for r in run_ids], sampled
 
 
 def _cells(topics, strata, grades, topic):
@@ -58,7 +67,7 @@ def test_live_view_equals_the_core_on_the_same_judgements(make_campaign, client,
     response = client.get(f"/api/pools/{pool['id']}/live", headers=organiser)
     assert response.status_code == 200, response.text
     live = response.json()
-    topics, docs, strata, grades, prepared, teams = _reference(sessions, pool["id"], seen)
+    topics, docs, strata, grades, prepared, teams, sampled = _reference(sessions, pool["id"], seen)
     assert live["judgements"] == 150 and live["strata"] == [1, 2] and live["random_order"]
     assert [t["topic"] for t in live["topics"]] == campaign.topics
     for row in live["topics"]:
@@ -89,26 +98,64 @@ def test_live_view_equals_the_core_on_the_same_judgements(make_campaign, client,
     budget = client.get(url, headers=organiser).json()
     z = NormalDist().inv_cdf(0.95)
     assert budget["z"] == pytest.approx(z)
-    for row in budget["topics"]:
-        pooled, judged, relevant = _cells(topics, strata, grades, row["topic"])
+    cells = [_cells(topics, strata, grades, row["topic"]) for row in budget["topics"]]
+    for row, (pooled, judged, relevant) in zip(budget["topics"], cells, strict=True):
         expected = relevant_estimate([pooled], [judged], [relevant], z=z)
         more = allocation([pooled], [judged], [relevant], target_width=4.0, z=z)[0].tolist()
-        done = expected.high[0] - expected.low[0] <= 4.0 and np.isfinite(expected.variance[0])
-        assert row["advice"] == ("stop" if done else "continue")
-        assert row["more_per_stratum"] == ({"1": 0, "2": 0} if done else {"1": more[0], "2": more[1]})
+        assert row["allocation_per_stratum"] == {"1": more[0], "2": more[1]}
         assert (row["low"], row["high"]) == pytest.approx((expected.low[0], expected.high[0]))
-    assert any(row["advice"] == "continue" for row in budget["topics"])
     stratified = Qrels(topics, docs, grades, strata=strata)
-    variance = xinfap_variance(index_lines(prepared, stratified), replicates=40, seed=5)
+    index = index_lines(prepared, stratified)
+    variance = xinfap_variance(index, replicates=40, seed=5)
     assert budget["xinfap"]["topics"] == variance.topics
+    low, high = variance.intervals(z)
+    means, mean_low, mean_high = variance.mean_intervals(z)
     for i, run in enumerate(budget["xinfap"]["runs"]):
         assert run["run"] == variance.runs[i]
         assert [t["xinfap"] for t in run["per_topic"]] == pytest.approx(variance.point[i].tolist())
         assert [t["variance"] for t in run["per_topic"]] == pytest.approx(variance.variance[i].tolist())
+        assert [t["ci_low"] for t in run["per_topic"]] == pytest.approx(low[i].tolist())
+        assert [t["ci_high"] for t in run["per_topic"]] == pytest.approx(high[i].tolist())
         assert run["mean_variance"] == pytest.approx(float(variance.mean_variance[i]))
+        assert (run["estimate"], run["ci_low"], run["ci_high"]) == pytest.approx((means[i], mean_low[i], mean_high[i]))
+        assert run["level"] == pytest.approx(0.9) and run["ci_low"] <= run["estimate"] <= run["ci_high"]
     assert np.all(variance.variance > 0)  # half of stratum 2 is unjudged: the estimates do vary
-    assert budget["tau"]["target_tau"] == 0.9 and budget["tau"]["expected_tau"] is not None
+    # the one stop/continue: the core's rule on the same counts, with the tau advice of the same replicates
+    tau = tau_advice(variance, topic_samples(index)[1], 0.9)
+    queued = [[int(np.sum((topics == t) & (strata == s) & sampled & (grades < 0))) for s in (1, 2)]
+              for t in variance.topics]  # fmt: skip
+    advice = judging_advice(variance.topics, [1, 2], np.array([c[0] for c in cells], float),
+                            np.array([c[1] for c in cells], float), np.array([c[2] for c in cells], float), tau=tau,
+                            queued=np.array(queued), target_width=4.0, z=z)  # fmt: skip
+    assert budget["advice"] == {k: v for k, v in advice.items() if k != "topics"}
+    assert [(row["advice"], row["more_per_stratum"]) for row in budget["topics"]] == [
+        (rule["advice"], rule["more_per_stratum"]) for rule in advice["topics"]
+    ]
+    assert budget["tau"]["target_tau"] == 0.9 and budget["tau"]["expected_tau"] == pytest.approx(tau["expected_tau"])
     assert client.get(url, headers=organiser).json() == budget  # seeded: the same answer again
+    # the live view's advice is the budget advisor's at its defaults, word for word
+    default = client.get(f"/api/pools/{pool['id']}/budget", headers=organiser).json()
+    assert live["advice"] == default["advice"]
+    assert [(t["advice"], t["more_per_stratum"]) for t in live["topics"]] == [
+        (t["advice"], [t["more_per_stratum"]["1"], t["more_per_stratum"]["2"]]) for t in default["topics"]
+    ]
+
+
+def test_topics_without_judgements_are_never_settled(make_campaign, client, organiser):
+    # one verdict per topic: no sampled stratum has two judged docs, so no topic has an estimate and no prior can be
+    # built from the judged ones; both views say continue, name every topic, and give no expected tau
+    campaign, pool, _, _ = live_judged_pool(make_campaign, client, organiser, 1)
+    live = client.get(f"/api/pools/{pool['id']}/live", headers=organiser).json()
+    budget = client.get(f"/api/pools/{pool['id']}/budget", headers=organiser).json()
+    assert live["advice"] == budget["advice"]
+    assert budget["advice"]["advice"] == "continue" and budget["advice"]["expected_tau"] is None
+    assert budget["advice"]["unestimated_topics"] == campaign.topics
+    assert {item["topic"] for item in budget["advice"]["next"]} == set(campaign.topics)
+    assert all(t["advice"] == "continue" and "unestimated" in t["reasons"] for t in live["topics"])
+    assert budget["xinfap"]["prior_topics"] == campaign.topics
+    for run in budget["xinfap"]["runs"]:  # no estimate: the widest interval, never a narrow one around 0
+        assert run["estimate"] is None and (run["ci_low"], run["ci_high"]) == (0.0, 1.0)
+        assert all(t["prior"] and (t["ci_low"], t["ci_high"]) == (0.0, 1.0) for t in run["per_topic"])
 
 
 def test_the_cache_holds_until_the_next_verdict(make_campaign, client, organiser, sessions):

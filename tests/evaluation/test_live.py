@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.evaluation.analyses.budget import relevant_estimate
+from app.evaluation.analyses.budget import judging_advice, relevant_estimate
 from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.live import LiveBoard
 from app.evaluation.grading.prepared_runs import prepare_runs
@@ -77,3 +77,33 @@ def test_saturation_advice_for_a_biased_order():
     assert stats["estimate_biased"]
     board.record(pool.topics[0], pool.docs[10], 0)  # window now holds 0 relevant of 10
     assert board.topic_stats()[0]["advice"] == "stop"
+
+
+def test_the_live_advice_is_the_budget_rule():
+    runs = make_runs(3)
+    pool = build_pool(runs, strata=(Stratum(1, 5, 1.0), Stratum(6, 15, 0.5)), seed=2)
+    board = LiveBoard(prepare_runs(runs), pool.topics, pool.docs, strata=pool.strata, sampled=pool.sampled, depth=15)
+    first = pool.topics[0]
+    mine = np.flatnonzero((pool.topics == first) & pool.sampled)
+    for line in mine:  # one topic judged in full (its sample), the others not at all
+        board.record(pool.topics[line], pool.docs[line], int(line % 4 == 0))
+    topics = list(board.topics)
+    tau = {"target_tau": 0.9, "expected_tau": 0.5, "more": np.ones((len(topics), 2), dtype=np.int64)}
+    expected = judging_advice(topics, [1, 2], board.pooled, board.judged, board.relevant, tau=tau,
+                              queued=board.queued())  # fmt: skip
+    assert board.advice(tau) == expected
+    snapshot = board.snapshot(expected)
+    assert snapshot["advice"] == {k: v for k, v in expected.items() if k != "topics"}
+    assert snapshot["advice"]["advice"] == "continue" and snapshot["advice"]["unestimated_topics"] == topics[1:]
+    for row, rule in zip(snapshot["topics"], expected["topics"], strict=True):
+        assert row["advice"] == rule["advice"] and row["reasons"] == rule["reasons"]
+        assert row["more_per_stratum"] == [rule["more_per_stratum"]["1"], rule["more_per_stratum"]["2"]]
+    # the first topic's sample is judged: nothing of it is queued, the unsampled half of stratum 2 is not judged
+    t = topics.index(first)
+    assert snapshot["topics"][t]["queued_per_stratum"] == [0, 0] and board.judged[t, 1] < board.pooled[t, 1]
+    other = topics.index(topics[1] if t == 0 else topics[0])
+    assert board.queued()[other].tolist() == [
+        float(np.sum((pool.topics == topics[other]) & pool.sampled & (pool.strata == s))) for s in (1, 2)
+    ]
+    # without the ranking's tau the board applies the same rule to the counts alone
+    assert board.topic_stats()[other]["reasons"][0] == "unestimated"

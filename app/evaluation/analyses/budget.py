@@ -472,6 +472,7 @@ class XinfapVariance:
     donor: np.ndarray | None = None  # int [topic]: the judged topic a prior topic is predicted like once judged
     mean_var: np.ndarray | None = None  # [run] variance of each run's mean of `estimate` over the topics
     random: bool = True  # the judged docs are a random sample of each stratum
+    floor_variance: np.ndarray | None = None  # [run, topic] the small-count floor's part of `variance`
 
     @property
     def mean_variance(self) -> np.ndarray:
@@ -562,15 +563,16 @@ def combine(
     n_strata = max((e.floor.shape[0] for e in errors), default=0)
     point = np.zeros((n_run, n_topic))
     variance = np.zeros((n_run, n_topic))
+    floor_variance = np.zeros((n_run, n_topic))
     bias = np.zeros((n_run, n_topic))
     by_stratum = np.zeros((replicates, n_run, n_topic, n_strata))
     for t, error in enumerate(errors):
         point[:, t], variance[:, t], bias[:, t] = error.point, error.variance, error.bias
-        weights = rng.standard_normal((replicates, len(error.of) + n_strata))
+        floor_variance[:, t] = np.sum(error.floor**2, axis=0)
+        weights = rng.standard_normal((replicates, len(error.of)))
         for c in range(error.floor.shape[0]):
             own = error.of == c
-            by_stratum[:, :, t, c] = weights[:, : len(error.of)][:, own] @ error.parts[own]
-            by_stratum[:, :, t, c] += weights[:, len(error.of) + c, None] * error.floor[c][None, :]
+            by_stratum[:, :, t, c] = weights[:, own] @ error.parts[own]
     widen = 1.0 if random else NON_RANDOM_WIDEN
     by_stratum *= np.sqrt(widen)
     prior = np.array([not e.estimable for e in errors], dtype=bool)
@@ -613,6 +615,7 @@ def combine(
         donor=donor,
         mean_var=mean_var,
         random=random,
+        floor_variance=floor_variance,
     )
 
 

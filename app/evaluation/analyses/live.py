@@ -6,6 +6,12 @@ the saturation curve's slope), and the estimated number of relevant docs in the 
 The estimate is unbiased only while the judging order is random (the seeded shuffle); for move-to-front and
 bandit orders it is marked biased (`random = False`) and stopping advice comes from saturation instead.
 
+Stop or continue, per topic and for the pool, is `budget.judging_advice`, the one rule the budget advisor applies
+too: a topic with a sampled stratum judged fewer than twice has no estimate and continues, as does one whose R_hat
+interval is wider than `relative_width` of R_hat (random orders) or whose last window still finds relevant docs
+(non-random orders); `snapshot(advice)` takes the advice the service computed with the ranking's expected tau
+(`live_view`), so the live view and the budget endpoint give one answer.
+
 Over the qrels judged so far: the leave-one-team-out analysis (`leave_out`: a team's unique contributions are the
 pooled lines only its pooled runs rank within the pool depth; owners are found once with `leave_out.unique_owner`),
 tau_b of each team's reduced ranking against the current one, the run-level tau_b and the largest drop in MAP.
@@ -22,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from app.evaluation.analyses.budget import relevant_estimate, stopping_advice
+from app.evaluation.analyses.budget import judging_advice, relevant_estimate
 from app.evaluation.analyses.kendall import tau_b
 from app.evaluation.analyses.leave_out import unique_owner
 from app.evaluation.analyses.lines import APKernel, index_lines, run_mask
@@ -40,6 +46,7 @@ class LiveBoard:
         pool_docs: Sequence[str] | np.ndarray,
         *,
         strata: Sequence[int] | np.ndarray | None = None,
+        sampled: Sequence[bool] | np.ndarray | None = None,
         teams: Sequence[str] | None = None,
         pooled: Sequence[str] | None = None,
         depth: int,
@@ -69,8 +76,13 @@ class LiveBoard:
         shape = (len(self.topics), len(labels))
         cell = self.index.line_topic * len(labels) + self.line_stratum
         self.pooled = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape).astype(np.float64)
+        in_sample = np.ones(len(docs), dtype=bool) if sampled is None else np.asarray(sampled, dtype=bool)
+        self.sampled = np.bincount(cell[in_sample], minlength=shape[0] * shape[1]).reshape(shape).astype(np.float64)
         self.judged = np.zeros(shape)
+        self.judged_sampled = np.zeros(shape)  # judged docs of the sample (a verdict outside it counts in judged)
+        self.in_sample = in_sample
         self.relevant = np.zeros(shape)
+        self.topic_version = np.zeros(len(self.topics), dtype=np.int64)  # verdicts fed per topic (cache keys)
         self.verdict = np.full(len(docs), -1, dtype=np.int64)
         self.recent: list[deque[bool]] = [deque(maxlen=window) for _ in self.topics]
         team_of_run = list(self.runs) if teams is None else [str(t) for t in teams]
@@ -89,28 +101,53 @@ class LiveBoard:
         old = self.verdict[line]
         if old >= 0:
             self.judged[t, c] -= 1
+            self.judged_sampled[t, c] -= self.in_sample[line]
             self.relevant[t, c] -= old >= 1
         self.verdict[line] = int(grade)
         self.judged[t, c] += 1
+        self.judged_sampled[t, c] += self.in_sample[line]
         self.relevant[t, c] += grade >= 1
         if old < 0:
             self.recent[t].append(grade >= 1)
         self.version += 1
+        self.topic_version[t] += 1
 
-    def topic_stats(self) -> list[dict[str, Any]]:
-        """Per topic: judged, relevant, relevant per 100 judged (overall, recent), R_hat with its interval, advice."""
+    def saturated(self) -> np.ndarray:
+        """bool [topic]: the last `window` verdicts (a full window) found fewer than `min_rate` relevant per 100."""
+        return np.array(
+            [len(r) == self.window and 100.0 * sum(r) / len(r) < self.min_rate for r in self.recent], dtype=bool
+        )
+
+    def queued(self) -> np.ndarray:
+        """[topic, stratum] docs of the sample not judged yet (what the judging queue still holds)."""
+        queued: np.ndarray = np.maximum(self.sampled - self.judged_sampled, 0.0)
+        return queued
+
+    def advice(self, tau: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Stop or continue and what to judge next (`budget.judging_advice`; `tau` from `budget.tau_advice`)."""
+        return judging_advice(
+            list(self.topics),
+            [int(s) for s in self.strata],
+            self.pooled,
+            self.judged,
+            self.relevant,
+            random=self.random,
+            saturated=self.saturated(),
+            tau=tau,
+            queued=self.queued(),
+            relative_width=self.relative_width,
+        )
+
+    def topic_stats(self, advice: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Per topic: judged, relevant, relevant per 100 judged (overall, recent), R_hat with its interval, advice
+        (from `advice`, else `self.advice()` without the ranking's tau)."""
         est = relevant_estimate(self.pooled, self.judged, self.relevant)
-        advice = stopping_advice(self.pooled, self.judged, self.relevant, relative_width=self.relative_width)
+        rows = (advice if advice is not None else self.advice())["topics"]
         out = []
         for t, topic in enumerate(self.topics):
             judged, relevant = int(self.judged[t].sum()), int(self.relevant[t].sum())
             recent = self.recent[t]
             recent_rate = 100.0 * sum(recent) / len(recent) if recent else None
-            if self.random:
-                verdict = advice[t]["advice"]
-            else:
-                saturated = len(recent) == self.window and recent_rate is not None and recent_rate < self.min_rate
-                verdict = "stop" if saturated or judged >= self.pooled[t].sum() else "continue"
             out.append(
                 {
                     "topic": topic,
@@ -123,8 +160,10 @@ class LiveBoard:
                     "low": float(est.low[t]),
                     "high": float(est.high[t]),
                     "estimate_biased": not self.random,
-                    "advice": verdict,
-                    "more_per_stratum": advice[t]["more_per_stratum"] if self.random else [],
+                    "advice": rows[t]["advice"],
+                    "reasons": rows[t]["reasons"],
+                    "more_per_stratum": [rows[t]["more_per_stratum"][str(s)] for s in self.strata],
+                    "queued_per_stratum": [int(q) for q in self.queued()[t]],
                 }
             )
         return out
@@ -159,9 +198,15 @@ class LiveBoard:
         self._cached = (self.version, result)
         return result
 
-    def snapshot(self) -> dict[str, Any]:
-        """Everything the live view shows."""
-        return {"topics": self.topic_stats(), "reusability": self.reusability(), "random_order": self.random}
+    def snapshot(self, advice: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Everything the live view shows; `advice` as `topic_stats` takes it."""
+        advice = advice if advice is not None else self.advice()
+        return {
+            "topics": self.topic_stats(advice),
+            "reusability": self.reusability(),
+            "random_order": self.random,
+            "advice": {k: v for k, v in advice.items() if k != "topics"},
+        }
 
 
 def _tau(x: np.ndarray, y: np.ndarray) -> float | None:
