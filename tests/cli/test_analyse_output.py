@@ -1,6 +1,6 @@
 """`trecpool analyse` as its users expect: `-h` everywhere, one JSON convention (`--format json` on stdout, `--output
-FILE` for a file, never one named `-`), progress on a terminal only, `--pool-depth` as a number or a file of topic
-depths, and readable defaults on TREC-COVID round 1."""
+FILE` for a file, never one named `-`; `--json -` and `--json FILE` the same two), progress on a terminal only,
+`--pool-depth` as a number or a file of topic depths, and readable defaults on TREC-COVID round 1."""
 
 from __future__ import annotations
 
@@ -44,11 +44,12 @@ def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:
         "efficiency": [qrels, *runs, "--times", str(times)],
         "strata": [qrels],
         "moment-effectiveness": [*moment, "-m", "AxIoU@5", "-m", "R@1,0.5"],
+        "budget": [qrels, *runs, "--sampled", "6-20:0.5", "--replicates", "20"],
     }[command]
 
 
-def test_there_are_seventeen_commands():
-    assert len(COMMANDS) == 17 and COMMANDS[:2] == ["pool-depth", "leave-out"]
+def test_there_are_eighteen_commands():
+    assert len(COMMANDS) == 18 and COMMANDS[:2] == ["pool-depth", "leave-out"]
 
 
 @pytest.mark.parametrize("args", [["analyse", "-h"], *[["analyse", c, "-h"] for c in COMMANDS]])
@@ -75,7 +76,7 @@ def test_format_json_prints_the_result_on_stdout_and_output_writes_it(command, f
 
 
 @pytest.mark.parametrize("columns", ["24", "1000"])
-def test_output_dash_and_the_old_json_option_are_refused(columns, files, tmp_path, monkeypatch):
+def test_output_dash_is_refused_and_json_is_a_synonym(columns, files, tmp_path, monkeypatch):
     """The messages are matched with their whitespace normalised: a narrow terminal wraps them (COLUMNS=24 splits
     'use --format json' across lines), and how a long temporary path wraps depends on its length."""
     _, _, qrels, runs, _ = files
@@ -87,8 +88,11 @@ def test_output_dash_and_the_old_json_option_are_refused(columns, files, tmp_pat
 
     result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--output", "-"], env=env)
     assert result.exit_code == 2 and "use --format json" in said(result.stderr), result.stderr
+    printed = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--format", "json"], env=env).stdout
     result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--json", "-"], env=env)
-    assert result.exit_code == 2 and "No such option" in said(result.output), result.output
+    assert result.exit_code == 0 and json.loads(result.stdout) == json.loads(printed), result.output
+    result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--json", "a.json", "--output", "b.json"], env=env)
+    assert result.exit_code == 2 and "give one" in said(result.stderr), result.stderr
     result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--output", str(tmp_path)], env=env)
     assert result.exit_code == 2 and "is a directory" in said(result.stderr), result.stderr
     result = runner.invoke(cli, ["analyse", "ties", qrels, *runs, "--format", "yaml"], env=env)
