@@ -14,8 +14,10 @@ router = APIRouter(prefix="/api", tags=["pools"])
 @router.get("/pools/{pool_id}/live")
 def live(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Per topic: judged, relevant, relevant per 100 judged (overall and recent), estimated relevant with its interval,
-    stop/continue; leave-one-team-out tau_b and largest drop over the qrels so far. Cached per pool until the next
-    verdict, so polling between verdicts costs one small query."""
+    stop/continue with its reasons and what to judge next per stratum (and what the queue holds); `advice`: the
+    pool's stop/continue and the topics and strata to judge next, the budget advisor's at its defaults (one answer);
+    leave-one-team-out tau_b and largest drop over the qrels so far. Cached per pool until the next verdict, so
+    polling between verdicts costs one small query."""
     return live_view.live_view(session, principal, pool_id)
 
 
@@ -38,8 +40,11 @@ def budget(
     seed: int = Query(0, ge=0, le=2**31 - 1, description="Seed of the replicates"),
     target_tau: float = Query(0.9, gt=-1, le=1, description="Target expected tau_b of the run ranking"),
 ) -> dict[str, object]:
-    """Further judgements per topic and stratum to reach the target interval width, stop/continue per topic; xinfAP
-    sampling variance per topic and run (stratified jackknife) and the judgements predicted to reach `target_tau`."""
+    """Per topic the R_hat interval and the Neyman allocation to the target width; xinfAP per topic and run with its
+    sampling variance (stratified jackknife plus a small-count floor) and interval, each run's mean with its interval
+    (bias-corrected; topics with a sampled stratum judged fewer than twice scored by a prior from the judged topics;
+    widened for a non-random judging order); the expected tau_b of the run ranking and the judgements predicted to
+    reach `target_tau`; `advice`: stop/continue and the topics and strata to judge next, the live view's rule."""
     return live_view.budget_advice(
         session,
         principal,

@@ -5,9 +5,10 @@ The truth is the full judgement of the pool the command builds (the runs pooled 
 every pooled doc graded from QRELS, absent = not relevant); each seed draws a new stratified sample of it. Printed per
 share q (the `{q}` in `--sampled`): the coverage of the nominal `--level` interval per (topic, run) and of each run's
 mean over the topics, the mean interval width, and the same for the old interval (xinfAP +- z sqrt(jackknife), no
-floor, no bias correction) for comparison. `--topics odd|even` keeps half the topics (tuning on odd, reporting on
-even); `--order ORDER --judged F` judges only the first share F of each topic's sample in a judging order
-(`pools.orders`; the advisor then treats the order as non-random and widens its intervals) instead of all of it.
+floor, no bias correction) for comparison; with `--order`, also the interval without the non-random widening.
+`--topics odd|even` keeps half the topics (tuning on odd, reporting on even); `--order ORDER --judged F` judges only
+the first share F of each topic's sample in a judging order (`pools.orders`; the advisor then treats the order as
+non-random and widens its intervals) instead of all of it.
 
     .venv/bin/python scripts/bench/budget_coverage.py [--qrels Q] [--runs DIR] [--sampled 11-100:{q}]
         [--shares 0.1,0.25,0.5] [--seeds 20] [--topics odd|even|all] [--level 0.95] [--order mm_ns --judged 0.5]
@@ -19,6 +20,7 @@ import argparse
 import time
 from dataclasses import replace
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -106,14 +108,14 @@ def main() -> None:
           f"--sampled {args.sampled}, level {args.level}, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}"
           + (f", order {args.order} judging {args.judged:g} of each topic's sample" if args.order else ""))  # fmt: skip
     print(f"{'q':>5} {'judged':>7} {'cover (t,r)':>11} {'cover mean':>10} {'width (t,r)':>11} {'width mean':>10} "
-          f"{'old (t,r)':>9} {'old mean':>8} {'seconds':>7}")  # fmt: skip
-    from statistics import NormalDist
-
+          f"{'old (t,r)':>9} {'old mean':>8}" + (" unwidened (t,r) mean" if args.order else "")
+          + f" {'seconds':>7}")  # fmt: skip
     z = NormalDist().inv_cdf(0.5 + args.level / 2)
     for q in (float(x) for x in args.shares.split(",")):
         spec = [part.replace("{q}", f"{q:g}") for part in args.sampled.split(",")]
         started = time.perf_counter()
         cover, cover_mean, width, width_mean, old, old_mean, judged = [], [], [], [], [], [], []
+        plain, plain_mean = [], []  # a non-random order's interval without the widening
         truth = None
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             params = record.params.model_validate(
@@ -149,9 +151,17 @@ def main() -> None:
             old.append(np.abs(v.point - truth) <= z * sd + 1e-12)
             old_sd = np.sqrt(np.maximum(v.variance - v.floor_variance, 0.0).sum(axis=1)) / truth.shape[1]
             old_mean.append(np.abs(v.point.mean(axis=1) - mean_truth) <= z * old_sd + 1e-12)
+            if args.order:
+                widen = budget.NON_RANDOM_WIDEN
+                low, high = budget._logit_interval(v.centre(), np.sqrt(v.estimate_variance / widen), z)
+                plain.append((truth >= low - 1e-12) & (truth <= high + 1e-12))
+                centre = v.centre().mean(axis=1)
+                low, high = budget._logit_interval(centre, np.sqrt(v.mean_variance / widen), z)
+                plain_mean.append((mean_truth >= low - 1e-12) & (mean_truth <= high + 1e-12))
         print(f"{q:5g} {np.mean(judged):7.0f} {np.mean(cover):11.3f} {np.mean(cover_mean):10.3f} "
               f"{np.mean(width):11.4f} {np.mean(width_mean):10.4f} {np.mean(old):9.3f} {np.mean(old_mean):8.3f} "
-              f"{time.perf_counter() - started:7.0f}", flush=True)  # fmt: skip
+              + (f"{np.mean(plain):15.3f} {np.mean(plain_mean):5.3f} " if args.order else "")
+              + f"{time.perf_counter() - started:7.0f}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

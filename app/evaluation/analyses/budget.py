@@ -360,6 +360,7 @@ def jackknife_components(
 # --- xinfAP's interval: small-count floor, bias, topics without an estimate -------------------------------------------
 
 FLOOR_PSEUDO = 2.0  # a: pseudo relevant and pseudo non-relevant docs per sampled stratum (tuned on odd topics)
+MEAN_FLOOR_PSEUDO = 1.0  # a for the interval of a mean over topics (tuned on odd topics)
 FLOOR_DRAWS = 30  # unjudged docs of a stratum tried for the effect of one more relevant doc
 MIN_JUDGED = 2  # judged docs a stratum with unjudged ones needs for the topic to have an estimate
 NON_RANDOM_WIDEN = 4.0  # variance factor for a non-random judging order (half-width x 2; module docstring)
@@ -374,6 +375,37 @@ def estimable(sample: TopicSample) -> bool:
     return True
 
 
+def _floors(
+    sample: TopicSample, rng: np.random.Generator, max_results: int, pseudos: Sequence[float], draws: int
+) -> np.ndarray:
+    """`floor_components` for several pseudo counts at once [pseudo, stratum, run] (one draw of unjudged docs)."""
+    n_run, n_strata = sample.ranked.shape[0], len(sample.pooled_total)
+    out = np.zeros((len(pseudos), n_strata, n_run))
+    point: np.ndarray | None = None
+    for c, big_n in enumerate(sample.pooled_total):
+        members = sample.stratum == c
+        n = float(np.sum(sample.judged & members))
+        unjudged = np.flatnonzero(members & ~sample.judged)
+        if n < MIN_JUDGED or len(unjudged) == 0:
+            continue
+        r = float(np.sum(sample.relevant & sample.judged & members))
+        p_hat = r / n
+        tilde = [(r + a) / (n + 2.0 * a) for a in pseudos]
+        extra = np.array([max(0.0, p * (1.0 - p) - p_hat * (1.0 - p_hat)) for p in tilde])
+        if not np.any(extra > 0):
+            continue  # p^ = 1/2: the jackknife's variance is the floor's already
+        if point is None:
+            point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
+        pick = rng.choice(unjudged, size=min(draws, len(unjudged)), replace=False)
+        judged = np.repeat(sample.judged[None, :], len(pick), axis=0)
+        relevant = np.repeat(sample.relevant[None, :] & sample.judged[None, :], len(pick), axis=0)
+        judged[np.arange(len(pick)), pick] = True
+        relevant[np.arange(len(pick)), pick] = True
+        change = (xinf_ap_topic(sample, judged, relevant, max_results) - point[None, :]).mean(axis=0)
+        out[:, c] = np.sqrt((1.0 - n / big_n) * extra / n)[:, None] * (n + 1.0) * change[None, :]
+    return out
+
+
 def floor_components(
     sample: TopicSample,
     rng: np.random.Generator,
@@ -384,30 +416,8 @@ def floor_components(
     """The small-count floor of each sampled stratum [stratum, run] (module docstring): sqrt of
     (1 - n/N) (p~(1 - p~) - p^(1 - p^)) / n, p~ = (r + a) / (n + 2a), times (n + 1) times the mean change of
     xinfAP when one more judged doc, relevant, is put at a random unjudged doc of the stratum."""
-    n_run, n_strata = sample.ranked.shape[0], len(sample.pooled_total)
-    out = np.zeros((n_strata, n_run))
-    point: np.ndarray | None = None
-    for c, big_n in enumerate(sample.pooled_total):
-        members = sample.stratum == c
-        n = float(np.sum(sample.judged & members))
-        unjudged = np.flatnonzero(members & ~sample.judged)
-        if n < MIN_JUDGED or len(unjudged) == 0:
-            continue
-        r = float(np.sum(sample.relevant & sample.judged & members))
-        p_hat, p_tilde = r / n, (r + pseudo) / (n + 2.0 * pseudo)
-        extra = p_tilde * (1.0 - p_tilde) - p_hat * (1.0 - p_hat)
-        if extra <= 0:
-            continue
-        if point is None:
-            point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
-        pick = rng.choice(unjudged, size=min(draws, len(unjudged)), replace=False)
-        judged = np.repeat(sample.judged[None, :], len(pick), axis=0)
-        relevant = np.repeat(sample.relevant[None, :] & sample.judged[None, :], len(pick), axis=0)
-        judged[np.arange(len(pick)), pick] = True
-        relevant[np.arange(len(pick)), pick] = True
-        change = (xinf_ap_topic(sample, judged, relevant, max_results) - point[None, :]).mean(axis=0)
-        out[c] = np.sqrt((1.0 - n / big_n) * extra / n) * (n + 1.0) * change
-    return out
+    floor: np.ndarray = _floors(sample, rng, max_results, (pseudo,), draws)[0]
+    return floor
 
 
 @dataclass(frozen=True)
@@ -418,8 +428,9 @@ class TopicError:
     bias: np.ndarray  # [run] the jackknife's bias estimate
     parts: np.ndarray  # [unit, run] the jackknife's scaled deviations
     of: np.ndarray  # [unit] their stratum
-    floor: np.ndarray  # [stratum, run] the floor's deviation
+    floor: np.ndarray  # [stratum, run] the floor's deviation (FLOOR_PSEUDO: the interval of each topic)
     estimable: bool  # every stratum with unjudged docs has >= MIN_JUDGED judged
+    floor_mean: np.ndarray | None = None  # [stratum, run] the floor at MEAN_FLOOR_PSEUDO (the interval of a mean)
 
     @property
     def variance(self) -> np.ndarray:
@@ -427,13 +438,20 @@ class TopicError:
         variance: np.ndarray = np.sum(self.parts**2, axis=0) + np.sum(self.floor**2, axis=0)
         return variance
 
+    @property
+    def mean_variance(self) -> np.ndarray:
+        """The topic's share of the variance of a mean over topics, per run: the jackknife's plus the mean's floor."""
+        floor = self.floor if self.floor_mean is None else self.floor_mean
+        variance: np.ndarray = np.sum(self.parts**2, axis=0) + np.sum(floor**2, axis=0)
+        return variance
+
 
 def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int = 1000) -> TopicError:
     """The topic's `TopicError` (`rng` draws the floor's unjudged docs)."""
     point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
     parts, of, bias = _jackknife(sample, max_results)
-    floor = floor_components(sample, rng, max_results)
-    return TopicError(point, bias, parts, of, floor, estimable(sample))
+    floor, floor_mean = _floors(sample, rng, max_results, (FLOOR_PSEUDO, MEAN_FLOOR_PSEUDO), FLOOR_DRAWS)
+    return TopicError(point, bias, parts, of, floor, estimable(sample), floor_mean)
 
 
 def _logit_interval(estimate: np.ndarray, sd: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
@@ -563,12 +581,14 @@ def combine(
     n_strata = max((e.floor.shape[0] for e in errors), default=0)
     point = np.zeros((n_run, n_topic))
     variance = np.zeros((n_run, n_topic))
+    for_mean = np.zeros((n_run, n_topic))  # each topic's share of the variance of a mean
     floor_variance = np.zeros((n_run, n_topic))
     bias = np.zeros((n_run, n_topic))
     by_stratum = np.zeros((replicates, n_run, n_topic, n_strata))
     for t, error in enumerate(errors):
         point[:, t], variance[:, t], bias[:, t] = error.point, error.variance, error.bias
         floor_variance[:, t] = np.sum(error.floor**2, axis=0)
+        for_mean[:, t] = error.mean_variance
         weights = rng.standard_normal((replicates, len(error.of)))
         for c in range(error.floor.shape[0]):
             own = error.of == c
@@ -589,18 +609,19 @@ def combine(
         deviation = values - mean[:, None]
         spread = deviation.var(axis=1, ddof=1)  # S, the between-topic variance per run
         estimate[:, unknown] = mean[:, None]
-        estimate_variance[:, unknown] = spread[:, None] * (1.0 + 1.0 / m)
+        estimate_variance[:, unknown] = widen * spread[:, None] * (1.0 + 1.0 / m)
         picks = rng.integers(0, m, (replicates, len(unknown)))
         shared = rng.standard_normal((replicates, m)) @ deviation.T / np.sqrt(m * (m - 1.0))  # [B, run]: var S / m
         prior_error[:, :, unknown] = np.sqrt(m / (m - 1.0)) * np.transpose(deviation[:, picks], (1, 0, 2))
         prior_error[:, :, unknown] += shared[:, :, None]
+        prior_error *= np.sqrt(widen)
         donor[unknown] = judged[rng.integers(0, m, len(unknown))]
         common = spread * (len(unknown) + len(unknown) ** 2 / m)
     elif len(unknown):
         estimate[:, unknown] = np.nan
         estimate_variance[:, unknown] = np.inf
         common = np.full(n_run, np.inf)
-    mean_var = (estimate_variance[:, judged].sum(axis=1) + common) / max(n_topic, 1) ** 2
+    mean_var = widen * (for_mean[:, judged].sum(axis=1) + common) / max(n_topic, 1) ** 2
     return XinfapVariance(
         topics,
         runs,
