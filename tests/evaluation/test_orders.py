@@ -240,6 +240,7 @@ def test_mtc_hedge_hand_worked():
     assert order.priority()[[2, 3]].tolist() == pytest.approx([2 / 3 * a * 7 / 25, (a * 3 / 25 + b * 5 / 11) / 3])
     assert judge_all(order, {}) == ["d3", "d4"]
     assert not order.random and make_order("mtc_hedge", lists).name == "mtc_hedge"
+    assert make_order("mtc_hedge", lists).beta == 0.8  # the service's value (module docstring)
 
 
 def test_mtc_hedge_takes_outside_verdicts_and_replays():
