@@ -8,8 +8,9 @@ Conventions (SPEC section 6; every board, report and `trecpool eval --ci` uses t
   identical (to rounding) to scipy's for the same seed, and so are the intervals (tests compare them).
 * **Percentile** interval (default): the (1 - level)/2 and (1 + level)/2 quantiles (linear interpolation) of the
   replicate means. **BCa** (Efron & Tibshirani, *An Introduction to the Bootstrap*, 14.3): bias correction z0 from
-  the share of replicates below the estimate (ties, within 1e-12 of the largest score, count half) and acceleration from the jackknife over topics,
-  as scipy computes them; a run whose jackknife has no spread (constant scores) gets a = 0 where scipy gives NaN.
+  the share of replicates below the estimate (ties, within 1e-12 of the largest score, count half) and acceleration
+  from the jackknife over topics, as scipy computes them; a run whose jackknife has no spread (constant scores) gets
+  a = 0 where scipy gives NaN.
 * **Sampled or incomplete qrels** add the judgement sampling variance: given ``sampling_variance`` [run, topic] (for
   xinfAP/infAP the stratified jackknife of `analyses.budget`), the variance of a run's mean from sampling is
   ``sum_t v_rt / n^2`` (topics judged independently), and each side of the bootstrap interval is widened in
