@@ -48,7 +48,7 @@ class PoolSpec:
     max_priority: int | None = None  # only runs with priority <= this
     system_types: tuple[str, ...] | None = None  # only these run types
     run_ids: tuple[int, ...] | None = None  # only these runs
-    order: str = "shuffled"  # judging order per topic: shuffled | move_to_front | mm_ns (`judging_orders`)
+    order: str = "shuffled"  # judging order per topic: one of `orders.ORDERS` (shuffled, mtc_hedge, ...)
 
 
 def _strata_of(spec: PoolSpec) -> tuple[Stratum, ...]:
