@@ -20,8 +20,12 @@ Conventions (SPEC section 6; every board, report and `trecpool eval --ci` uses t
   conservative).
 * **Pairwise**: every difference mean_i - mean_j with its bootstrap interval, the paired effect size
   d_z = mean(d) / sd(d) over topics (Cohen's d for paired samples; 0 when sd is 0 and the mean is 0, infinite
-  otherwise), the paired randomization test's p-value (`significance.pairwise_randomization`), and p-values adjusted
-  across all pairs by Holm (family-wise error) or Benjamini-Hochberg (false discovery rate).
+  otherwise), a two-sided p-value, and p-values adjusted across all pairs by Holm (family-wise error) or
+  Benjamini-Hochberg (false discovery rate). The p-value is the paired t-test's by default (`paired_t_pvalues`,
+  scipy.stats.ttest_rel's): Urbano, Lima & Hanjalic (SIGIR 2019) found its error rates on IR score data as good as
+  the randomization test's, and unlike a Monte Carlo p-value, which cannot go below 1 / (B + 1), it has no floor: with
+  B = 10,000 and Holm over 528 pairs (33 runs) no Monte Carlo p-value could reach 0.05 and every run would share one
+  tier. `test="randomization"` takes the paired randomization test (`significance.pairwise_randomization`).
 * **Tiers** (best first): a run joins the current tier unless its adjusted p-value against the tier's first (best)
   run is below alpha, in which case it opens the next tier; so every run of a tier is not separable from the run
   that leads it, and a tier's leader is separable from the one before.
@@ -38,6 +42,7 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
+import scipy.stats
 from scipy.special import ndtr, ndtri
 
 from app.evaluation.statistics.significance import pairwise_randomization
@@ -311,6 +316,25 @@ def effect_sizes(differences: np.ndarray) -> np.ndarray:
     return np.where(spread, size, flat)
 
 
+def paired_t_pvalues(scores: object) -> np.ndarray:
+    """Two-sided paired t-test p-values [run, run] over topics (scipy.stats.ttest_rel's; diagonal 1).
+
+    Differences with no spread: p = 1 when their mean is 0, else 0 (scipy gives NaN); fewer than 2 topics: all 1."""
+    values = _scores(scores)
+    n_run, n_topic = values.shape
+    out = np.ones((n_run, n_run))
+    if n_run < 2 or n_topic < 2:
+        return out
+    first, second = np.triu_indices(n_run, k=1)
+    differences = values[first] - values[second]
+    size = effect_sizes(differences)  # d_z; t = d_z sqrt(n)
+    with np.errstate(invalid="ignore"):
+        p = 2.0 * scipy.stats.t.sf(np.abs(size) * np.sqrt(n_topic), n_topic - 1)
+    p = np.where(np.isinf(size), 0.0, np.where(size == 0, 1.0, p))
+    out[first, second] = out[second, first] = np.clip(p, 0.0, 1.0)
+    return out
+
+
 def pairwise(
     scores: object,
     *,
@@ -319,9 +343,11 @@ def pairwise(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     sampling_variance: object | None = None,
+    test: str = "t",
     test_resamples: int = DEFAULT_RESAMPLES,
 ) -> Pairwise:
-    """Every pair of runs: difference with its percentile bootstrap interval, d_z, randomization p, adjusted p."""
+    """Every pair of runs: difference with its percentile bootstrap interval, d_z, p (paired t-test, or the
+    randomization test with `test_resamples`), adjusted p."""
     values = _scores(scores)
     level, n_resamples = _level(level), _resamples(n_resamples)
     n_run, n_topic = values.shape
@@ -341,7 +367,12 @@ def pairwise(
         pair_se = None if se is None else np.sqrt(se[first] ** 2 + se[second] ** 2)
         low, high = widen(difference, low, high, pair_se, level)
     sizes = effect_sizes(values[first] - values[second]) if n_topic else np.zeros(len(first))
-    matrix = pairwise_randomization(values, n_resamples=test_resamples, seed=seed)
+    if test not in ("t", "randomization"):
+        raise ValueError(f"test must be 't' or 'randomization', got {test!r}")
+    if test == "t":
+        matrix = paired_t_pvalues(values)
+    else:
+        matrix = pairwise_randomization(values, n_resamples=test_resamples, seed=seed)
     raw = matrix[first, second]
     return Pairwise(first, second, difference, low, high, sizes, raw, adjust_pvalues(raw, correction), correction,
                     level)  # fmt: skip
