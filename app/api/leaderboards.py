@@ -31,9 +31,36 @@ class CampaignRef(BaseModel):
     task_kind: str
 
 
+class Bounds(BaseModel):
+    """A confidence interval (null for counts, and where the numbers have none)."""
+
+    ci_low: float | None
+    ci_high: float | None
+
+
+class IntervalInfo(BaseModel):
+    """How a board's intervals were made (SPEC section 6): the paired bootstrap over topics, and what widened it."""
+
+    level: float
+    method: str = Field(description="percentile or BCa")
+    n_resamples: int
+    seed: int
+    sampled: bool = Field(description="Widened by the variance of the judged sample or of the unjudged items")
+    text: str
+    widening: str | None = Field(
+        default=None, description="jackknife, imputation or imputation+bias (marked numbers); null: not widened"
+    )
+    counts: str | None = Field(default=None, description="Set for a count measure, which has no interval")
+
+
+INTERVAL = Field(default=None, description="How the intervals were made; null when the numbers have none")
+
+
 class BoardRow(BaseModel):
     """One run on a board. `rank` only on ranked boards (organisers, published); `per_topic` only in a team's own
-    view before publication (measure -> topic -> value)."""
+    view before publication (measure -> topic -> value). The interval of the board's measure (`ci_low`, `ci_high`,
+    `level`) and of every measure (`intervals`); the run's rank interval and tier among the runs shown (null in a
+    team's own view, for counts, and where the numbers have no intervals)."""
 
     rank: int | None = None
     run_id: int
@@ -45,6 +72,15 @@ class BoardRow(BaseModel):
     priority: int
     score: float | None
     scores: dict[str, float | None]
+    ci_low: float | None = None
+    ci_high: float | None = None
+    level: float | None = None
+    intervals: dict[str, Bounds] | None = None
+    rank_low: int | None = Field(default=None, description="Best rank in the bootstrap's central range")
+    rank_high: int | None = Field(default=None, description="Worst rank in the bootstrap's central range")
+    tier: int | None = Field(
+        default=None, description="1 = best; a run in a tier is not separable from the run that leads it (Holm)"
+    )
     per_topic: dict[str, dict[str, float | None]] | None = None
 
 
@@ -79,9 +115,30 @@ class Leaderboard(BaseModel):
     filters: leaderboards.Filters = Field(description="The filters it was built with (null: not filtered)")
     published: bool
     team_results: Literal["own"] | None = None
+    interval: IntervalInfo | None = INTERVAL
     rows: list[BoardRow]
     by_system_type: dict[str, list[BoardRow]]
     per_topic: list[TopicRow]
+
+
+Correction = Literal["holm", "bh"]
+CorrectionQuery = Annotated[
+    Correction, Query(description="holm (family-wise error) or bh (Benjamini-Hochberg, false discovery rate)")
+]
+
+
+class Pair(BaseModel):
+    """Two runs' difference of means (run_a - run_b) with its interval, d_z and randomization p-values."""
+
+    run_a: str
+    run_b: str
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    effect_size: float | None = Field(description="Paired d_z: mean difference over its sd (null when infinite)")
+    pvalue: float
+    adjusted_pvalue: float
+    significant: bool = Field(description="adjusted_pvalue below alpha")
 
 
 class Significance(BaseModel):
@@ -99,6 +156,13 @@ class Significance(BaseModel):
     groups: list[list[str]]
     tested: bool | None = Field(default=None, description="False when there was nothing to test (see `note`)")
     note: str | None = Field(default=None, description="Why nothing was tested: one run, or no topic with scores")
+    correction: Correction | None = Field(default=None, description="How `pairs` adjusts its p-values")
+    interval: IntervalInfo | None = INTERVAL
+    pairs: list[Pair] | None = Field(default=None, description="Every pair of the tested runs (null: older snapshot)")
+    tiers: dict[str, int] | None = Field(default=None, description="Run -> tier (1 = best) by the adjusted p-values")
+    rank_intervals: dict[str, list[int] | None] | None = Field(
+        default=None, description="Run -> [best, worst] rank among the tested runs (null without intervals)"
+    )
 
 
 BOARD_RESPONSES: dict[int | str, dict[str, Any]] = {200: {**CSV_OR_JSON[200], "model": Leaderboard}}
@@ -154,8 +218,11 @@ def significance(
     method: Literal["tukey", "pairwise"] = "tukey",
     n_resamples: int = Query(10_000, ge=100, le=1_000_000),
     seed: int = Query(0, ge=0, le=2**32 - 1),
+    correction: CorrectionQuery = "holm",
 ) -> Response:
-    """Groups of the top runs passing the filters with no significant difference, as in the TRECVID overview."""
+    """Groups of the top runs passing the filters with no significant difference, as in the TRECVID overview; over
+    the same runs, every pair's difference with its interval, effect size and p-values adjusted by `correction`,
+    their tiers and rank intervals."""
     return json_response(
         leaderboards.live_significance(
             session,
@@ -167,6 +234,7 @@ def significance(
             method=method,
             n_resamples=n_resamples,
             seed=seed,
+            correction=correction,
         )
     )
 
@@ -181,10 +249,11 @@ def published_significance(
     campaign_id: Id,
     session: SessionDep,
     filters: RunTypes,
+    correction: CorrectionQuery = "holm",
 ) -> Response:
     """The significance groups of the published board's measure: frozen with it, or over the runs passing the
-    filters (computed with the same defaults)."""
-    return json_response(leaderboards.published_significance(session, campaign_id, filters))
+    filters or with another correction (computed with the same defaults)."""
+    return json_response(leaderboards.published_significance(session, campaign_id, filters, correction))
 
 
 @router.get("/campaigns/{campaign_id}/report")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -19,6 +20,7 @@ from app.evaluation.moments import (
     parse_moment_ground_truth,
     parse_moment_measure,
 )
+from app.services import score_intervals
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -133,18 +135,31 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
     runs = list(session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.id)))
     names = list(evaluation.measures["names"])
     progress(0.1)
+    run_ids = [str(r.id) for r in runs]
+    variances: dict[str, tuple[np.ndarray, str]] = {}
     if campaign.task_kind is TaskKind.moments:
         table = _evaluate_moments(session, campaign, runs, names, evaluation.qrels_version_id)
+        topics = score_intervals.topics_of(table)
+        point = score_intervals.score_arrays(table, run_ids, names, topics)
     else:
-        qrels = session.get(QrelsVersion, evaluation.qrels_version_id)
-        assert qrels is not None
+        version = session.get(QrelsVersion, evaluation.qrels_version_id)
+        assert version is not None
         tables = load_runs(session, [r.id for r in runs])
         progress(0.4)
-        run_ids = [str(r.id) for r in runs]
-        results = evaluate(load_qrels(session, qrels), tables, names, max_results=campaign.max_results, names=run_ids)
+        qrels = load_qrels(session, version)
+        results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=run_ids)
         table = results.to_dict()
-    progress(0.7)
-    _store_scores(session, evaluation, runs, table)
+        topics = score_intervals.topics_of(table)
+        point = score_intervals.score_arrays(table, run_ids, names, topics)
+        progress(0.6)
+        plan = score_intervals.design(session, version, qrels)
+        variances = score_intervals.sampling_variances(
+            plan, tables, run_ids, campaign.max_results, names, topics, point
+        )
+    progress(0.8)
+    found = score_intervals.compute(point, names, variances)
+    evaluation.measures = {**evaluation.measures, "interval": found.info}
+    _store_scores(session, evaluation, runs, table, found)
     evaluation.status, evaluation.progress, evaluation.finished_at = "done", 1.0, datetime.now(UTC)
     if campaign.status in EVALUATED_FROM:
         campaign.status = CampaignStatus.evaluated
@@ -184,15 +199,21 @@ def _evaluate_moments(
 
 
 def _store_scores(
-    session: Session, evaluation: Evaluation, runs: Sequence[Run], table: dict[str, dict[str, dict[str, float]]]
+    session: Session,
+    evaluation: Evaluation,
+    runs: Sequence[Run],
+    table: dict[str, dict[str, dict[str, float]]],
+    found: score_intervals.RunIntervals,
 ) -> None:
-    """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means (the 'all' topic)
-    into run_means, which leaderboards read."""
+    """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means (the 'all' topic) with
+    its interval into run_means, which leaderboards read."""
     session.execute(delete(Score).where(Score.evaluation_id == evaluation.id))
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
     run_col, measure_col, topic_col, value_col = [], [], [], []
     mean_run, mean_measure, mean_value = [], [], []
-    for run in runs:
+    bounds: list[list[float | None]] = [[], [], []]  # ci_low, ci_high, sampling_se
+    column = {m: i for i, m in enumerate(evaluation.measures["names"])}
+    for r, run in enumerate(runs):
         for measure, per_topic in table.get(str(run.id), {}).items():
             run_col += [run.id] * len(per_topic)
             measure_col += [measure] * len(per_topic)
@@ -202,6 +223,10 @@ def _store_scores(
                 mean_run.append(run.id)
                 mean_measure.append(measure)
                 mean_value.append(per_topic[ALL])
+                m = column.get(measure)
+                for cells, array in zip(bounds, (found.low, found.high, found.sampling_se), strict=True):
+                    value = float(array[r, m]) if m is not None else math.nan
+                    cells.append(value if math.isfinite(value) else None)
     copy_rows(
         session,
         "scores",
@@ -211,8 +236,14 @@ def _store_scores(
     copy_rows(
         session,
         "run_means",
-        ("evaluation_id", "run_id", "measure", "value"),
-        [np.full(len(mean_run), evaluation.id), mean_run, mean_measure, np.array(mean_value, dtype=np.float64)],
+        ("evaluation_id", "run_id", "measure", "value", "ci_low", "ci_high", "sampling_se"),
+        [
+            np.full(len(mean_run), evaluation.id),
+            mean_run,
+            mean_measure,
+            np.array(mean_value, dtype=np.float64),
+            *(np.array(cells, dtype=object) for cells in bounds),
+        ],
     )
 
 

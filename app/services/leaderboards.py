@@ -4,6 +4,12 @@ A filtered board ranks the runs that pass the filters from 1 and takes each topi
 runs only; significance groups the top runs passing the filters. Organisers see the live board of any finished
 evaluation; anyone sees the published one, built from the snapshot (`snapshots`) by the same code. What a team
 sees before publication, and after, is `visibility`'s policy.
+
+Every row carries its run's interval of the board's measure (`ci_low`, `ci_high`, `level`) and of every measure
+(`intervals`), stored by the evaluation job, and its rank interval and tier among the shown runs; the board's
+`interval` says how they were made; the significance document adds every pair's difference with its interval, effect
+size and adjusted p-values, tiers and rank intervals (`board_intervals`). Numbers stored before intervals existed
+show none (null).
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
+from app.evaluation.statistics.intervals import CORRECTIONS
 from app.evaluation.statistics.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
+from app.services import board_intervals
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import InvalidInput
@@ -101,6 +109,7 @@ def board_document(
     m = measure_index(table, measure)
     chosen = ranked(table, m, filters)
     means = table.means.tolist()
+    stats = board_intervals.rank_stats(table, m, chosen)
     rows = []
     for place, i in enumerate(chosen, start=1):
         scores = [json_number(v) for v in means[i]]
@@ -110,6 +119,8 @@ def board_document(
                 **run_fields(table, i),
                 "score": scores[m],
                 "scores": dict(zip(table.measures, scores, strict=True)),
+                **board_intervals.row_intervals(table, i, m),
+                **{name: stats[name][place - 1] for name in ("rank_low", "rank_high", "tier")},
             }
         )
     return {
@@ -118,6 +129,7 @@ def board_document(
         "measures": table.measures,
         "filters": filters.model_dump(),
         "published": published,
+        "interval": board_intervals.interval_head(table, measure),
         "rows": rows,
         "by_system_type": by_type(rows),
         "per_topic": per_topic(table, m, chosen),
@@ -164,14 +176,19 @@ def significance(
     n_resamples: int = 10_000,
     seed: int = 0,
     alpha: float = 0.05,
+    correction: str = "holm",
 ) -> dict[str, object]:
-    """Groups of the top runs passing the filters with no significant difference (randomised Tukey HSD or pairwise).
+    """Groups of the top runs passing the filters with no significant difference (randomised Tukey HSD or pairwise),
+    and over the same runs every pair's difference with its interval, d_z and randomization p-values adjusted by
+    `correction` (holm or bh), their tiers and rank intervals (`board_intervals.significance_fields`).
 
     Fewer than two runs, or no topic with scores (qrels that judge none), leave nothing to test: p = 1 and one group,
     with `tested` false and a `note` saying why.
     """
     if method not in ("tukey", "pairwise"):
         raise InvalidInput("unknown method", [{"field": "method", "message": "tukey or pairwise"}])
+    if correction not in CORRECTIONS:
+        raise InvalidInput("unknown correction", [{"field": "correction", "message": " or ".join(CORRECTIONS)}])
     m = measure_index(table, measure)
     order = ranked(table, m, filters)[:top]
     names = [table.runs[i].name for i in order]
@@ -197,6 +214,9 @@ def significance(
         "groups": significance_groups(names, np.nan_to_num(means, nan=0.0), pvalues, alpha),
         "tested": note is None,
         "note": note,
+        **board_intervals.significance_fields(
+            table, m, order, names, correction=correction, n_resamples=n_resamples, seed=seed, alpha=alpha
+        ),
     }
 
 
@@ -211,6 +231,7 @@ def live_significance(
     method: str = "tukey",
     n_resamples: int = 10_000,
     seed: int = 0,
+    correction: str = "holm",
 ) -> dict[str, object]:
     """Significance groups of the current evaluation's top runs passing the filters (organisers only)."""
     measure = measure_name(measure)
@@ -218,7 +239,16 @@ def live_significance(
     evaluation = finished_evaluation(session, campaign_id, None)
     measure = measure or default_measure(campaign, list(evaluation.measures["names"]))
     table = leaderboard_table(session, campaign, evaluation, measure)
-    return significance(table, measure, filters=filters, top=top, method=method, n_resamples=n_resamples, seed=seed)
+    return significance(
+        table,
+        measure,
+        filters=filters,
+        top=top,
+        method=method,
+        n_resamples=n_resamples,
+        seed=seed,
+        correction=correction,
+    )
 
 
 def live_leaderboard(
@@ -247,22 +277,27 @@ def published_leaderboard(
     return board_document(published_head(head), table, measure or head["default_measure"], filters, published=True)
 
 
-_SIGNIFICANCE: dict[tuple[int, Filters], dict[str, object]] = {}
+_SIGNIFICANCE: dict[tuple[int, Filters, str], dict[str, object]] = {}
 MAX_CACHED = 256
+SIGNIFICANCE_ADDED = ("correction", "interval", "pairs", "tiers", "rank_intervals")  # null in older snapshots
 
 
-def published_significance(session: Session, campaign_id: int, filters: Filters) -> dict[str, object]:
+def published_significance(
+    session: Session, campaign_id: int, filters: Filters, correction: str = "holm"
+) -> dict[str, object]:
     """The significance groups of the published board's measure over the runs passing the filters.
 
-    Unfiltered: the groups frozen at publication. Filtered: computed once per snapshot and filters with the same
-    defaults (the filters take a bounded number of values, so the cache stays small).
+    Unfiltered with Holm's correction: the document frozen at publication (a snapshot published before the pairs
+    were added has them null). Otherwise: computed once per snapshot, filters and correction with the same defaults
+    (the filters take a bounded number of values, so the cache stays small).
     """
-    if filters == Filters():
-        return {**frozen_significance(session, campaign_id), "filters": filters.model_dump()}
+    if filters == Filters() and correction == "holm":
+        frozen = frozen_significance(session, campaign_id)
+        return {**{k: None for k in SIGNIFICANCE_ADDED}, **frozen, "filters": filters.model_dump()}
     snapshot_id, head, table = published_table(session, campaign_id, None)
-    key = (snapshot_id, filters)
+    key = (snapshot_id, filters, correction)
     if key not in _SIGNIFICANCE:
         if len(_SIGNIFICANCE) >= MAX_CACHED:
             _SIGNIFICANCE.clear()
-        _SIGNIFICANCE[key] = significance(table, head["default_measure"], filters=filters)
+        _SIGNIFICANCE[key] = significance(table, head["default_measure"], filters=filters, correction=correction)
     return _SIGNIFICANCE[key]

@@ -1,6 +1,7 @@
 """The campaign report: the TRECVID overview's tables and figures as data (plots are drawn by the web pages).
 
-Sections in the overview's order: overall scores by run type, significance within each run type, scores per topic,
+Sections in the overview's order: overall scores by run type (each run's mean with its interval, rank interval and
+tier, as on the board; `interval` says how they were made), significance within each run type, scores per topic,
 judgements (per stratum, inferred relevant per topic, judged fraction of the runs' top d), hits and unique hits
 (sorted, per team and per run: novelty), easy and hard topics, efficiency (score vs processing time, when runs state
 elapsed times), top runs per topic.
@@ -64,6 +65,7 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         "measure": measure,
         "unjudged_topics": board["unjudged_topics"],
         "warning": board["warning"],
+        "interval": board["interval"],
         "overall": board["by_system_type"],
         "per_topic": topic_box_stats(scores, table.topics),
         "easy_hard": easy_and_hard(scores, table.topics),

@@ -8,7 +8,7 @@ evaluation (`score_table`, one COPY) or what one board shows (`leaderboard_table
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ from app.evaluation.moments import parse_moment_measure
 from app.services.errors import InvalidInput, NotFound
 from app.services.evaluations import latest_done
 from app.services.qrels import order_mark, unjudged_note
+from app.services.score_intervals import RunIntervals
 from app.storage.bulk import copy_out
 from app.storage.models import Campaign, Evaluation, QrelsVersion, Run, TaskKind, Team, Topic
 
@@ -53,6 +54,7 @@ class ScoreTable:
     topics: list[str]
     values: np.ndarray
     means: np.ndarray
+    intervals: RunIntervals | None = None  # None: the numbers were stored without intervals (before issue 24)
 
 
 def topic_key(topic: str) -> tuple[int, int, str]:
@@ -90,7 +92,40 @@ def score_table(session: Session, evaluation: Evaluation) -> ScoreTable:
     means[r[ok & is_all], m[ok & is_all]] = v[ok & is_all]
     keep = ok & ~is_all & (t >= 0)
     values[r[keep], m[keep], t[keep]] = v[keep]
-    return ScoreTable(runs, teams, measures, topics, values, means)
+    found = stored_intervals(session, evaluation, run_index, measure_index)
+    return ScoreTable(runs, teams, measures, topics, values, means, found)
+
+
+_INTERVALS = text(
+    "SELECT run_id, array_agg(measure), array_agg(ci_low), array_agg(ci_high), array_agg(sampling_se) "
+    "FROM run_means WHERE evaluation_id = :evaluation GROUP BY run_id"
+)
+
+
+def stored_intervals(
+    session: Session, evaluation: Evaluation, run_index: dict[int, int], measure_index: dict[str, int]
+) -> RunIntervals | None:
+    """The runs' stored intervals [run, measure] (None for an evaluation made before the job stored them)."""
+    info = evaluation.measures.get("interval")
+    if not info:
+        return None
+    return _fill(info, session.execute(_INTERVALS, {"evaluation": evaluation.id}), run_index, measure_index)
+
+
+def _fill(
+    info: dict[str, Any], rows: Iterable[Sequence[Any]], run_index: dict[int, int], measure_index: dict[str, int]
+) -> RunIntervals:
+    """RunIntervals from rows of (run id, measures, lows, highs, standard errors); NULL and unknown are NaN."""
+    arrays = [np.full((len(run_index), len(measure_index)), np.nan) for _ in range(3)]
+    for run_id, names, *columns in rows:
+        if run_id not in run_index:
+            continue
+        for k, name in enumerate(names):
+            if name in measure_index:
+                for array, column in zip(arrays, columns, strict=True):
+                    if column[k] is not None:
+                        array[run_index[run_id], measure_index[name]] = column[k]
+    return RunIntervals(arrays[0], arrays[1], arrays[2], info)
 
 
 _RUNS = text(
@@ -98,8 +133,8 @@ _RUNS = text(
     "FROM runs r JOIN teams t ON t.id = r.team_id WHERE r.campaign_id = :campaign ORDER BY r.id"
 )
 _MEANS = text(
-    "SELECT run_id, array_agg(measure), array_agg(value) FROM run_means WHERE evaluation_id = :evaluation "
-    "GROUP BY run_id"
+    "SELECT run_id, array_agg(measure), array_agg(value), array_agg(ci_low), array_agg(ci_high), "
+    "array_agg(sampling_se) FROM run_means WHERE evaluation_id = :evaluation GROUP BY run_id"
 )
 _PER_TOPIC = text(
     "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
@@ -125,12 +160,15 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
     run_index = {r.id: i for i, r in enumerate(runs)}
     measure_index = {m: i for i, m in enumerate(measures)}
     means = np.full((len(runs), len(measures)), np.nan)
-    for run_id, names, numbers in session.execute(_MEANS, {"evaluation": evaluation.id}):
+    rows = session.execute(_MEANS, {"evaluation": evaluation.id}).all()
+    for run_id, names, numbers, *_ in rows:
         if run_id in run_index:
             known = [(measure_index[n], v) for n, v in zip(names, numbers, strict=True) if n in measure_index]
             if known:
                 columns, cells = zip(*known, strict=True)
                 means[run_index[run_id], list(columns)] = cells
+    info = evaluation.measures.get("interval")
+    found = _fill(info, [(r[0], r[1], *r[3:]) for r in rows], run_index, measure_index) if info else None
     shown = measure or default_measure(campaign, measures)
     per_run: Sequence[Row[Any, Any, Any]] = []  # run id, topic names, values
     if shown in measure_index:  # one row per run: its topics and values of the measure
@@ -141,7 +179,7 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
     for run_id, names, numbers in per_run:
         if run_id in run_index:
             values[run_index[run_id], measure_index[shown], [topic_index[t] for t in names]] = numbers
-    return ScoreTable(runs, teams, measures, topics, values, means)
+    return ScoreTable(runs, teams, measures, topics, values, means, found)
 
 
 def run_topic_scores(

@@ -13,7 +13,9 @@ import numpy as np
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from app.services.board_intervals import frozen_ranks
 from app.services.errors import NotFound
+from app.services.score_intervals import RunIntervals
 from app.services.scores import (
     RunInfo,
     ScoreTable,
@@ -29,11 +31,14 @@ RUN_FIELDS = ("id", "name", "team_id", "system_type", "training_type", "novelty"
 
 
 def snapshot_content(campaign: Campaign, evaluation: Evaluation, table: ScoreTable) -> dict[str, object]:
-    """The frozen score table of a publication: runs, means and every measure's per-topic values."""
+    """The frozen score table of a publication: runs, means and every measure's per-topic values, and the runs'
+    intervals with the default board's rank intervals and tiers (`intervals`, null without any)."""
+    measure = default_measure(campaign, table.measures)
     return {
         "format": SNAPSHOT_FORMAT,
         **provenance(campaign, evaluation),
-        "default_measure": default_measure(campaign, table.measures),
+        "default_measure": measure,
+        "intervals": frozen_intervals(table, measure),
         "runs": [
             {**{f: getattr(run, f) for f in RUN_FIELDS}, "team": table.teams.get(run.team_id)} for run in table.runs
         ],
@@ -45,6 +50,31 @@ def snapshot_content(campaign: Campaign, evaluation: Evaluation, table: ScoreTab
             for m, measure in enumerate(table.measures)
         },
     }
+
+
+def frozen_intervals(table: ScoreTable, measure: str) -> dict[str, object] | None:
+    """The runs' intervals [run][measure] as a snapshot freezes them, with how they were made and the default
+    board's rank intervals and tiers over every run (`info.frozen_ranks`); None when the numbers have none."""
+    found = table.intervals
+    if found is None:
+        return None
+    ranks = frozen_ranks(table, table.measures.index(measure))
+    return {
+        "info": {**found.info, "frozen_ranks": {measure: ranks} if ranks else {}},
+        **{
+            name: [[json_number(v) for v in row] for row in array.tolist()]
+            for name, array in (("ci_low", found.low), ("ci_high", found.high), ("sampling_se", found.sampling_se))
+        },
+    }
+
+
+def _thawed(frozen: dict[str, Any] | None, n_run: int, n_measure: int) -> RunIntervals | None:
+    """A snapshot's frozen intervals as arrays (None for a snapshot published without them)."""
+    if not frozen:
+        return None
+    arrays = [np.array(frozen[k], dtype=np.float64).reshape(n_run, n_measure) for k in ("ci_low", "ci_high")]
+    se = np.array(frozen["sampling_se"], dtype=np.float64).reshape(n_run, n_measure)
+    return RunIntervals(arrays[0], arrays[1], se, frozen["info"])
 
 
 def published_snapshot(session: Session, campaign_id: int) -> LeaderboardSnapshot:
@@ -114,7 +144,8 @@ def published_table(session: Session, campaign_id: int, measure: str | None) -> 
     if values is not None and runs and topics:  # values is None for an unknown measure: the board says which
         grid[:, measures.index(measure), :] = np.array(values, dtype=np.float64)  # None -> NaN
     means = np.array(head["means"], dtype=np.float64).reshape(len(runs), len(measures))
-    return snapshot_id, head, ScoreTable(runs, teams, measures, topics, grid, means)
+    frozen = _thawed(head.get("intervals"), len(runs), len(measures))
+    return snapshot_id, head, ScoreTable(runs, teams, measures, topics, grid, means, frozen)
 
 
 def _legacy_table(session: Session, campaign_id: int, head: dict[str, Any], measure: str | None) -> ScoreTable:

@@ -3,7 +3,8 @@
 Organisers see every finished evaluation's board. Assessors see no scores. Once a campaign has published, its teams
 see the published numbers; before, what its `team_results` setting allows: `own` = their own runs' scores (every
 measure, mean and per topic) and each topic's best and median over all runs, with no ranks and nothing else of
-another run; `hidden` = nothing (403).
+another run; `hidden` = nothing (403). Intervals follow the scores: a team sees its own runs' intervals (which
+depend on their numbers only) but no rank interval or tier before publication.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.services import board_intervals
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign
 from app.services.errors import Forbidden
@@ -110,6 +112,7 @@ def team_board(
                 **run_fields(table, i),
                 "score": scores[m],
                 "scores": dict(zip(table.measures, scores, strict=True)),
+                **board_intervals.row_intervals(table, i, m),  # its own means' intervals (no rank interval, tier)
                 "per_topic": topic_scores.get(table.runs[i].id, {}),
             }
         )
@@ -130,6 +133,7 @@ def team_board(
         "filters": filters.model_dump(),
         "published": False,
         "team_results": campaign.team_results.value,
+        "interval": board_intervals.interval_head(table, measure),
         "rows": rows,
         "by_system_type": by_type(rows),
         "per_topic": per_topic_rows,

@@ -1,0 +1,282 @@
+"""Each run's confidence interval per measure, computed once by the evaluation job and stored with its mean.
+
+The interval (SPEC section 6; `evaluation.statistics.intervals`): the paired bootstrap over topics, percentile, 95 %,
+10,000 resamples, seed 0, of the mean of the per-topic values (a topic a run lacks scores 0, as in the means); for a
+geometric mean (gm_map) on the log scale of the floored values, mapped back; counts (num_ret, num_rel, inum_rel...)
+get none. The bootstrap sees topic-to-topic variation only; where the judgements themselves are a sample, or
+incomplete, the variance that adds is passed in per run and topic (`sampling_variance`), widening the interval:
+
+- **Sampled qrels** (lines graded -1: stratified 5-column or 4-column with -1): the measures that estimate from the
+  sample (xinfAP, infAP, infNDCG, iP@k, iprec@rec: the sample_eval family and infAP) get the larger, per run and
+  topic, of (a) xinfAP's stratified jackknife (`analyses.budget.xinfap_variance`, xinfAP only) and (b) Rubin's
+  between-imputation variance from `analyses.imputation` (20 imputations of the unjudged lines, each topic and
+  stratum from its judged relevance rate under a Beta(1, 1) prior). The imputation is what covers the cells the
+  jackknife cannot see (a stratum with fewer than 2 judged items, a topic with none); for the estimators other than
+  xinfAP it is scaled up per topic by xinfAP's jackknife / imputation ratio where that exceeds 1 (imputation at
+  random positions misses the fall of relevance with rank, for every estimator of the same sample). Measures that
+  are defined over the judged items (AP, P@k, nDCG... on sampled qrels: unjudged counts as not relevant) get nothing.
+- **Marked numbers** (the judging-order mark says biased, i.e. an adaptive order cut with sampled items unjudged; a
+  topic without any judgement; a depth pool cut with pooled items unjudged, whose qrels leave them out): the point
+  value may be biased, not only noisy. On every topic concerned, the squared distance between the stored value and
+  the imputations' mean is added as well (mean squared error = variance + bias^2), so the interval widens towards
+  what full judgements would plausibly give. For depth cuts the pool's unjudged items are imputed (every measure but
+  counts). A topic of a depth cut without any judgement is not in the qrels, so not in the means (the board's warning
+  says so): it adds nothing here.
+
+The numbers are stored in run_means (ci_low, ci_high, sampling_se: the standard error the judgements add to the
+run's mean, on the interval's scale) and the evaluation's `measures["interval"]` says how they were made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from app.evaluation.analyses.budget import xinfap_variance
+from app.evaluation.analyses.imputation import DEFAULT_IMPUTATIONS, imputed_values
+from app.evaluation.analyses.lines import GM_FLOOR, index_lines
+from app.evaluation.errors import MeasureError
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.registry import aggregate_of, resolve
+from app.evaluation.records import Qrels, RunTable
+from app.evaluation.statistics import intervals
+from app.services import judging_orders
+from app.services.qrels import topic_order
+from app.storage.models import QrelsVersion
+
+LEVEL = 0.95
+METHOD = "percentile"
+N_RESAMPLES = intervals.DEFAULT_RESAMPLES
+SEED = 0
+IMPUTATIONS = DEFAULT_IMPUTATIONS
+ALL = "all"
+
+JACKKNIFE = "jackknife"  # the variance added: xinfAP's stratified jackknife (and the imputation where larger)
+IMPUTATION = "imputation"  # Rubin's between-imputation variance
+BIAS = "imputation+bias"  # ... plus the squared distance to the imputations' mean (marked numbers)
+WIDENING_TEXT = {
+    JACKKNIFE: "widened by the judged sample's sampling variance (stratified jackknife, or multiple imputation of "
+    "the unjudged items where larger)",
+    IMPUTATION: "widened by the variance of multiple imputation of the unjudged items (Beta(1, 1) prior per topic "
+    "and stratum, Rubin's rules)",
+    BIAS: "widened by multiple imputation of the unjudged items and by the distance to the imputed value, as "
+    "the judging order or incomplete judgements may bias it",
+}
+
+
+def is_count(measure: str) -> bool:
+    """Whether the measure is a count (its `all` is a total): counts get no interval."""
+    return aggregate_of(measure) in ("sum", "sum_all")
+
+
+def is_estimator(measure: str) -> bool:
+    """Whether the measure estimates from a judged sample (sample_eval's family and trec_eval's infAP)."""
+    try:
+        spec = resolve(measure)
+    except MeasureError:
+        return False
+    return spec.stratified or spec.family == "infAP"
+
+
+def to_scale(values: np.ndarray, measure: str) -> np.ndarray:
+    """Per-topic values on the scale the interval is computed on: logs of the floored values for a geometric mean."""
+    if aggregate_of(measure) == "gm":
+        logs: np.ndarray = np.log(np.maximum(values, GM_FLOOR))
+        return logs
+    return values
+
+
+def from_scale(values: np.ndarray, measure: str) -> np.ndarray:
+    """Back from `to_scale`'s scale."""
+    if aggregate_of(measure) == "gm":
+        back: np.ndarray = np.exp(values)
+        return back
+    return values
+
+
+def score_arrays(
+    table: dict[str, dict[str, dict[str, float]]], runs: Sequence[str], measures: Sequence[str], topics: Sequence[str]
+) -> np.ndarray:
+    """Per-topic values [run, measure, topic] of the job's nested {run: {measure: {topic: value}}}; 0 where absent."""
+    out = np.zeros((len(runs), len(measures), len(topics)))
+    for r, run in enumerate(runs):
+        for m, measure in enumerate(measures):
+            per_topic = table.get(run, {}).get(measure, {})
+            row = [per_topic.get(t) for t in topics]
+            out[r, m] = [0.0 if v is None or v != v else v for v in row]
+    return out
+
+
+def topics_of(table: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    """Every topic of the job's nested table (not `all`), in board order (as `scores.score_table` reads them)."""
+    found = {t for per_measure in table.values() for per_topic in per_measure.values() for t in per_topic}
+    return topic_order(found - {ALL})
+
+
+@dataclass(frozen=True)
+class RunIntervals:
+    """Every run's interval per measure [run, measure] (NaN: none, as for counts), the standard error judgement
+    sampling adds to its mean (on the interval's scale; NaN: none added), and how they were made (`compute`'s info,
+    kept as the evaluation's measures["interval"])."""
+
+    low: np.ndarray
+    high: np.ndarray
+    sampling_se: np.ndarray
+    info: dict[str, Any]
+
+
+def compute(values: np.ndarray, measures: Sequence[str], variances: dict[str, tuple[np.ndarray, str]]) -> RunIntervals:
+    """Intervals of every run and measure from per-topic values [run, measure, topic] and, per measure, the added
+    sampling variance [run, topic] on the interval's scale and how it was made."""
+    n_run, n_measure, _ = values.shape
+    low = np.full((n_run, n_measure), np.nan)
+    high = np.full((n_run, n_measure), np.nan)
+    se = np.full((n_run, n_measure), np.nan)
+    widened: dict[str, str] = {}
+    draws = intervals.topic_draws(values.shape[2], N_RESAMPLES, SEED) if values.shape[2] else None
+    for m, measure in enumerate(measures):
+        if is_count(measure) or n_run == 0:
+            continue
+        variance, how = variances.get(measure, (None, ""))
+        found = intervals.mean_intervals(
+            to_scale(values[:, m, :], measure),
+            level=LEVEL,
+            method=METHOD,
+            n_resamples=N_RESAMPLES,
+            seed=SEED,
+            sampling_variance=variance,
+            draws=draws,
+        )
+        low[:, m], high[:, m] = from_scale(found.low, measure), from_scale(found.high, measure)
+        if found.sampling_se is not None:
+            se[:, m] = found.sampling_se
+            widened[measure] = how
+    info = {
+        **intervals.describe(LEVEL, METHOD, N_RESAMPLES, SEED, bool(widened)),
+        "imputations": IMPUTATIONS,
+        "widened": widened,
+    }
+    return RunIntervals(low, high, se, info)
+
+
+def describe_measure(info: dict[str, Any] | None, measure: str) -> dict[str, object] | None:
+    """The `interval` a board or report of one measure shows (None when the evaluation has no intervals)."""
+    if not info:
+        return None
+    how = (info.get("widened") or {}).get(measure)
+    head = intervals.describe(info["level"], info["method"], info["n_resamples"], info["seed"], how is not None)
+    if how is not None:
+        head["text"] = f"{str(head['text']).split(', widened')[0]}, {WIDENING_TEXT.get(how, how)}"
+    return {**head, "widening": how, "counts": "no interval" if is_count(measure) else None}
+
+
+# --- the job's sampling variances -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Design:
+    """What the job knows of how the qrels were judged: the lines to impute, and which topics' values may be biased."""
+
+    qrels: Qrels  # with every pooled-but-unjudged item as a -1 line (depth cuts: the pool's unjudged items added)
+    sampled: bool  # the qrels themselves have -1 lines (a sampling design)
+    depth_incomplete: bool  # a depth cut whose qrels leave pooled items out
+    biased_topics: set[str]  # topics whose stored values may be biased: the imputed mean's distance is added
+
+
+_UNJUDGED_POOL_ITEMS = text(
+    "SELECT t.number, p.docno FROM pool_items p JOIN topics t ON t.id = p.topic_id WHERE p.pool_id = :pool "
+    "AND NOT EXISTS (SELECT 1 FROM qrels_entries e WHERE e.qrels_version_id = :version "
+    "AND e.topic_id = p.topic_id AND e.docno = p.docno)"
+)
+
+
+def design(session: Session, version: QrelsVersion, qrels: Qrels) -> Design:
+    """The qrels to impute and the topics whose values carry a mark (module docstring)."""
+    grades = np.asarray(qrels.grades, dtype=np.int64)
+    topics = np.asarray(qrels.topics).astype(str)
+    sampled = bool(np.any(grades < 0))
+    depth_incomplete = False
+    if version.source == "cut" and version.pool_id is not None and qrels.strata is None:
+        missing = session.execute(_UNJUDGED_POOL_ITEMS, {"pool": version.pool_id, "version": version.id}).all()
+        if missing:
+            depth_incomplete = True
+            extra_topics = np.array([m[0] for m in missing], dtype=str)
+            qrels = Qrels(
+                topics=np.concatenate([topics, extra_topics]),
+                docs=np.concatenate([np.asarray(qrels.docs).astype(str), np.array([m[1] for m in missing], str)]),
+                grades=np.concatenate([grades, np.full(len(missing), -1, dtype=np.int64)]),
+            )
+            grades, topics = np.asarray(qrels.grades), np.asarray(qrels.topics).astype(str)
+    unjudged_lines = set(topics[grades < 0].tolist())
+    judged = set(topics[grades >= 0].tolist())
+    biased = {t for t in unjudged_lines if t not in judged}  # a topic without any judgement
+    random_order = version.judging_order is None or judging_orders.is_random(version.judging_order)
+    if depth_incomplete or (not random_order and (version.unjudged_sampled is None or version.unjudged_sampled > 0)):
+        biased = unjudged_lines
+    return Design(qrels, sampled, depth_incomplete, biased)
+
+
+def sampling_variances(
+    plan: Design,
+    run_tables: Sequence[RunTable],
+    run_names: Sequence[str],
+    max_results: int,
+    measures: Sequence[str],
+    topics: Sequence[str],
+    point: np.ndarray,
+) -> dict[str, tuple[np.ndarray, str]]:
+    """Per measure, the variance judgement sampling adds [run, topic] on the interval's scale, and how it was made
+    (module docstring); `point` [run, measure, topic] are the stored values."""
+    if not plan.sampled and not plan.depth_incomplete:
+        return {}
+    chosen = [m for m in measures if not is_count(m) and (plan.depth_incomplete or is_estimator(m))]
+    if not chosen:
+        return {}
+    prepared = prepare_runs(list(run_tables), max_results, names=list(run_names))
+    imputed = imputed_values(prepared, plan.qrels, chosen, imputations=IMPUTATIONS, seed=SEED)
+    topic_at = {t: i for i, t in enumerate(imputed.topics)}
+    columns = np.array([topic_at.get(t, -1) for t in topics], dtype=np.int64)
+    present = columns >= 0
+    biased = np.array([t in plan.biased_topics for t in topics], dtype=bool)
+    jackknife = None
+    if plan.sampled and "xinfAP" in chosen:
+        found = xinfap_variance(index_lines(prepared, plan.qrels), replicates=1, seed=SEED)
+        at = {t: i for i, t in enumerate(found.topics)}
+        jackknife = np.zeros((len(run_names), len(topics)))
+        for k, topic in enumerate(topics):
+            if topic in at:
+                jackknife[:, k] = found.variance[:, at[topic]]
+    out: dict[str, tuple[np.ndarray, str]] = {}
+    ratio = np.ones(len(topics))
+    ordered = sorted(chosen, key=lambda m: m != "xinfAP")  # xinfAP first: its ratio scales the other estimators
+    for measure in ordered:
+        c = imputed.measures.index(measure)
+        m = list(measures).index(measure)
+        draws = to_scale(imputed.values[:, :, c, :], measure)  # [imputation, run, topic]
+        between = np.zeros((len(run_names), len(topics)))
+        mean = np.zeros((len(run_names), len(topics)))
+        if draws.shape[0] > 1:
+            between[:, present] = (1.0 + 1.0 / draws.shape[0]) * draws[:, :, columns[present]].var(axis=0, ddof=1)
+        mean[:, present] = draws[:, :, columns[present]].mean(axis=0)
+        how = IMPUTATION
+        variance = between.copy()
+        if plan.sampled and is_estimator(measure):
+            if measure == "xinfAP" and jackknife is not None:
+                total = between.sum(axis=0)
+                ratio = np.where(total > 0, np.maximum(jackknife.sum(axis=0) / np.where(total > 0, total, 1.0), 1.0),
+                                 1.0)  # fmt: skip
+                variance = np.maximum(jackknife, between)
+                how = JACKKNIFE
+            else:
+                variance = between * ratio[None, :]
+        bias = (mean - to_scale(point[:, m, :], measure)) ** 2
+        if biased.any():
+            variance = variance + np.where(biased & present, bias, 0.0)
+            how = BIAS
+        out[measure] = (variance, how)
+    return out
