@@ -158,8 +158,8 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
         )
     progress(0.8)
     found = score_intervals.compute(point, names, variances)
-    evaluation.measures = {**evaluation.measures, "interval": found.info}
-    _store_scores(session, evaluation, runs, table, found)
+    _store_scores(session, evaluation, runs, table, found, names)
+    evaluation.measures = {**evaluation.measures, "interval": found.info}  # the row is written at the end only
     evaluation.status, evaluation.progress, evaluation.finished_at = "done", 1.0, datetime.now(UTC)
     if campaign.status in EVALUATED_FROM:
         campaign.status = CampaignStatus.evaluated
@@ -204,6 +204,7 @@ def _store_scores(
     runs: Sequence[Run],
     table: dict[str, dict[str, dict[str, float]]],
     found: score_intervals.RunIntervals,
+    names: Sequence[str],
 ) -> None:
     """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means (the 'all' topic) with
     its interval into run_means, which leaderboards read."""
@@ -212,7 +213,7 @@ def _store_scores(
     run_col, measure_col, topic_col, value_col = [], [], [], []
     mean_run, mean_measure, mean_value = [], [], []
     bounds: list[list[float | None]] = [[], [], []]  # ci_low, ci_high, sampling_se
-    column = {m: i for i, m in enumerate(evaluation.measures["names"])}
+    column = {m: i for i, m in enumerate(names)}
     for r, run in enumerate(runs):
         for measure, per_topic in table.get(str(run.id), {}).items():
             run_col += [run.id] * len(per_topic)
