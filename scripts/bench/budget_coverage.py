@@ -1,16 +1,17 @@
 """Coverage of the budget advisor's intervals: `trecpool analyse budget` (the registry's compute, the command's own
 code path) run over many seeds on full judgements, each interval checked against the full-judgement AP.
 
-The truth is the full judgement of the pool the command builds (the runs pooled to the deepest stratum's depth,
-every pooled doc graded from QRELS, absent = not relevant); each seed draws a new stratified sample of it. Printed per
-share q (the `{q}` in `--sampled`): the coverage of the nominal `--level` interval per (topic, run) and of each run's
-mean over the topics, the mean interval width, and the same for the old interval (xinfAP +- z sqrt(jackknife), no
-floor, no bias correction) for comparison; with `--order`, also the interval without the non-random widening.
-`--topics odd|even` keeps half the topics (tuning on odd, reporting on even); `--order ORDER --judged F` judges only
-the first share F of each topic's sample in a judging order (`pools.orders`; the advisor then treats the order as
-non-random and widens its intervals) instead of all of it.
+The truth is the full judgement of the pool the command builds (the runs pooled to the deepest stratum's depth, every
+pooled doc graded from QRELS, absent = not relevant); each seed draws a new stratified sample of it. Printed per share q
+(the `{q}` in `--sampled`): the coverage of the nominal `--level` interval per (topic, run) and of each run's mean over
+the topics, the mean interval width, and the same for the old interval (xinfAP +- z sqrt(jackknife), no floor, no bias
+correction) for comparison; `z mean`, `z old`: the mean over seeds and runs of a run's mean's error in its standard
+errors, for the interval's centre and for xinfAP (the bias left); with `--order`, also the interval without the
+non-random widening. `--topics odd|even` keeps half the topics (tuning on odd, reporting on even); `--order ORDER
+--judged F` judges only the first share F of each topic's sample in a judging order (`pools.orders`; the advisor then
+treats the order as non-random and widens its intervals) instead of all of it.
 
-    .venv/bin/python scripts/bench/budget_coverage.py [--qrels Q] [--runs DIR] [--sampled 11-100:{q}]
+    .venv/bin/python scripts/bench/budget_coverage.py [--qrels Q] [--runs DIR ...] [--sampled 11-100:{q}]
         [--shares 0.1,0.25,0.5] [--seeds 20] [--topics odd|even|all] [--level 0.95] [--order mm_ns --judged 0.5]
 """
 
@@ -84,7 +85,7 @@ def main() -> None:
     """Print the coverage table per share."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--qrels", type=Path, default=DATA / "qrels.txt")
-    parser.add_argument("--runs", type=Path, default=DATA / "runs")
+    parser.add_argument("--runs", type=Path, action="append", help="a folder of runs (repeat: several; default runs/)")
     parser.add_argument("--sampled", default="11-100:{q}", help="strata, {q} the share (commas between several)")
     parser.add_argument("--shares", default="0.1,0.25,0.5")
     parser.add_argument("--seeds", type=int, default=20)
@@ -96,7 +97,8 @@ def main() -> None:
     parser.add_argument("--judged", type=float, default=1.0, help="with --order: the share of the sample judged")
     args = parser.parse_args()
     qrels = read_qrels(args.qrels)
-    runs = [read_run(p) for p in sorted(args.runs.iterdir())]
+    folders = args.runs or [DATA / "runs"]
+    runs = [read_run(p) for folder in folders for p in sorted(folder.iterdir())]
     topics = {t for t in np.unique(qrels.topics.astype(str)).tolist()}
     if args.topics != "all":
         topics = {t for t in topics if int(t) % 2 == (1 if args.topics == "odd" else 0)}
@@ -104,11 +106,13 @@ def main() -> None:
     prepared = prepare_runs(runs)
     record = ANALYSES["budget"]
     data = AnalysisData(runs=list(prepared.names), qrels=qrels, prepared=prepared)
-    print(f"{args.qrels.name}, {len(runs)} runs from {args.runs}, {args.topics} topics ({len(topics)}), "
+    where = ", ".join(map(str, folders))
+    print(f"{args.qrels.name}, {len(runs)} runs from {where}, {args.topics} topics ({len(topics)}), "
           f"--sampled {args.sampled}, level {args.level}, seeds {args.first_seed}..{args.first_seed + args.seeds - 1}"
           + (f", order {args.order} judging {args.judged:g} of each topic's sample" if args.order else ""))  # fmt: skip
     print(f"{'q':>5} {'judged':>7} {'cover (t,r)':>11} {'cover mean':>10} {'width (t,r)':>11} {'width mean':>10} "
-          f"{'old (t,r)':>9} {'old mean':>8}" + (" unwidened (t,r) mean" if args.order else "")
+          f"{'old (t,r)':>9} {'old mean':>8} {'z mean':>6} {'z old':>6}"
+          + (" unwidened (t,r) mean" if args.order else "")
           + f" {'seconds':>7}")  # fmt: skip
     z = NormalDist().inv_cdf(0.5 + args.level / 2)
     for q in (float(x) for x in args.shares.split(",")):
@@ -116,6 +120,7 @@ def main() -> None:
         started = time.perf_counter()
         cover, cover_mean, width, width_mean, old, old_mean, judged = [], [], [], [], [], [], []
         plain, plain_mean = [], []  # a non-random order's interval without the widening
+        z_new, z_old = [], []  # each run's mean's error in its standard errors: the new centre's, xinfAP's
         truth = None
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             params = record.params.model_validate(
@@ -151,6 +156,8 @@ def main() -> None:
             old.append(np.abs(v.point - truth) <= z * sd + 1e-12)
             old_sd = np.sqrt(np.maximum(v.variance - v.floor_variance, 0.0).sum(axis=1)) / truth.shape[1]
             old_mean.append(np.abs(v.point.mean(axis=1) - mean_truth) <= z * old_sd + 1e-12)
+            z_new.append((v.centre().mean(axis=1) - mean_truth) / np.sqrt(v.mean_variance))
+            z_old.append((v.point.mean(axis=1) - mean_truth) / old_sd)
             if args.order:
                 widen = budget.NON_RANDOM_WIDEN
                 low, high = budget._logit_interval(v.centre(), np.sqrt(v.estimate_variance / widen), z)
@@ -160,6 +167,7 @@ def main() -> None:
                 plain_mean.append((mean_truth >= low - 1e-12) & (mean_truth <= high + 1e-12))
         print(f"{q:5g} {np.mean(judged):7.0f} {np.mean(cover):11.3f} {np.mean(cover_mean):10.3f} "
               f"{np.mean(width):11.4f} {np.mean(width_mean):10.4f} {np.mean(old):9.3f} {np.mean(old_mean):8.3f} "
+              f"{np.nanmean(z_new):+6.2f} {np.nanmean(z_old):+6.2f} "
               + (f"{np.mean(plain):15.3f} {np.mean(plain_mean):5.3f} " if args.order else "")
               + f"{time.perf_counter() - started:7.0f}", flush=True)  # fmt: skip
 

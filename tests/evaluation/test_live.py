@@ -1,5 +1,5 @@
 """Live judging statistics: counts and estimates per verdict against direct computation; the leave-one-team-out
-view over the qrels so far against `leave_out` on the same qrels."""
+view over the qrels so far against `leave_out` on the same qrels; stop/continue is the budget advisor's rule."""
 
 from __future__ import annotations
 
