@@ -6,9 +6,9 @@ intervals and tiers depend on which runs are shown (the filters), so they are co
 per-topic values and the runs' stored sampling standard errors, with the evaluation's level, resamples and seed,
 and kept in a small per-process cache keyed by those numbers (whatever board, live or published, shows the same runs
 of the same evaluation hits it); a snapshot freezes its default board's at publication. Tiers (`intervals.tiers`):
-Holm-adjusted p-values of the paired randomization test over every pair of shown runs, at alpha 0.05. Holm over m
-pairs cannot reject anything once m / (B + 1) >= alpha (a Monte Carlo p-value is at least 1 / (B + 1)): with 10,000
-resamples that is from 33 shown runs on, where every run is in tier 1 and no test is run.
+Holm-adjusted p-values of the paired t-test over every pair of shown runs (`intervals.paired_t_pvalues`), at alpha
+0.05: a Monte Carlo p-value cannot go below 1 / (B + 1), so Holm over the 528 pairs of 33 runs could reject nothing and
+every run would share tier 1; the t-test's p-value has no such floor.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.statistics import intervals
-from app.evaluation.statistics.significance import pairwise_randomization
 from app.services import score_intervals
 from app.services.scores import ScoreTable, json_number
 
@@ -102,9 +101,9 @@ def _keep(key: bytes, value: dict[str, list[Any]]) -> None:
             _CACHE.popitem(last=False)
 
 
-def adjusted_matrix(values: np.ndarray, n_resamples: int, seed: int, correction: str) -> np.ndarray:
-    """Adjusted p-values of the paired randomization test over every pair, as a symmetric [run, run] matrix."""
-    raw = pairwise_randomization(values, n_resamples=n_resamples, seed=seed)
+def adjusted_matrix(values: np.ndarray, correction: str) -> np.ndarray:
+    """Adjusted p-values of the paired t-test over every pair, as a symmetric [run, run] matrix."""
+    raw = intervals.paired_t_pvalues(values)
     first, second = np.triu_indices(len(values), k=1)
     adjusted = intervals.adjust_pvalues(raw[first, second], correction)
     out = np.ones((len(values), len(values)))
@@ -134,11 +133,10 @@ def rank_stats(table: ScoreTable, m: int, order: list[int]) -> dict[str, list[An
     low, high = intervals.rank_intervals(
         values, level=info["level"], n_resamples=info["n_resamples"], seed=info["seed"], sampling_variance=variance
     )
-    n_pairs = n * (n - 1) // 2
-    if n < 2 or not len(table.topics) or n_pairs / (info["n_resamples"] + 1) >= ALPHA:
-        tier = [1] * n  # Holm cannot reject any pair at this resolution (module docstring)
+    if n < 2 or not len(table.topics):
+        tier = [1] * n
     else:
-        matrix = adjusted_matrix(values, info["n_resamples"], info["seed"], CORRECTION)
+        matrix = adjusted_matrix(values, CORRECTION)
         tier = intervals.tiers(table.means[order, m], matrix, ALPHA).tolist()
     result: dict[str, list[Any]] = {"tier": tier, "rank_low": low.tolist(), "rank_high": high.tolist()}
     _keep(key, result)
@@ -169,7 +167,7 @@ def significance_fields(
     seed: int,
     alpha: float,
 ) -> dict[str, object]:
-    """The significance document's pairs (difference, interval, d_z, raw and adjusted randomization p), tiers and
+    """The significance document's pairs (difference, interval, d_z, raw and adjusted paired t-test p), tiers and
     rank intervals over the runs of `order` (its tested runs); intervals null when the numbers have none."""
     found = table.intervals
     values = scaled_values(table, m, order)

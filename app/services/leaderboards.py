@@ -179,7 +179,7 @@ def significance(
     correction: str = "holm",
 ) -> dict[str, object]:
     """Groups of the top runs passing the filters with no significant difference (randomised Tukey HSD or pairwise),
-    and over the same runs every pair's difference with its interval, d_z and randomization p-values adjusted by
+    and over the same runs every pair's difference with its interval, d_z and paired t-test p-values adjusted by
     `correction` (holm or bh), their tiers and rank intervals (`board_intervals.significance_fields`).
 
     Fewer than two runs, or no topic with scores (qrels that judge none), leave nothing to test: p = 1 and one group,

@@ -14,7 +14,6 @@ from app.evaluation.analyses.lines import index_lines
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.statistics import intervals
-from app.evaluation.statistics.significance import pairwise_randomization
 from app.services import campaigns, evaluations, leaderboards, publication, qrels, reports, scores, visibility
 from app.services.auth import Principal
 from app.storage.models import CampaignStatus, Evaluation, QrelsVersion, Role, TeamResults
@@ -132,7 +131,7 @@ def test_rank_intervals_and_tiers_are_over_the_shown_runs_and_follow_the_order(e
     order = [next(i for i, run in enumerate(table.runs) if run.id == r["run_id"]) for r in rows]
     values = np.nan_to_num(table.values[order, 0, :], nan=0.0)
     low, high = intervals.rank_intervals(values, n_resamples=10_000, seed=0)
-    raw = pairwise_randomization(values, n_resamples=10_000, seed=0)
+    raw = intervals.paired_t_pvalues(values)
     first, second = np.triu_indices(len(rows), k=1)
     matrix = np.ones((len(rows), len(rows)))
     matrix[first, second] = matrix[second, first] = intervals.adjust_pvalues(raw[first, second], "holm")
