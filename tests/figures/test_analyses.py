@@ -52,6 +52,16 @@ STORED = {
         "designs": [{"min_difference": 0.05, "t_test": 46, "anova": 137}],
         "curve": {"value": [0.01, 0.05], "t_test": [None, 46], "anova": [None, 137], "ci": [2146, 88]},
     },
+    "budget": {
+        "level": 0.95,
+        "target_tau": 0.9,
+        "expected_tau": None,
+        "advice": {"advice": "continue"},
+        "runs": [
+            {"run": "a", "mean": 0.2, "ci_low": 0.1, "ci_high": 0.35, "xinfap": 0.22},
+            {"run": "b", "mean": None, "ci_low": 0.0, "ci_high": 1.0, "xinfap": None},
+        ],
+    },
 }
 
 
