@@ -7,13 +7,14 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 from sqlalchemy.orm import Session
 
 from app.evaluation.formats.topics_file import TopicDef
-from app.services import campaigns, runs, teams, topics
+from app.services import campaigns, evaluations, qrels, runs, teams, topics
 from app.services.auth import Principal
-from app.storage.models import CampaignStatus, Role, Run, TaskKind
+from app.storage.models import CampaignStatus, Evaluation, Role, Run, TaskKind
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 _names = itertools.count(1)
@@ -61,6 +62,27 @@ def new_campaign(session: Session, n_topics: int = 3, task_kind: TaskKind = Task
     campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.open)
     session.commit()
     return Campaign(session, campaign.id, team.id, numbers)
+
+
+def evaluated_mixed(campaign: Campaign, measures: list[str], *, novelty: bool = False) -> tuple[Campaign, Evaluation]:
+    """Close a 12-topic campaign with 9 runs of mixed system and training types (run r4 answers 8 topics; with
+    `novelty`, every fourth run is a novelty run), import seeded TREC qrels and evaluate `measures`."""
+    rng = np.random.default_rng(3)
+    for i in range(9):
+        lines = []
+        for t in campaign.topics[: 8 if i == 4 else 12]:
+            docs = rng.permutation(30)[:15]
+            lines += [f"{t} Q0 d{d} {r + 1} {20.0 - r} r{i}\n" for r, d in enumerate(docs.tolist())]
+        kinds = {"system_type": "FMR"[i % 3], "training_type": "AD"[i % 2]}
+        campaign.submit("".join(lines), name=f"r{i}", **kinds, **({"novelty": i % 4 == 0} if novelty else {}))
+    qrels_text = "".join(f"{t} 0 d{d} {int(rng.random() < 0.3)}\n" for t in campaign.topics for d in range(30))
+    session = campaign.session
+    campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.closed)
+    qrels.import_qrels(session, ORGANISER, campaign.id, qrels_text.encode(), label="q", max_errors=10)
+    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign.id, measures=measures)
+    evaluations.run_evaluation(session, evaluation.id)
+    session.commit()
+    return campaign, evaluation
 
 
 @pytest.fixture

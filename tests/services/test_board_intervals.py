@@ -17,7 +17,7 @@ from app.evaluation.statistics import intervals
 from app.services import campaigns, evaluations, leaderboards, publication, qrels, reports, scores, visibility
 from app.services.auth import Principal
 from app.storage.models import CampaignStatus, Evaluation, QrelsVersion, Role, TeamResults
-from tests.services.conftest import ORGANISER, Campaign, new_campaign
+from tests.services.conftest import ORGANISER, Campaign, evaluated_mixed, new_campaign
 
 MEASURES = ["AP", "P@5", "nDCG@10", "gm_map", "num_rel_ret"]
 N_RUNS, N_TOPICS = 9, 12
@@ -25,21 +25,7 @@ N_RUNS, N_TOPICS = 9, 12
 
 def _evaluated(campaign: Campaign) -> tuple[Campaign, Evaluation]:
     """9 runs of mixed types over 12 topics (one skips topics), TREC qrels, evaluated."""
-    rng = np.random.default_rng(3)
-    for i in range(N_RUNS):
-        lines = []
-        for t in campaign.topics[: 8 if i == 4 else N_TOPICS]:
-            docs = rng.permutation(30)[:15]
-            lines += [f"{t} Q0 d{d} {r + 1} {20.0 - r} r{i}\n" for r, d in enumerate(docs.tolist())]
-        campaign.submit("".join(lines), name=f"r{i}", system_type="FMR"[i % 3], training_type="AD"[i % 2])
-    qrels_text = "".join(f"{t} 0 d{d} {int(rng.random() < 0.3)}\n" for t in campaign.topics for d in range(30))
-    session = campaign.session
-    campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.closed)
-    qrels.import_qrels(session, ORGANISER, campaign.id, qrels_text.encode(), label="q", max_errors=10)
-    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign.id, measures=MEASURES)
-    evaluations.run_evaluation(session, evaluation.id)
-    session.commit()
-    return campaign, evaluation
+    return evaluated_mixed(campaign, MEASURES)
 
 
 @pytest.fixture(scope="module")

@@ -3,39 +3,21 @@ score."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from sqlalchemy import select
 
-from app.services import campaigns, evaluations, leaderboards, publication, qrels, scores, visibility
+from app.services import campaigns, leaderboards, publication, scores, visibility
 from app.services.auth import Principal
 from app.services.errors import Forbidden
-from app.storage.models import CampaignStatus, Evaluation, Role, RunMean, Score, TeamResults
-from tests.services.conftest import ORGANISER, Campaign, new_campaign
+from app.storage.models import Evaluation, Role, RunMean, Score, TeamResults
+from tests.services.conftest import ORGANISER, Campaign, evaluated_mixed, new_campaign
 
 MEASURES = ["AP", "P@5", "nDCG@10", "num_rel_ret"]
 
 
 def _evaluated(campaign: Campaign) -> tuple[Campaign, Evaluation]:
     """Close the campaign with 9 runs of mixed types over its 12 topics (one run skips topics) and evaluate it."""
-    rng = np.random.default_rng(3)
-    for i in range(9):
-        answered = campaign.topics[: 8 if i == 4 else 12]
-        lines = []
-        for t in answered:
-            docs = rng.permutation(30)[:15]
-            lines += [f"{t} Q0 d{d} {r + 1} {20.0 - r} r{i}\n" for r, d in enumerate(docs.tolist())]
-        campaign.submit(
-            "".join(lines), name=f"r{i}", system_type="FMR"[i % 3], training_type="AD"[i % 2], novelty=i % 4 == 0
-        )
-    qrels_text = "".join(f"{t} 0 d{d} {int(rng.random() < 0.3)}\n" for t in campaign.topics for d in range(30))
-    session = campaign.session
-    campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.closed)
-    qrels.import_qrels(session, ORGANISER, campaign.id, qrels_text.encode(), label="q", max_errors=10)
-    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign.id, measures=MEASURES)
-    evaluations.run_evaluation(session, evaluation.id)
-    session.commit()
-    return campaign, evaluation
+    return evaluated_mixed(campaign, MEASURES, novelty=True)
 
 
 @pytest.fixture(scope="module")
