@@ -31,12 +31,32 @@ def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     return out.getvalue()
 
 
+INTERVAL = ("ci_low", "ci_high", "level", "rank_low", "rank_high", "tier")
+
+
 def leaderboard_csv(board: Mapping[str, Any]) -> str:
-    """A leaderboard's rows as CSV (a leaderboard's JSON document): the fixed columns, then one column per measure."""
+    """A leaderboard's rows as CSV (a leaderboard's JSON document): the fixed columns, one column per measure, then
+    the board measure's interval, rank interval and tier, and each measure's interval (`AP ci_low`, `AP ci_high`);
+    cells a document lacks (one published before intervals, a team's view without ranks) are empty."""
     measures = list(board["measures"])
     rows = board["rows"]
-    cells = ([*(r.get(k) for k in FIXED), *(r["scores"].get(m) for m in measures)] for r in rows)
-    return _csv([*FIXED, *measures], cells)
+
+    def bounds(row: Mapping[str, Any], measure: str) -> list[object]:
+        """The measure's interval ends in a row, None where it has none."""
+        found = (row.get("intervals") or {}).get(measure) or {}
+        return [found.get("ci_low"), found.get("ci_high")]
+
+    cells = (
+        [
+            *(r.get(k) for k in FIXED),
+            *(r["scores"].get(m) for m in measures),
+            *(r.get(k) for k in INTERVAL),
+            *(v for m in measures for v in bounds(r, m)),
+        ]
+        for r in rows
+    )
+    per_measure = [f"{m} {end}" for m in measures for end in ("ci_low", "ci_high")]
+    return _csv([*FIXED, *measures, *INTERVAL, *per_measure], cells)
 
 
 def per_topic_csv(board: Mapping[str, Any]) -> str:

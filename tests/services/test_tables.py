@@ -57,3 +57,22 @@ def test_attachment_quotes_the_name_per_rfc_6266():
     plain = header.split("filename=", 1)[1].split(";", 1)[0]
     assert plain == '"a_b_c _.txt"'
     assert header.endswith("filename*=UTF-8''a%22b%5Cc%20%C3%A9.txt")
+
+
+def test_leaderboard_csv_carries_the_intervals_and_leaves_missing_ones_empty():
+    """The board measure's interval, rank interval and tier after the measures, then each measure's interval; a row
+    without them (published before intervals, a team's own view) has empty cells there."""
+    board = _board()
+    board["measures"] = ["AP", "P@5"]
+    with_ci = {
+        **board["rows"][0],
+        "scores": {"AP": 0.3, "P@5": 0.4},
+        "ci_low": 0.2, "ci_high": 0.45, "level": 0.95, "rank_low": 1, "rank_high": 2, "tier": 1,
+        "intervals": {"AP": {"ci_low": 0.2, "ci_high": 0.45}, "P@5": None},
+    }  # fmt: skip
+    board["rows"] = [with_ci, {**board["rows"][0], "scores": {"AP": 0.1, "P@5": 0.2}}]
+    header, first, second = list(csv.reader(io.StringIO(leaderboard_csv(board))))
+    assert header[8:] == ["AP", "P@5", "ci_low", "ci_high", "level", "rank_low", "rank_high", "tier",
+                          "AP ci_low", "AP ci_high", "P@5 ci_low", "P@5 ci_high"]  # fmt: skip
+    assert first[8:] == ["0.3", "0.4", "0.2", "0.45", "0.95", "1", "2", "1", "0.2", "0.45", "", ""]
+    assert second[8:] == ["0.1", "0.2"] + [""] * 10
