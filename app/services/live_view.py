@@ -32,7 +32,6 @@ from app.evaluation.analyses.budget import (
     TopicError,
     allocation,
     combine,
-    judging_advice,
     relevant_estimate,
     tau_advice,
     topic_error,
@@ -299,20 +298,7 @@ def _advise(
     errors = _errors(entry, names, samples, seed, index.prepared.max_results)
     variance = combine(names, list(index.prepared.names), errors, replicates, seed, random=board.random)
     tau = tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None
-    advice = judging_advice(
-        list(board.topics),
-        [int(s) for s in board.strata],
-        board.pooled,
-        board.judged,
-        board.relevant,
-        random=board.random,
-        saturated=board.saturated(),
-        tau=tau,
-        queued=board.queued(),
-        target_width=target_width,
-        relative_width=relative_width,
-        z=z,
-    )
+    advice = board.advice(tau, target_width=target_width, relative_width=relative_width, z=z)
     topic_low, topic_high = variance.intervals(z)
     means, mean_low, mean_high = variance.mean_intervals(z)
     centre = variance.centre()

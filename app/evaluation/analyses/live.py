@@ -123,8 +123,16 @@ class LiveBoard:
         queued: np.ndarray = np.maximum(self.sampled - self.judged_sampled, 0.0)
         return queued
 
-    def advice(self, tau: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Stop or continue and what to judge next (`budget.judging_advice`; `tau` from `budget.tau_advice`)."""
+    def advice(
+        self,
+        tau: dict[str, Any] | None = None,
+        *,
+        target_width: float | None = None,
+        relative_width: float | None = None,
+        z: float = 1.96,
+    ) -> dict[str, Any]:
+        """Stop or continue and what to judge next (`budget.judging_advice`; `tau` from `budget.tau_advice`; the
+        board's relative width unless given)."""
         return judging_advice(
             list(self.topics),
             [int(s) for s in self.strata],
@@ -135,7 +143,9 @@ class LiveBoard:
             saturated=self.saturated(),
             tau=tau,
             queued=self.queued(),
-            relative_width=self.relative_width,
+            target_width=target_width,
+            relative_width=self.relative_width if relative_width is None else relative_width,
+            z=z,
         )
 
     def topic_stats(self, advice: dict[str, Any] | None = None) -> list[dict[str, Any]]:

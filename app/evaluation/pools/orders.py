@@ -312,6 +312,21 @@ class MaxMeanNonStationary(JudgingOrder):
         self.failures[run] = self.discount * self.failures[run] + float(not relevant)
 
 
+def checked_beta(beta: float) -> float:
+    """Hedge's beta, in (0, 1]."""
+    if not 0.0 < beta <= 1.0:
+        raise ValueError(f"beta must be in (0, 1], got {beta}")
+    return beta
+
+
+def hedge_update(weights: np.ndarray, loss: np.ndarray, beta: float, relevant: bool) -> np.ndarray:
+    """Run weights after a verdict on a doc with losses `loss` [run]: times beta^-loss (relevant) or beta^loss
+    (not), normalised."""
+    moved: np.ndarray = weights * beta ** (-loss if relevant else loss)
+    normalised: np.ndarray = moved / moved.sum()
+    return normalised
+
+
 def rank_loss(lists: Sequence[np.ndarray], n_docs: int) -> np.ndarray:
     """[doc, run] Hedge's loss (H_N - H_{r-1}) / H_N of each doc at rank r of a run's N-long list (0 if unranked)."""
     loss = np.zeros((n_docs, len(lists)))
@@ -337,9 +352,7 @@ class Hedge(JudgingOrder):
         beta: float = 0.1,
     ) -> None:
         super().__init__(lists, pool=pool)
-        if not 0.0 < beta <= 1.0:
-            raise ValueError(f"beta must be in (0, 1], got {beta}")
-        self.beta = beta
+        self.beta = checked_beta(beta)
         n_docs, n_runs = len(self._lists.names), len(self._lists.lists)
         self.loss = rank_loss(self._lists.lists, n_docs)
         self.weights = np.full(n_runs, 1.0 / max(n_runs, 1))
@@ -372,9 +385,7 @@ class Hedge(JudgingOrder):
 
     def _credit(self, run: int, relevant: bool) -> None:
         """Multiply every run's weight by beta^-loss (relevant) or beta^loss (not), then normalise."""
-        loss = self.loss[self._scored]
-        self.weights = self.weights * self.beta ** (-loss if relevant else loss)
-        self.weights /= self.weights.sum()
+        self.weights = hedge_update(self.weights, self.loss[self._scored], self.beta, relevant)
 
 
 class MinimalTestCollection(JudgingOrder):
@@ -454,9 +465,7 @@ class ExpectedMTC(MinimalTestCollection):
         beta: float = 0.8,
     ) -> None:
         super().__init__(lists, seed=seed, topic=topic, pool=pool)
-        if not 0.0 < beta <= 1.0:
-            raise ValueError(f"beta must be in (0, 1], got {beta}")
-        self.beta = beta
+        self.beta = checked_beta(beta)
         self.loss = rank_loss(self._lists.lists, len(self._lists.names))
         self.run_weights = np.full(len(self._lists.lists), 1.0 / max(len(self._lists.lists), 1))
 
@@ -477,9 +486,7 @@ class ExpectedMTC(MinimalTestCollection):
         fresh = i is not None and not self._lists.judged[i]
         super().record(doc, relevant)
         if fresh and len(self.run_weights):
-            loss = self.loss[i]
-            self.run_weights = self.run_weights * self.beta ** (-loss if relevant else loss)
-            self.run_weights /= self.run_weights.sum()
+            self.run_weights = hedge_update(self.run_weights, self.loss[i], self.beta, relevant)
 
 
 def make_order(
