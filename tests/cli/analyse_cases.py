@@ -3,6 +3,7 @@ tests/cli/conftest.py): the small collections they run on and the moment evaluat
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -77,3 +78,12 @@ def moment_reference(truth: Path, runs: list[Path], measures: list[str]) -> tupl
     topics = [t for t in nested[names[0]][measures[0]] if t != "all"]
     values = np.array([[[nested[n][m][t] for t in topics] for m in measures] for n in names])
     return names, topics, values
+
+
+def table_row(output: str, first: str) -> list[str]:
+    """The cells of the table row (rich's box characters) that starts with `first`."""
+    for line in output.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃]", line) if c.strip()]
+        if cells and cells[0] == first:
+            return cells
+    raise AssertionError(f"no row {first!r} in\n{output}")

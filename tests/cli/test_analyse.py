@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 from click.testing import CliRunner
@@ -11,6 +10,7 @@ from scipy import stats
 
 from app.cli import cli
 from app.evaluation.measures.evaluate import evaluate
+from tests.cli.analyse_cases import table_row
 from tests.evaluation.analyses.brute import mean_over_topics, pooled_ranks
 
 
@@ -20,14 +20,6 @@ def best_ranks(runs) -> dict:
 
 
 runner = CliRunner()
-
-
-def _row(output: str, first: str) -> list[str]:
-    for line in output.splitlines():
-        cells = [c.strip() for c in re.split(r"[│┃]", line) if c.strip()]
-        if cells and cells[0] == first:
-            return cells
-    raise AssertionError(f"no row {first!r} in\n{output}")
 
 
 def test_pool_depth_prints_brute_force_values_and_writes_a_png(files, tmp_path):
@@ -47,11 +39,11 @@ def test_pool_depth_prints_brute_force_values_and_writes_a_png(files, tmp_path):
     best = pooled_ranks(runs, ["run0", "run2", "run3"])
     keys = list(zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True))
     keep = np.array([best.get(k, 10**9) <= 1 for k in keys])  # lines no pooled run retrieved are dropped
-    assert _row(result.output, "1")[1] == str(keep.sum())
+    assert table_row(result.output, "1")[1] == str(keep.sum())
     expected = mean_over_topics(qrels, runs, keep, "AP")
     full = mean_over_topics(qrels, runs, np.ones(len(qrels), dtype=bool), "AP")
     for i, run in enumerate(runs):
-        row = _row(result.output, run.tag)
+        row = table_row(result.output, run.tag)
         assert row[1] == f"{full[i]:.4f}" and row[2] == f"{expected[i]:.4f}"
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -62,7 +54,7 @@ def test_leave_out_by_group_and_svg_plot(files, tmp_path):
     args = ["analyse", "leave-out", qrels_path, *run_paths, "--groups", groups, "--by", "group", "--pool-depth", "10"]
     result = runner.invoke(cli, [*args, "--plot", str(plot)])
     assert result.exit_code == 0, result.output
-    assert {_row(result.output, g)[0] for g in "ABC"} == {"A", "B", "C"}
+    assert {table_row(result.output, g)[0] for g in "ABC"} == {"A", "B", "C"}
     assert "tau_b =" in result.output and "max drop =" in result.output
     assert b"<svg" in plot.read_bytes()[:400]
 
@@ -75,7 +67,10 @@ def test_agreement_ties_and_stability_commands(files, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Measure agreement" in agreement_plot.read_text()
     means = evaluate(qrels, runs, ["AP", "P@5"]).mean()
-    assert _row(result.output, "AP")[1:] == ["1.0000", f"{stats.kendalltau(means[:, 0], means[:, 1]).statistic:.4f}"]
+    assert table_row(result.output, "AP")[1:] == [
+        "1.0000",
+        f"{stats.kendalltau(means[:, 0], means[:, 1]).statistic:.4f}",
+    ]
     result = runner.invoke(cli, ["analyse", "ties", qrels_path, *run_paths, "-m", "P@5", "--plot", str(ties_plot)])
     assert result.exit_code == 0, result.output
     assert "share of topics where all runs tie" in ties_plot.read_text()
@@ -83,7 +78,7 @@ def test_agreement_ties_and_stability_commands(files, tmp_path):
     args = ["analyse", "stability", qrels_path, *run_paths, "-m", "AP", "--trials", "20", "--plot", str(plot)]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert _row(result.output, "4")[1].startswith("1.0000")  # all 4 topics: the full ranking
+    assert table_row(result.output, "4")[1].startswith("1.0000")  # all 4 topics: the full ranking
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -4,7 +4,6 @@ scores, the figure is written, bad values are refused; and the numbers on TREC-C
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 from click.testing import CliRunner
@@ -12,17 +11,9 @@ from click.testing import CliRunner
 from app.cli import cli
 from app.evaluation.analyses.topic_set_design import residual_variance, topic_set_design
 from app.evaluation.measures.evaluate import evaluate
+from tests.cli.analyse_cases import table_row
 
 runner = CliRunner()
-
-
-def _row(output: str, first: str) -> list[str]:
-    """The cells of the table row that starts with `first`."""
-    for line in output.splitlines():
-        cells = [c.strip() for c in re.split(r"[│┃]", line) if c.strip()]
-        if cells and cells[0] == first:
-            return cells
-    raise AssertionError(f"no row {first!r} in\n{output}")
 
 
 def test_sizes_are_the_cores_on_the_evaluated_scores(files, tmp_path):
@@ -42,8 +33,8 @@ def test_sizes_are_the_cores_on_the_evaluated_scores(files, tmp_path):
     table = runner.invoke(cli, [*args, "--plot", str(plot)])
     assert table.exit_code == 0, table.output
     first = data["designs"][0]
-    assert _row(table.output, "0.1")[1:] == [str(first["t_test"]), str(first["anova"])]
-    assert _row(table.output, "0.3")[1:] == [str(data["ci"][0]["n"])]
+    assert table_row(table.output, "0.1")[1:] == [str(first["t_test"]), str(first["anova"])]
+    assert table_row(table.output, "0.3")[1:] == [str(data["ci"][0]["n"])]
     assert "With this campaign's 4 topics" in " ".join(table.output.split())
     assert "Topic set size for AP" in plot.read_text()
     bad = runner.invoke(cli, [*args, "--min-difference", "0"])

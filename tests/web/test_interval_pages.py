@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from app.evaluation.measures.registry import describe
 from app.figures import report as plots
 from app.web.pages import templates
-from tests.web.interval_documents import body_rows, text
+from tests.web.interval_documents import body_rows, render_board, text
 
 TEXT = "95% paired bootstrap percentile interval over topics (1000 resamples, seed 7)"
 INTERVAL = {"level": 0.95, "method": "percentile", "n_resamples": 1000, "seed": 7, "sampled": False, "text": TEXT}
@@ -121,22 +120,6 @@ def _significance(*, intervals: bool = True) -> dict[str, Any]:
         sig["tiers"] = {r["run"]: r["tier"] for r in ROWS}
         sig["rank_intervals"] = {r["run"]: [r["rank_low"], r["rank_high"]] for r in ROWS}
     return sig
-
-
-def render_board(board: dict[str, Any], significance: dict[str, Any] | None = None) -> str:
-    """The leaderboard page's HTML for a board document."""
-    return templates.get_template("leaderboard.html").render(
-        board=board,
-        significance=significance,
-        campaign_id=1,
-        json_url="j",
-        csv_url="c",
-        topics_csv_url="t",
-        published_at=datetime(2026, 1, 1, tzinfo=UTC),
-        describe=describe,
-        version="0",
-        request=None,
-    )
 
 
 def _report(*, intervals: bool = True, biased: bool = False) -> dict[str, Any]:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from markupsafe import escape
 
 from app.evaluation.measures.registry import describe
 from app.server import create_app
-from app.web.pages import templates
+from tests.web.interval_documents import render_board
 
 
 def test_openapi_measure_parameter_lists_the_registry() -> None:
@@ -28,17 +26,6 @@ def test_leaderboard_page_describes_the_measures() -> None:
         "by_system_type": {},
         "per_topic": [],
     }
-    html = templates.get_template("leaderboard.html").render(
-        board=board,
-        significance=None,
-        campaign_id=1,
-        json_url="j",
-        csv_url="c",
-        topics_csv_url="t",
-        published_at=datetime(2026, 1, 1, tzinfo=UTC),
-        describe=describe,
-        version="0",
-        request=None,
-    )
+    html = render_board(board)
     assert f"<strong>P@10</strong>: {escape(describe('P@10'))}" in html
     assert f'title="{escape(describe("AP"))}"' in html
