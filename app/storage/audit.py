@@ -33,6 +33,7 @@ AUDITED_TABLES = (
     "analysis_jobs",
     "leaderboard_snapshots",
     "moment_judgements",
+    "model_verdicts",
     "runs",
     "topics",
     "collection_items",

@@ -111,10 +111,12 @@ class Campaign(Base):
         _enum(TeamResults, "team_results"), default=TeamResults.own, server_default=TeamResults.own.value
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    max_grade: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))  # grades 0..max_grade
 
     __table_args__ = (
         CheckConstraint("max_results > 0", name="max_results_positive"),
         CheckConstraint("max_runs_per_team > 0", name="max_runs_positive"),
+        CheckConstraint("max_grade BETWEEN 1 AND 10", name="max_grade_range"),
     )
 
 
@@ -162,16 +164,29 @@ class Team(Base):
     __table_args__ = (UniqueConstraint("campaign_id", "name"),)
 
 
+class AssessorKind(enum.StrEnum):
+    """Who an assessor is: a person (the judging page) or a model (the batch judging API)."""
+
+    human = "human"
+    model = "model"
+
+
 class Assessor(Base):
-    """A person who judges pooled items."""
+    """A person, or a model, that judges pooled items."""
 
     __tablename__ = "assessors"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(16), default="human", server_default=text("'human'"))
+    # a model's name, version, configuration hash and parameters, as registered (NULL for people)
+    provenance: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
 
-    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "name"),
+        CheckConstraint("kind IN ('human', 'model')", name="kind_known"),
+    )
 
 
 class ApiToken(Base):
@@ -326,6 +341,10 @@ class PoolItem(Base):
     best_rank: Mapped[int] = mapped_column(Integer)
     n_runs: Mapped[int] = mapped_column(Integer)
     judging_order: Mapped[int] = mapped_column(Integer)  # -1 when not sampled
+    # a model-assisted pool: the item's inclusion probability in the human verification sample and whether it was
+    # drawn (set with the item's first model verdict); NULL in other pools
+    verification_probability: Mapped[float | None] = mapped_column(Double)
+    verification_sampled: Mapped[bool | None] = mapped_column(Boolean)
 
     __table_args__ = (
         UniqueConstraint("pool_id", "topic_id", "docno"),
@@ -387,6 +406,39 @@ class Judgement(Base):
     __table_args__ = (UniqueConstraint("pool_item_id", "round"),)
 
 
+class ModelVerdict(Base):
+    """A model assessor's verdict on a pool item: its grade and the judge's probability that the item is relevant."""
+
+    __tablename__ = "model_verdicts"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    pool_item_id: Mapped[int] = mapped_column(ForeignKey("pool_items.id", ondelete="CASCADE"))
+    assessor_id: Mapped[int] = mapped_column(ForeignKey("assessors.id", ondelete="CASCADE"), index=True)
+    grade: Mapped[int] = mapped_column(Integer)
+    probability: Mapped[float | None] = mapped_column(Double)  # P(relevant), in [0, 1]
+    config_hash: Mapped[str | None] = mapped_column(String(64))  # the configuration the client reported
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (
+        UniqueConstraint("pool_item_id", "assessor_id"),
+        CheckConstraint("grade >= 0", name="grade_not_negative"),
+        CheckConstraint("probability IS NULL OR (probability >= 0 AND probability <= 1)", name="probability_range"),
+    )
+
+
+class ModelLease(Base):
+    """A pool item handed to a model assessor and not answered yet (free again when it expires)."""
+
+    __tablename__ = "model_leases"
+
+    pool_item_id: Mapped[int] = mapped_column(ForeignKey("pool_items.id", ondelete="CASCADE"), primary_key=True)
+    assessor_id: Mapped[int] = mapped_column(
+        ForeignKey("assessors.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class JudgementChange(Base):
     """History of every judgement change: who, when, old, new."""
 
@@ -420,8 +472,14 @@ class QrelsVersion(Base):
     combine: Mapped[str | None] = mapped_column(String(16))  # a moment cut: how assessors' marks were combined
     # the campaign's topics without any judgement in the version (numbers); NULL when not known (migration 0009)
     unjudged_topics: Mapped[list[str] | None] = mapped_column(JSONB(none_as_null=True))
+    judges: Mapped[str] = mapped_column(String(16), default="human", server_default=text("'human'"))
+    # human | model | combined; for model and combined versions the model assessors and the human share
+    provenance: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
 
-    __table_args__ = (UniqueConstraint("campaign_id", "label"),)
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "label"),
+        CheckConstraint("judges IN ('human', 'model', 'combined')", name="judges_known"),
+    )
 
 
 class QrelsEntry(Base):
@@ -434,6 +492,11 @@ class QrelsEntry(Base):
     docno: Mapped[str] = mapped_column(Text, primary_key=True)
     stratum: Mapped[int | None] = mapped_column(Integer)
     grade: Mapped[int] = mapped_column(Integer)
+    # a combined version's inputs of its prediction-powered estimates (NULL in other versions)
+    model_grade: Mapped[int | None] = mapped_column(Integer)
+    model_probability: Mapped[float | None] = mapped_column(Double)
+    human_grade: Mapped[int | None] = mapped_column(Integer)
+    verification_probability: Mapped[float | None] = mapped_column(Double)
 
 
 class JobState:
@@ -491,6 +554,7 @@ class RunMean(Base):
     ci_low: Mapped[float | None] = mapped_column(Double)
     ci_high: Mapped[float | None] = mapped_column(Double)
     sampling_se: Mapped[float | None] = mapped_column(Double)
+    estimator: Mapped[str | None] = mapped_column(String(32))  # NULL: the plain mean; prediction_powered
 
 
 class LeaderboardSnapshot(Base):

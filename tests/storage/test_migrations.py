@@ -254,7 +254,7 @@ def test_a_database_made_at_0005_with_runs_upgrades_to_0006_with_the_xml_runs_el
                 if statement.strip():
                     conn.execute(text(statement), {k: v for k, v in contents.items() if f":{k}" in statement})
             columns_0005 = {c["name"] for c in inspect(conn).get_columns("runs")}
-        migrations.upgrade(url, "0006")
+        migrations.upgrade(url)  # the app runs at head
         with make_session_factory(engine)() as session:
             assert [(r.name, r.elapsed_seconds) for r in session.scalars(select(Run).order_by(Run.id))] == [
                 ("trec", None),
@@ -464,7 +464,7 @@ def test_a_database_made_at_0008_with_data_upgrades_to_0009_audits_runs_and_bulk
         with engine.connect() as conn:
             columns_0008 = {c["name"] for c in inspect(conn).get_columns("qrels_versions")}
             function_0008 = _audit_function(conn)
-        migrations.upgrade(url, "0009")
+        migrations.upgrade(url)  # the app runs at head
         with make_session_factory(engine)() as session:
             versions = {v.id: v for v in session.scalars(select(QrelsVersion))}
             assert {i: v.unjudged_topics for i, v in versions.items()} == {1: ["9"], 2: ["9", "10"], 3: None}
@@ -684,7 +684,7 @@ def test_a_database_at_0010_with_an_evaluation_upgrades_to_0011_and_its_board_sh
         _load(engine, AT_0008 + AT_0010, alpha=zlib.compress(OLD_RUN.encode()))
         with engine.connect() as conn:
             columns_0010 = {c["name"] for c in inspect(conn).get_columns("run_means")}
-        migrations.upgrade(url, "0011")
+        migrations.upgrade(url)  # the app runs at head
         with engine.connect() as conn:
             rows = conn.execute(text("SELECT run_id, measure, value, ci_low, ci_high, sampling_se FROM run_means"))
             assert [tuple(r) for r in rows] == [(1, "AP", 1.0, None, None, None)]
