@@ -15,6 +15,11 @@ are then given in commit order, which makes "fed up to id N" exact. A rolled-bac
 it touched, so they are rebuilt from what was committed. Changing an earlier verdict does not move a live policy,
 which saw the first one (a policy rebuilt later reads the verdict as it stands then); `unsure` counts as not
 relevant.
+
+A pool with the `lara` order gives its policy the model's probabilities of the topic's items (`model_probabilities`:
+the verified model assessor's, `params["verification"]["model_assessor_id"]`, when the pool names one, else every
+model assessor's averaged), read again at each verdict: probabilities that arrived since (a model judging alongside
+people) recalibrate the cached policy into the one a rebuild would make.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.pools.builders import PoolTable
-from app.evaluation.pools.orders import ORDERS, JudgingOrder, make_order
+from app.evaluation.pools.orders import ORDERS, JudgingOrder, LlmAssisted, make_order
 from app.evaluation.pools.queues import planned_orders, queue_position, topic_lists
 from app.services.run_arrays import load_runs
 from app.storage.models import Pool
@@ -74,6 +79,7 @@ class _TopicPolicy:
 
     policy: JudgingOrder
     last_id: int = 0
+    probabilities: dict[str, float] | None = None  # the model's, as the policy has them (`lara` only)
 
 
 _lock = threading.Lock()
@@ -97,6 +103,17 @@ _SINCE = text(
     ORDER BY j.id
     """
 )
+_MODEL_PROBABILITIES = text(
+    """
+    SELECT i.docno, avg(v.probability) AS probability
+    FROM model_verdicts v
+    JOIN pool_items i ON i.id = v.pool_item_id
+    JOIN assessors a ON a.id = v.assessor_id
+    WHERE i.pool_id = :pool AND i.topic_id = :topic AND a.kind = 'model' AND v.probability IS NOT NULL
+      AND (CAST(:assessor AS integer) IS NULL OR v.assessor_id = :assessor)
+    GROUP BY i.docno
+    """
+)
 _MOVE_TO_HEAD = text(
     """
     UPDATE pool_items SET judging_order = :base + array_position(CAST(:docs AS text[]), docno) - 1
@@ -112,9 +129,15 @@ def advance(session: Session, pool_id: int, order: str, seed: int, topic_id: int
         topic_lock = _topic_locks.setdefault(key, threading.Lock())
     with topic_lock:
         entry = _policies.get(key)
+        probabilities = model_probabilities(session, pool_id, topic_id) if order == "lara" else None
         if entry is None:
             lists = _pool_lists(session, pool_id).get(topic_id, [])
-            entry = _TopicPolicy(make_order(order, lists, seed=seed, topic=_topic_number(session, topic_id)))
+            number = _topic_number(session, topic_id)
+            entry = _TopicPolicy(make_order(order, lists, seed=seed, topic=number, probabilities=probabilities))
+            entry.probabilities = probabilities
+        elif probabilities != entry.probabilities and isinstance(entry.policy, LlmAssisted):
+            entry.policy.set_probabilities(probabilities)
+            entry.probabilities = probabilities
         for judgement_id, docno, relevant in session.execute(
             _SINCE, {"pool": pool_id, "topic": topic_id, "after": entry.last_id}
         ):
@@ -132,6 +155,19 @@ def advance(session: Session, pool_id: int, order: str, seed: int, topic_id: int
                 _policies.popitem(last=False)
         session.info.setdefault(_TOUCHED, set()).add(key)
     return plan
+
+
+def model_probabilities(session: Session, pool_id: int, topic_id: int) -> dict[str, float]:
+    """{docno: the model's probability of relevance} for the topic's items: the pool's verified model assessor's if
+    `params["verification"]["model_assessor_id"]` is set, else the mean over every model assessor's verdicts."""
+    pool = session.get(Pool, pool_id)
+    verification = ((pool.params if pool is not None else None) or {}).get("verification") or {}
+    assessor = verification.get("model_assessor_id")
+    rows = session.execute(
+        _MODEL_PROBABILITIES,
+        {"pool": pool_id, "topic": topic_id, "assessor": None if assessor is None else int(assessor)},
+    )
+    return {str(docno): float(probability) for docno, probability in rows}
 
 
 def remember_lists(pool_id: int, lists_by_topic: dict[int, list[list[str]]]) -> None:

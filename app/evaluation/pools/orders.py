@@ -1,6 +1,6 @@
 """Judging orders over one topic's pool as online policies: ask `next()` for a doc, feed the verdict back.
 
-Six orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
+Seven orders, each over the pooled runs' ranked lists of one topic (each list already restricted to the pool, in
 the ranking rule's order, `ordering.ranked_order`):
 
 - `shuffled`: the pool in a seeded random order (today's judging order). Every prefix is a simple random sample of
@@ -47,8 +47,22 @@ the ranking rule's order, `ordering.ranked_order`):
   pooled runs (`scripts/bench/judging_cost.py`); over all 143 runs 0.3 is chosen on either half, and 0.8 needs
   0.39-0.41x the depth pool's judgements there instead of 0.33-0.36x (README).
 
-Move-to-front, MM-NS, Hedge, MTC and MTC x Hedge are *not* random samples: estimates from their judgements are biased
-(`random = False`), which callers must mark on every score computed from them.
+- `lara` (after Takehi, Voorhees, Sakai & Soboroff, SIGIR 2025, "LLM-Assisted Relevance Assessments: When Should
+  We Ask LLMs for Help?"): the model's probability of relevance p of each doc, calibrated against the human verdicts
+  seen so far, chooses what people judge next. The calibration is Platt scaling on the model's log-odds,
+  P(relevant) = sigmoid(a + b logit(p)), fitted by Newton's method as the maximum a posteriori under a Gaussian
+  prior centred on the identity (a = 0, b = 1, precision `strength`), refitted every `refit_every` verdicts over
+  every verdict so far (proposed or not). The next doc is the unjudged one whose calibrated probability is closest
+  to 0.5 (most uncertain; ties, to 1e-12, in a seeded doc order); docs the model has no probability for come first,
+  in that order, as no model label can stand in for them. Without probabilities (`make_order(..., probabilities=
+  None)`) the order is the seeded doc order. How it differs from the paper (and its code): the paper calibrates one
+  model over all topics with one gradient step per annotation on the raw probability, blended with it by a weight
+  that grows with the annotations, and fills the unjudged docs with the calibrated labels; here each topic's policy
+  calibrates on its own verdicts (the service keeps a policy per topic), fully refitted on the log-odds with the
+  prior doing the blending, and only the order is chosen (what fills the rest is the qrels' business).
+
+Move-to-front, MM-NS, Hedge, MTC, MTC x Hedge and LARA are *not* random samples: estimates from their judgements are
+biased (`random = False`), which callers must mark on every score computed from them.
 
 Verdicts may also arrive for docs the policy did not propose (another assessor, an import): `record` marks them
 judged (skipped by every list) without crediting any run. Feeding the same verdicts in the same order to a policy
@@ -63,7 +77,7 @@ import numpy as np
 
 from app.evaluation.pools.seeding import topic_rng
 
-ORDERS = ("shuffled", "move_to_front", "mm_ns", "hedge", "mtc", "mtc_hedge")
+ORDERS = ("shuffled", "move_to_front", "mm_ns", "hedge", "mtc", "mtc_hedge", "lara")
 
 
 def tie_order(seed: int, topic: str, n: int) -> np.ndarray:
@@ -489,10 +503,134 @@ class ExpectedMTC(MinimalTestCollection):
             self.run_weights = hedge_update(self.run_weights, self.loss[i], self.beta, relevant)
 
 
+def platt_fit(
+    log_odds: np.ndarray, relevant: np.ndarray, strength: float = 1.0, iterations: int = 50
+) -> tuple[float, float]:
+    """(a, b) maximising sum log P(y | sigmoid(a + b x)) - strength / 2 ((a - 0)^2 + (b - 1)^2): Platt scaling of
+    the log-odds `x` on the verdicts `y`, shrunk towards the identity (Newton's method; the objective is concave)."""
+    x = np.asarray(log_odds, dtype=np.float64)
+    y = np.asarray(relevant, dtype=np.float64)
+    design = np.column_stack([np.ones_like(x), x])
+    prior = np.array([0.0, 1.0])
+    theta = prior.copy()
+    for _ in range(iterations):
+        fitted = 1.0 / (1.0 + np.exp(-(design @ theta)))
+        gradient = design.T @ (y - fitted) - strength * (theta - prior)
+        hessian = (design.T * (fitted * (1.0 - fitted))) @ design + strength * np.eye(2)
+        step = np.linalg.solve(hessian, gradient)
+        theta = theta + step
+        if float(np.abs(step).max()) < 1e-12:
+            break
+    return float(theta[0]), float(theta[1])
+
+
+class LlmAssisted(JudgingOrder):
+    """LARA-style: the unjudged doc whose model probability, calibrated on the verdicts so far, is nearest 0.5
+    (module docstring)."""
+
+    name = "lara"
+    EPSILON = 1e-4  # probabilities are clipped to [EPSILON, 1 - EPSILON] before their log-odds are taken
+
+    def __init__(
+        self,
+        lists: Sequence[Sequence[str]],
+        *,
+        seed: int = 0,
+        topic: str = "",
+        pool: Sequence[str] | None = None,
+        probabilities: Mapping[str, float] | None = None,
+        strength: float = 1.0,
+        refit_every: int = 1,
+    ) -> None:
+        super().__init__(lists, pool=pool)
+        if strength <= 0.0:
+            raise ValueError(f"strength must be positive, got {strength}")
+        if refit_every < 1:
+            raise ValueError(f"refit_every must be at least 1, got {refit_every}")
+        self.strength = strength
+        self.refit_every = refit_every
+        self._tie = tie_order(seed, topic, self.pool_size)
+        self._verdicts: list[tuple[int, bool]] = []  # (doc id, relevant) in the order given
+        self.calibration = (0.0, 1.0)
+        self._fitted_on = 0
+        self.set_probabilities(probabilities)
+
+    def set_probabilities(self, probabilities: Mapping[str, float] | None) -> None:
+        """Take the model's probabilities (doc -> P(relevant); docs outside the pool ignored) and recalibrate: the
+        policy is then the one built with them and fed the same verdicts."""
+        self.has_probability = np.zeros(self.pool_size, dtype=bool)
+        probability = np.full(self.pool_size, 0.5)
+        for name, value in (probabilities or {}).items():
+            i = self._lists.index.get(str(name))
+            if i is not None and np.isfinite(value):
+                self.has_probability[i] = True
+                probability[i] = min(max(float(value), self.EPSILON), 1.0 - self.EPSILON)
+        self.log_odds = np.log(probability / (1.0 - probability))
+        self._fitted_on = -1
+        self._refit()
+        self._proposed, self._proposed_by = -1, -1  # a proposal made under the old probabilities is dropped
+
+    def _refit(self) -> None:
+        """Refit the calibration on the first multiple of `refit_every` verdicts (those with a model probability)."""
+        upto = len(self._verdicts) - len(self._verdicts) % self.refit_every
+        if upto == self._fitted_on:
+            return
+        used = [(i, y) for i, y in self._verdicts[:upto] if self.has_probability[i]]
+        if used:
+            ids = np.array([i for i, _ in used], dtype=np.int64)
+            labels = np.array([y for _, y in used], dtype=np.float64)
+            self.calibration = platt_fit(self.log_odds[ids], labels, self.strength)
+        else:
+            self.calibration = (0.0, 1.0)
+        self._fitted_on = upto
+
+    def calibrated(self) -> np.ndarray:
+        """Each doc's calibrated probability of relevance (0.5 where the model gave none)."""
+        a, b = self.calibration
+        calibrated: np.ndarray = 1.0 / (1.0 + np.exp(-(a + b * self.log_odds)))
+        return np.where(self.has_probability, calibrated, 0.5)
+
+    def _ranking(self) -> np.ndarray:
+        """Unjudged doc ids, those without a probability first, then by |calibrated - 0.5|; ties in seeded order."""
+        unjudged = np.flatnonzero(~self._lists.judged)
+        distance = np.round(np.abs(self.calibrated() - 0.5), 12)
+        distance = np.where(self.has_probability, distance, -1.0)
+        return unjudged[np.lexsort((self._tie[unjudged], distance[unjudged]))]
+
+    def _choose(self) -> tuple[int, int]:
+        """The most uncertain unjudged doc; no run is credited."""
+        ranking = self._ranking()
+        return (int(ranking[0]), -1) if len(ranking) else (-1, -1)
+
+    def _following(self, k: int) -> list[int]:
+        """The next `k` unjudged docs by the current calibration (it moves only with a verdict)."""
+        return [int(i) for i in self._ranking() if i != self._proposed][:k]
+
+    def record(self, doc: str, relevant: bool) -> None:
+        """Take the verdict, proposed or not: every verdict is a calibration point, after which the proposal is
+        made afresh (a proposal credits nothing here)."""
+        i = self._lists.index.get(str(doc))
+        fresh = i is not None and not self._lists.judged[i]
+        super().record(doc, relevant)
+        if fresh and i is not None:
+            self._verdicts.append((i, bool(relevant)))
+            self._refit()
+            self._proposed, self._proposed_by = -1, -1
+
+
 def make_order(
-    name: str, lists: Sequence[Sequence[str]], *, seed: int = 0, topic: str = "", pool: Sequence[str] | None = None
+    name: str,
+    lists: Sequence[Sequence[str]],
+    *,
+    seed: int = 0,
+    topic: str = "",
+    pool: Sequence[str] | None = None,
+    probabilities: Mapping[str, float] | None = None,
 ) -> JudgingOrder:
-    """The judging order called `name` (one of ORDERS) over one topic's ranked lists."""
+    """The judging order called `name` (one of ORDERS) over one topic's ranked lists; `probabilities` (doc -> the
+    model's P(relevant)) are for `lara` only, which without them is the seeded doc order."""
+    if name == "lara":
+        return LlmAssisted(lists, seed=seed, topic=topic, pool=pool, probabilities=probabilities)
     kinds = {
         "shuffled": Shuffled,
         "move_to_front": MoveToFront,
