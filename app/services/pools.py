@@ -22,11 +22,13 @@ from app.services.topics import topic_ids_by_number
 from app.storage.bulk import copy_rows
 from app.storage.models import (
     Assessor,
+    AssessorKind,
     Assignment,
     Campaign,
     CampaignStatus,
     Judgement,
     JudgingTask,
+    ModelVerdict,
     Pool,
     PoolItem,
     PoolRun,
@@ -35,6 +37,17 @@ from app.storage.models import (
     Team,
     Topic,
 )
+
+STRATIFY = ("none", "confidence")
+
+
+@dataclass(frozen=True)
+class VerificationSpec:
+    """A model-assisted pool: a model assessor judges every sampled item, people a seeded sample of its verdicts."""
+
+    human_share: float  # the expected share of each topic's items people verify, in (0, 1]
+    stratify: str = "none"  # none | confidence: items the model is unsure of are drawn more often
+    model_assessor_id: int | None = None  # the model whose verdicts are verified; the campaign's only one if None
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class PoolSpec:
     system_types: tuple[str, ...] | None = None  # only these run types
     run_ids: tuple[int, ...] | None = None  # only these runs
     order: str = "shuffled"  # judging order per topic: one of `orders.ORDERS` (shuffled, mtc_hedge, ...)
+    verification: VerificationSpec | None = None  # a model-assisted pool (services/verification.py)
 
 
 def _strata_of(spec: PoolSpec) -> tuple[Stratum, ...]:
@@ -85,6 +99,49 @@ def _select_runs(session: Session, campaign: Campaign, spec: PoolSpec) -> list[R
     return runs
 
 
+def _verification_params(session: Session, campaign_id: int, spec: VerificationSpec) -> dict[str, object]:
+    """The stored `verification` parameters of a model-assisted pool, validated (the model assessor resolved)."""
+    errors = []
+    if not (0.0 < spec.human_share <= 1.0):
+        errors.append({"field": "verification.human_share", "message": "a share in (0, 1]"})
+    if spec.stratify not in STRATIFY:
+        errors.append({"field": "verification.stratify", "message": "none or confidence"})
+    models = list(
+        session.scalars(
+            select(Assessor.id)
+            .where(Assessor.campaign_id == campaign_id, Assessor.kind == AssessorKind.model.value)
+            .order_by(Assessor.id)
+        )
+    )
+    model = spec.model_assessor_id
+    field = "verification.model_assessor_id"
+    if model is not None and model not in models:
+        errors.append({"field": field, "message": f"{model} is not a model assessor of this campaign"})
+    elif model is None and len(models) != 1:
+        found = "no model assessor" if not models else f"{len(models)} model assessors ({models})"
+        errors.append({"field": field, "message": f"the campaign has {found}: name the one to verify"})
+    if errors:
+        raise InvalidInput("invalid verification", errors)
+    return {
+        "human_share": float(spec.human_share),
+        "stratify": spec.stratify,
+        "model_assessor_id": model if model is not None else models[0],
+    }
+
+
+def verification_of(pool: Pool) -> VerificationSpec | None:
+    """A model-assisted pool's stored `verification` parameters, its model assessor resolved (None for pools people
+    judge in full)."""
+    found = (pool.params or {}).get("verification")
+    if not isinstance(found, dict):
+        return None
+    return VerificationSpec(
+        human_share=float(found["human_share"]),
+        stratify=str(found.get("stratify", "none")),
+        model_assessor_id=int(found["model_assessor_id"]),
+    )
+
+
 def current_pool(session: Session, campaign_id: int) -> Pool | None:
     """The campaign's pool (the newest), if any."""
     return session.scalar(select(Pool).where(Pool.campaign_id == campaign_id).order_by(Pool.id.desc()).limit(1))
@@ -102,10 +159,14 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
         judging_orders.check_order(spec.order)
     except ValueError as exc:
         raise InvalidInput("unknown judging order", [{"field": "order", "message": str(exc)}]) from None
+    verification = _verification_params(session, campaign_id, spec.verification) if spec.verification else None
     previous = current_pool(session, campaign_id)
     if previous is not None:
         judged = session.scalar(
             select(func.count()).select_from(Judgement).join(PoolItem).where(PoolItem.pool_id == previous.id)
+        )
+        judged = judged or session.scalar(
+            select(func.count()).select_from(ModelVerdict).join(PoolItem).where(PoolItem.pool_id == previous.id)
         )
         if judged:
             raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
@@ -116,7 +177,7 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     table = build_pool(tables, strata=strata, seed=seed)
     planned, lists = judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
     table = replace(table, judging_order=planned)
-    params = {
+    params: dict[str, object] = {
         "strata": [[s.first, s.last, s.rate] for s in strata],
         "depth": spec.depth,
         "max_priority": spec.max_priority,
@@ -124,6 +185,8 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
         "run_ids": [r.id for r in runs],
         "order": spec.order,
     }
+    if verification is not None:
+        params["verification"] = verification
     pool = Pool(campaign_id=campaign_id, kind=spec.kind, params=params, seed=seed)
     session.add(pool)
     session.flush()
@@ -141,7 +204,8 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
 
 
 def _store_items(session: Session, pool: Pool, table: PoolTable, topic_ids: dict[str, int]) -> None:
-    """COPY the pool's items, then create a round-1 judging task for every sampled item."""
+    """COPY the pool's items, then create a round-1 judging task for every sampled item (none in a model-assisted
+    pool: people judge only its verification sample, queued as each topic's model verdicts are in)."""
     n = len(table)
     copy_rows(
         session,
@@ -158,6 +222,8 @@ def _store_items(session: Session, pool: Pool, table: PoolTable, topic_ids: dict
             table.judging_order,
         ],
     )
+    if verification_of(pool) is not None:
+        return
     session.execute(
         insert(JudgingTask).from_select(
             ["pool_item_id", "round", "reason"],
