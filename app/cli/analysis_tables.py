@@ -455,6 +455,47 @@ def budget_tables(console: Console, shown: Shown) -> None:
         console.print(upcoming)
 
 
+def machine_agreement_tables(console: Console, shown: Shown) -> None:
+    """The model judge against people: kappa and base rates, the confusion matrix, the taus, each run's shift."""
+    data = shown.computed.data
+    judgements, rankings, labels = data["judgements"], data["rankings"], data["labels"]
+    summary = Table(title=f"{labels['model']} (model) against {labels['human']} (human), {data['measure']}")
+    summary.add_column("")
+    summary.add_column("value", justify="right")
+    kappa, base = judgements["kappa"], judgements["base_rate"]
+    rows = [
+        ("items judged by both", str(judgements["common"])),
+        ("kappa (unweighted)", _fmt_num(kappa["none"])),
+        ("kappa, linear weights", _fmt_num(kappa["linear"])),
+        ("kappa, quadratic weights", _fmt_num(kappa["quadratic"])),
+        ("relevant share, human", _fmt_num(base["human"])),
+        ("relevant share, model", _fmt_num(base["model"])),
+        ("tau_b", _fmt_num(rankings["tau_b"])),
+        ("tau_AP (human = truth)", _fmt_num(rankings["tau_ap"])),
+        (f"tau_b among the human top {rankings['top_k']}", _fmt_num(rankings["tau_b_top"])),
+    ]
+    for row in rows:
+        summary.add_row(*row)
+    console.print(summary)
+    confusion = Table(title="Confusion matrix: human grade (rows) x model grade (columns)")
+    confusion.add_column("human \\ model")
+    for grade in judgements["grades"]:
+        confusion.add_column(str(grade), justify="right")
+    for grade, counts in zip(judgements["grades"], judgements["confusion"], strict=True):
+        confusion.add_row(str(grade), *(str(c) for c in counts))
+    console.print(confusion)
+    level = data["shifts"]["interval"]["level"]
+    shifts = Table(
+        title=f"{data['measure']} per run: human, model, shift (model - human) with its {level:.0%} interval"
+    )
+    for column in ("run", "human", "model", "shift", "interval"):
+        shifts.add_column(column, justify="left" if column == "run" else "right")
+    for row in data["shifts"]["runs"]:
+        interval = f"{_fmt_num(row['ci_low'])}..{_fmt_num(row['ci_high'])}"
+        shifts.add_row(row["run"], _fmt_num(row["human"]), _fmt_num(row["model"]), _fmt_num(row["shift"]), interval)
+    console.print(shifts)
+
+
 def _plain(value: Any) -> bool:
     """Whether a result entry is one number or word (printed by the generic table)."""
     return value is None or isinstance(value, str | int | float | bool)
@@ -502,6 +543,7 @@ PRINTERS: dict[str, Printer] = {
     "strata": Printer(strata_tables),
     "moment-effectiveness": Printer(moment_effectiveness_tables),
     "budget": Printer(budget_tables),
+    "machine-agreement": Printer(machine_agreement_tables),
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from app.figures.campaign_analyses import FIGURES as CAMPAIGN_FIGURES
-from app.figures.campaign_analyses import type_significance
+from app.figures.campaign_analyses import machine_agreement, type_significance
 
 FORMATS = {".png": "png", ".svg": "svg"}
 Data = Mapping[str, Any]
@@ -291,6 +291,7 @@ LOOKUP: dict[str, Callable[[Data], Figure]] = {
     **CAMPAIGN_FIGURES,
     **FIGURES,
     "type-significance": type_significance,
+    "machine-agreement": machine_agreement,
 }  # every analysis figure by its name: the analysis registry's records name theirs (`Analysis.figure`)
 
 

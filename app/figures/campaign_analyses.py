@@ -322,6 +322,53 @@ def type_significance(data: Data) -> Figure:
     return figure
 
 
+def machine_agreement(data: Data) -> Figure:
+    """A model judge against people: the confusion matrix (human grade x model grade) as a heat map with its counts,
+    and each run's score shift (model - human) with its interval, runs in the human ranking's order."""
+    judgements, rankings, shifts = data["judgements"], data["rankings"], data["shifts"]
+    rows = shifts["runs"]
+    figure = Figure(figsize=(max(8.0, 0.3 * len(rows) + 5), 4.2))
+    left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, max(1.5, len(rows) / 12)]})
+    confusion = np.array(judgements["confusion"], dtype=np.float64)
+    grades = list(judgements["grades"])
+    left.imshow(confusion, cmap="Blues")
+    high = confusion.max(initial=0.0)
+    for (i, j), count in np.ndenumerate(confusion):
+        left.text(j, i, f"{int(count)}", ha="center", va="center", fontsize=8,
+                  color="white" if high and count > high / 2 else "black")  # fmt: skip
+    left.set_xticks(range(len(grades)), [str(g) for g in grades])
+    left.set_yticks(range(len(grades)), [str(g) for g in grades])
+    left.set_xlabel(f"model grade ({data['labels']['model']})")
+    left.set_ylabel(f"human grade ({data['labels']['human']})")
+    kappa = judgements["kappa"]
+    left.set_title(f"kappa linear {_fmt(kappa['linear'])}, quadratic {_fmt(kappa['quadratic'])}", fontsize=9)
+    human = _floats([row["human"] for row in rows])
+    order = np.argsort(-np.nan_to_num(human, nan=-np.inf), kind="stable")
+    shift = _floats([row["shift"] for row in rows])[order]
+    low = _floats([row["ci_low"] for row in rows])[order]
+    upper = _floats([row["ci_high"] for row in rows])[order]
+    x = np.arange(len(rows))
+    errors = np.nan_to_num(np.vstack([shift - low, upper - shift]))
+    right.errorbar(x, shift, yerr=errors, fmt="o", ms=4, color=RUN_COLOUR, ecolor="#999", capsize=2)
+    right.axhline(0.0, color=MEDIAN_COLOUR, lw=0.8)
+    _labels(right, [rows[i]["run"] for i in order])
+    level = shifts.get("interval", {}).get("level", 0.95)
+    right.set_ylabel(f"{data.get('measure', 'score')} shift, model - human ({level:.0%} interval)")
+    right.set_title(
+        f"tau_b {_fmt(rankings['tau_b'])}, tau_AP {_fmt(rankings['tau_ap'])}, top {rankings['top_k']} tau_b "
+        f"{_fmt(rankings['tau_b_top'])}",
+        fontsize=9,
+    )
+    _tidy(right)
+    figure.tight_layout()
+    return figure
+
+
+def _fmt(value: float | None) -> str:
+    """A number to three places, or n/a."""
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 FIGURES: dict[str, Callable[[Data], Figure]] = {
     "judged-fraction": judged_fraction,
     "run-vs-median-best": run_vs_median_best,

@@ -1126,6 +1126,123 @@ register(
 )
 
 
+VersionId = Annotated[int, Field(ge=1, le=2**31 - 1)]
+
+
+class MachineAgreementParams(AnalysisParams):
+    """Parameters of the machine-agreement analysis."""
+
+    human_version_id: Annotated[VersionId | None, REST_ONLY, Default("the first of qrels_version_ids")] = Field(
+        default=None, description="the human qrels version (the CLI: the first --qrels)"
+    )
+    model_version_id: Annotated[VersionId | None, REST_ONLY, Default("the second of qrels_version_ids")] = Field(
+        default=None, description="the model qrels version (the CLI: the second --qrels)"
+    )
+    qrels_version_ids: Annotated[
+        list[VersionId] | None, REST_ONLY, Default("[human_version_id, model_version_id], else the campaign's two")
+    ] = Field(default=None, min_length=2, max_length=2, description="the human version, then the model version")
+    measure: Annotated[MeasureName | None, Default("AP (xinfAP when both versions are stratified)")] = Field(
+        default=None, description="the measure re-scored under each version"
+    )
+    max_grade: Annotated[int | None, Default("the largest grade either version gives, at least 1")] = Field(
+        default=None, ge=1, le=100, description="the top of the grade scale 0..k the kappa weighs"
+    )
+    top_k: Annotated[int | None, Default("a third of the runs, at least 3 and at most 10")] = Field(
+        default=None, ge=2, le=10_000, description="tau_b among the top k runs of the human ranking"
+    )
+    top_threshold: float = Field(
+        default=0.7,
+        ge=-1,
+        le=1,
+        allow_inf_nan=False,
+        description="low_top_agreement below this top-k tau_b: a convention, below Voorhees' 0.9 for whole rankings "
+        "as the top runs are fewer and closer; set it from a human-vs-human comparison when you have one",
+    )
+    judge_family: Annotated[list[Annotated[Text, Field(min_length=1, max_length=100)]] | None, Default("none")] = Field(
+        default=None,
+        max_length=20,
+        description="the judge's model family (e.g. gpt, llama) for the self-preference check: runs whose name or "
+        "team names it are listed (the page reads it from the model assessors' provenance)",
+    )
+    level: float = Field(default=0.95, gt=0, lt=1, allow_inf_nan=False, description="the intervals' confidence level")
+    resamples: Annotated[int, Option(("--resamples",))] = Field(
+        default=10_000, ge=100, le=1_000_000, description="bootstrap resamples of the shift intervals"
+    )
+    seed: Seed = 0
+
+    @model_validator(mode="after")
+    def _human_and_model(self) -> MachineAgreementParams:
+        """human_version_id and model_version_id together, as qrels_version_ids (which must agree if given)."""
+        human, model = self.human_version_id, self.model_version_id
+        if human is None and model is None:
+            return self
+        if human is None or model is None:
+            raise ValueError("give human_version_id and model_version_id together")
+        if human == model:
+            raise ValueError("human_version_id and model_version_id name the same version")
+        if self.qrels_version_ids is not None and list(self.qrels_version_ids) != [human, model]:
+            raise ValueError("qrels_version_ids differs from [human_version_id, model_version_id]: give one")
+        self.qrels_version_ids = [human, model]
+        return self
+
+
+def _machine_agreement(data: AnalysisData, params: MachineAgreementParams, progress: Progress) -> Computed:
+    """The model version (second) against the human one (first): kappa, rankings, shifts, warnings."""
+    from app.evaluation.analyses.machine_agreement import machine_agreement
+
+    if data.prepared is None or len(data.versions) != 2:
+        raise ValueError("this analysis compares two qrels versions, the human one first, and needs the runs")
+    (human_label, human), (model_label, model) = data.versions
+    groupings: dict[str, list[str]] = {}
+    for which in ("system_type", "training_type"):
+        try:
+            label, types = data.unit_of_runs(which)
+        except ValueError:  # the CLI's groups file has no training type
+            continue
+        groupings[label] = types
+    try:
+        teams = data.unit_of_runs("team")[1]
+    except ValueError:
+        teams = [""] * len(data.runs)
+    result = machine_agreement(
+        human,
+        model,
+        data.prepared,
+        labels=(human_label, model_label),
+        measure=params.measure,
+        max_grade=params.max_grade,
+        top_k=params.top_k,
+        top_threshold=params.top_threshold,
+        judge_families=params.judge_family or (),
+        run_metadata=[f"{run} {team}" for run, team in zip(data.prepared.names, teams, strict=True)],
+        run_types=groupings,
+        level=params.level,
+        n_resamples=params.resamples,
+        seed=params.seed,
+        progress=progress,
+    )
+    ids = {"qrels_version_ids": list(params.qrels_version_ids)} if params.qrels_version_ids else {}
+    return Computed({**result.to_dict(), **ids}, result, [w.message for w in result.warnings])
+
+
+register(
+    Analysis(
+        name="machine-agreement",
+        description="A model judge against people: weighted kappa, confusion, top-k tau, score shifts, warnings.",
+        reproduces="Cohen 1968 (weighted kappa); Voorhees 1998 (rankings under other assessors); TREC RAG 2024 and "
+        "Clarke & Dietz (model judges agree least among the top runs); Balog et al., SIGIR 2025 (self-preference)",
+        params=MachineAgreementParams,
+        compute=_machine_agreement,
+        core="app.evaluation.analyses.machine_agreement.machine_agreement",
+        figure="machine-agreement",
+        reads="qrels-versions",
+        task_kinds=("shots",),
+        needs=("units",),
+        step="comparing the model's judgements with the people's",
+    )
+)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Looking analyses up, checking their parameters
 
