@@ -13,6 +13,7 @@ from app.services.inputs import Id, Text
 from app.storage.models import CampaignStatus, TaskKind, TeamResults
 
 router = APIRouter(prefix="/api/campaigns", tags=["campaigns"])
+MAX_GRADE = "The grade scale 0..max_grade: 1 is binary (relevant = 1), 2 as TREC-COVID's 0/1/2, at most 10"
 
 
 class CampaignIn(BaseModel):
@@ -31,6 +32,7 @@ class CampaignIn(BaseModel):
         description="What teams see before publication: `own` (their runs' scores and each topic's best and median "
         "over all runs, no ranks) or `hidden` (nothing)",
     )
+    max_grade: int = Field(default=1, ge=1, le=10, description=MAX_GRADE)
 
 
 class CampaignPatch(BaseModel):
@@ -48,6 +50,9 @@ class CampaignPatch(BaseModel):
     media_url_template: Text | None = Field(default=None, max_length=2000)
     team_results: TeamResults = Field(  # type: ignore[assignment]  # omitted
         default=None, description="`own` or `hidden` (see CampaignIn)"
+    )
+    max_grade: int = Field(  # type: ignore[assignment]  # omitted
+        default=None, ge=1, le=10, description=MAX_GRADE + "; never below a grade stored already"
     )
 
 
@@ -67,6 +72,7 @@ class CampaignOut(BaseModel):
     submission_closes_at: datetime | None
     media_url_template: str | None
     team_results: TeamResults
+    max_grade: int
     created_at: datetime
 
 

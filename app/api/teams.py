@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
@@ -13,7 +14,7 @@ from app.services import teams as service
 from app.services import tokens
 from app.services.auth import Principal
 from app.services.inputs import Id, Text
-from app.storage.models import Role, TaskKind
+from app.storage.models import AssessorKind, Role, TaskKind
 
 MAX_TOKEN_SECONDS = 10 * 365 * 24 * 3600  # ten years: a longer lifetime is no lifetime
 
@@ -24,6 +25,28 @@ class NameIn(BaseModel):
     """A name for a new team or assessor."""
 
     name: Text = Field(min_length=1, max_length=200)
+
+
+class ProvenanceIn(BaseModel):
+    """Where a model assessor's verdicts come from: the model, its version, its configuration's hash, its parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: Text = Field(min_length=1, max_length=200, description="The model's name (its family shows in reports)")
+    version: Text | None = Field(default=None, min_length=1, max_length=200)
+    config_hash: Text | None = Field(
+        default=None, min_length=1, max_length=64, description="A hash of the prompt and configuration"
+    )
+    parameters: dict[str, Any] | None = Field(
+        default=None, description="Sampling parameters and the like (16 KiB of JSON at most, with the rest)"
+    )
+
+
+class AssessorIn(NameIn):
+    """A new assessor: a person (the judging page) or a model (the batch judging API, with its provenance)."""
+
+    kind: AssessorKind = AssessorKind.human
+    provenance: ProvenanceIn | None = Field(default=None, description="Required for models, refused for people")
 
 
 class MemberOut(BaseModel):
@@ -42,11 +65,20 @@ class MemberWithToken(MemberOut):
     token: str
 
 
-class AssessorWithToken(MemberWithToken):
-    """A new assessor with its token and a one-time judging link to send it (valid for a while, used once)."""
+class AssessorOut(MemberOut):
+    """An assessor: a person or a model, with the model's provenance."""
 
-    judge_url: str
-    judge_url_expires_at: datetime
+    kind: AssessorKind
+    provenance: dict[str, Any] | None
+
+
+class AssessorWithToken(AssessorOut):
+    """A new assessor with its token and, for a person, a one-time judging link to send it (valid for a while, used
+    once); a model judges through the batch API with its token (no link)."""
+
+    token: str
+    judge_url: str | None
+    judge_url_expires_at: datetime | None
 
 
 class TokenIn(BaseModel):
@@ -135,28 +167,37 @@ def issue_judge_link(assessor_id: Id, request: Request, session: SessionDep, pri
 
 @router.post("/campaigns/{campaign_id}/assessors", status_code=201, response_model=AssessorWithToken)
 def create_assessor(
-    campaign_id: Id, body: NameIn, request: Request, session: SessionDep, principal: Organiser
+    campaign_id: Id, body: AssessorIn, request: Request, session: SessionDep, principal: Organiser
 ) -> AssessorWithToken:
-    """Register an assessor; the response carries its token and a one-time judging link (`judge_url`) to send it.
+    """Register an assessor; the response carries its token and, for a person, a one-time judging link
+    (`judge_url`) to send it. A model (`kind: model`, with its `provenance`) uses its token on the batch API.
 
     The link carries no token: the judging page trades it (by POST) for a session token, once, before it expires.
     """
-    assessor, token = service.create_assessor(session, principal, campaign_id, body.name)
-    link, expires_at = tokens.issue_judge_link(
-        session, None, assessor.id, request.app.state.settings.judge_link_seconds
+    provenance = body.provenance.model_dump(exclude_none=True) if body.provenance is not None else None
+    assessor, token = service.create_assessor(
+        session, principal, campaign_id, body.name, kind=body.kind, provenance=provenance
     )
+    judge_url, expires_at = None, None
+    if body.kind is AssessorKind.human:
+        link, expires_at = tokens.issue_judge_link(
+            session, None, assessor.id, request.app.state.settings.judge_link_seconds
+        )
+        judge_url = _judge_url(request, session, assessor.id, link)
     session.commit()
     return AssessorWithToken(
         id=assessor.id,
         campaign_id=assessor.campaign_id,
         name=assessor.name,
+        kind=AssessorKind(assessor.kind),
+        provenance=assessor.provenance,
         token=token,
-        judge_url=_judge_url(request, session, assessor.id, link),
+        judge_url=judge_url,
         judge_url_expires_at=expires_at,
     )
 
 
-@router.get("/campaigns/{campaign_id}/assessors", response_model=list[MemberOut])
-def list_assessors(campaign_id: Id, session: SessionDep, principal: Organiser) -> list[MemberOut]:
-    """The campaign's assessors."""
-    return [MemberOut.model_validate(a) for a in service.list_assessors(session, principal, campaign_id)]
+@router.get("/campaigns/{campaign_id}/assessors", response_model=list[AssessorOut])
+def list_assessors(campaign_id: Id, session: SessionDep, principal: Organiser) -> list[AssessorOut]:
+    """The campaign's assessors, people and models (with their provenance)."""
+    return [AssessorOut.model_validate(a) for a in service.list_assessors(session, principal, campaign_id)]

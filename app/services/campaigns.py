@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -37,6 +37,7 @@ class CampaignSpec:
     submission_closes_at: datetime | None = None
     media_url_template: str | None = None
     team_results: TeamResults = TeamResults.own
+    max_grade: int = 1  # the grade scale 0..max_grade (1: binary)
 
 
 URL_FIELDS = ("shot_id", "video_id", "start", "end")
@@ -135,6 +136,7 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
         "submission_closes_at",
         "media_url_template",
         "team_results",
+        "max_grade",
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:
@@ -149,10 +151,35 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
         if not isinstance(template, str):
             raise InvalidInput("invalid media URL template", [{"field": "media_url_template", "message": "text"}])
         check_url_template(template)
+    if "max_grade" in changes:
+        _check_max_grade(session, campaign_id, changes["max_grade"])
     for key, value in changes.items():
         setattr(campaign, key, value)
     session.flush()
     return campaign
+
+
+MAX_GRADE = 10
+# The highest grade stored in a campaign: people's judgements and models' verdicts.
+_HIGHEST_GRADE = text(
+    """
+    SELECT greatest(
+        (SELECT max(j.grade) FROM judgements j JOIN pool_items i ON i.id = j.pool_item_id
+         JOIN pools p ON p.id = i.pool_id WHERE p.campaign_id = :campaign),
+        (SELECT max(v.grade) FROM model_verdicts v JOIN pool_items i ON i.id = v.pool_item_id
+         JOIN pools p ON p.id = i.pool_id WHERE p.campaign_id = :campaign)
+    )
+    """
+)
+
+
+def _check_max_grade(session: Session, campaign_id: int, value: object) -> None:
+    """InvalidInput unless `value` is a grade scale 1..MAX_GRADE; Conflict if a stored grade lies above it."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_GRADE:
+        raise InvalidInput("invalid grade scale", [{"field": "max_grade", "message": f"from 1 to {MAX_GRADE}"}])
+    highest = session.scalar(_HIGHEST_GRADE, {"campaign": campaign_id})
+    if highest is not None and highest > value:
+        raise Conflict(f"max_grade {value} is below a stored grade ({highest}): the scale cannot shrink under it")
 
 
 def set_status(session: Session, principal: Principal, campaign_id: int, target: CampaignStatus) -> Campaign:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -11,17 +11,24 @@ from sqlalchemy.orm import Session
 from app.services.auth import Principal, create_token
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, NotFound
-from app.storage.models import Assessor, Campaign, Role, TaskKind, Team
+from app.services.model_judging import check_provenance
+from app.storage.models import Assessor, AssessorKind, Campaign, Role, TaskKind, Team
 
 Member = TypeVar("Member", Team, Assessor)
 
 
 def _create_member(
-    session: Session, principal: Principal, campaign_id: int, model: type[Member], role: Role, name: str
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    model: type[Member],
+    role: Role,
+    name: str,
+    **fields: Any,
 ) -> tuple[Member, str]:
-    """Register a team or assessor and issue its first token (returned in plain text once)."""
+    """Register a team or assessor (with its other `fields`) and issue its first token (returned in plain text once)."""
     get_organised(session, principal, campaign_id)
-    member = model(campaign_id=campaign_id, name=name)
+    member = model(campaign_id=campaign_id, name=name, **fields)
     session.add(member)
     try:
         with session.begin_nested():
@@ -44,9 +51,20 @@ def list_teams(session: Session, principal: Principal, campaign_id: int) -> list
     return list(session.scalars(select(Team).where(Team.campaign_id == campaign_id).order_by(Team.id)))
 
 
-def create_assessor(session: Session, principal: Principal, campaign_id: int, name: str) -> tuple[Assessor, str]:
-    """Register an assessor and issue its token."""
-    return _create_member(session, principal, campaign_id, Assessor, Role.assessor, name)
+def create_assessor(
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    name: str,
+    *,
+    kind: AssessorKind = AssessorKind.human,
+    provenance: dict[str, Any] | None = None,
+) -> tuple[Assessor, str]:
+    """Register an assessor, a person or a model (with its provenance: model, version, config_hash, parameters),
+    and issue its token."""
+    stored = check_provenance(kind, provenance)
+    fields = {"kind": kind.value, "provenance": stored}
+    return _create_member(session, principal, campaign_id, Assessor, Role.assessor, name, **fields)
 
 
 def list_assessors(session: Session, principal: Principal, campaign_id: int) -> list[Assessor]:
