@@ -23,14 +23,39 @@ CHANGE = (
     "Change your own earlier verdict on the item (going back to it). Without it, a verdict on an item you judged"
     " already is refused (409, naming your stored verdict): two tabs never overwrite each other silently."
 )
+GRADE = (
+    "The grade on the campaign's scale 0..max_grade: relevant is 1..max_grade (1 when omitted), not_relevant 0,"
+    " unsure none. A grade off the scale or contradicting the verdict is a 422 naming `grade`."
+)
+
+
+def _grade_agrees(verdict: Verdict | None, grade: int | None) -> None:
+    """ValueError naming `grade` if it contradicts the verdict (the scale's top is checked against the campaign)."""
+    if grade is None:
+        return
+    if verdict is None:
+        raise ValueError("grade goes with a verdict")
+    if verdict is Verdict.relevant and grade < 1:
+        raise ValueError("grade: a relevant verdict's grade is 1 or more")
+    if verdict is Verdict.not_relevant and grade != 0:
+        raise ValueError("grade: a not_relevant verdict's grade is 0")
+    if verdict is Verdict.unsure:
+        raise ValueError("grade: an unsure verdict takes no grade")
 
 
 class VerdictIn(BaseModel):
     """A verdict and, optionally, the seconds it took (measured from the lease otherwise)."""
 
     verdict: Verdict
+    grade: int | None = Field(default=None, ge=0, le=10, description=GRADE)
     seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
     change: bool = Field(default=False, description=CHANGE)
+
+    @model_validator(mode="after")
+    def _grade(self) -> VerdictIn:
+        """The grade agrees with the verdict."""
+        _grade_agrees(self.verdict, self.grade)
+        return self
 
 
 class TopicProgressOut(BaseModel):
@@ -56,6 +81,7 @@ class StepIn(BaseModel):
 
     task_id: Id | None = Field(default=None, description="The item judged or put off")
     verdict: Verdict | None = None
+    grade: int | None = Field(default=None, ge=0, le=10, description=GRADE)
     later: bool = Field(default=False, description="Put the item off, without a verdict, to the end of the queue")
     seconds_spent: float | None = Field(default=None, ge=0, le=10**6, allow_inf_nan=False)
     change: bool = Field(default=False, description=CHANGE)
@@ -70,6 +96,7 @@ class StepIn(BaseModel):
             raise ValueError("change goes with a verdict")
         if (self.verdict is not None or self.later) != (self.task_id is not None):
             raise ValueError("task_id goes with a verdict or later, and needs one of them")
+        _grade_agrees(self.verdict, self.grade)
         return self
 
 
@@ -96,6 +123,7 @@ def step(request: Request, body: StepIn, session: SessionDep, principal: Assesso
         later=body.later,
         seconds_spent=body.seconds_spent,
         change=body.change,
+        grade=body.grade,
     )
     session.commit()
     return StepOut(
@@ -123,7 +151,13 @@ def submit(task_id: Id, body: VerdictIn, session: SessionDep, principal: Assesso
     A verdict on an item you judged already, without `change` (another tab, say), is a 409 naming your verdict.
     """
     view = judging.judge(
-        session, principal, task_id, body.verdict, seconds_spent=body.seconds_spent, change=body.change
+        session,
+        principal,
+        task_id,
+        body.verdict,
+        seconds_spent=body.seconds_spent,
+        change=body.change,
+        grade=body.grade,
     )
     session.commit()
     return view

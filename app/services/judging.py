@@ -14,10 +14,11 @@ from sqlalchemy.orm import Session
 from app.services import judging_orders
 from app.services.auth import Principal
 from app.services.collection import format_media_url
-from app.services.errors import Conflict, Forbidden, NotFound
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.pools import current_pool, get_pool
 from app.storage.models import (
     Assessor,
+    AssessorKind,
     Judgement,
     JudgementChange,
     JudgingTask,
@@ -28,6 +29,7 @@ from app.storage.models import (
 )
 
 GRADES = {Verdict.relevant: 1, Verdict.not_relevant: 0, Verdict.unsure: None}
+MODEL_ON_PAGE = "this is the judging page of people: a model assessor judges through the batch API (/api/judging/batch)"
 
 # Claiming the next tasks, cheapest first (later rounds only of topics assigned to the caller, never the caller's own
 # first-round items); each query walks an index in judging order and stops at the first free tasks (SKIP LOCKED lets
@@ -39,6 +41,7 @@ GRADES = {Verdict.relevant: 1, Verdict.not_relevant: 0, Verdict.unsure: None}
 _POOL_AND_OWN_LEASES = text(
     """
     SELECT
+      (SELECT a.kind FROM assessors a WHERE a.id = :me) AS kind,
       (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool,
       ARRAY(SELECT t.id FROM judging_tasks t
             WHERE t.leased_to = :me AND t.done_at IS NULL
@@ -136,6 +139,35 @@ def _assessor(principal: Principal) -> int:
     return principal.assessor_id
 
 
+def _refuse_models(kind: str | None) -> None:
+    """Forbidden for a model assessor: the judging page and its endpoints are for people."""
+    if kind == AssessorKind.model.value:
+        raise Forbidden(MODEL_ON_PAGE)
+
+
+def _check_person(session: Session, me: int) -> None:
+    """Forbidden unless the assessor is a person."""
+    _refuse_models(session.scalar(select(Assessor.kind).where(Assessor.id == me)))
+
+
+def verdict_grade(verdict: Verdict, grade: int | None, max_grade: int) -> int | None:
+    """The grade stored with a verdict on a 0..max_grade scale: relevant is `grade` (1 when not given) in
+    1..max_grade, not_relevant is 0, unsure has none; InvalidInput naming `grade` when it contradicts the verdict."""
+    if verdict is Verdict.relevant:
+        chosen = 1 if grade is None else grade
+        if not 1 <= chosen <= max_grade:
+            scale = "1 (the campaign is binary)" if max_grade == 1 else f"from 1 to {max_grade}"
+            raise InvalidInput("grade off the scale", [{"field": "grade", "message": f"a relevant grade is {scale}"}])
+        return chosen
+    if verdict is Verdict.not_relevant:
+        if grade not in (None, 0):
+            raise InvalidInput("grade contradicts the verdict", [{"field": "grade", "message": "not_relevant is 0"}])
+        return 0
+    if grade is not None:
+        raise InvalidInput("grade contradicts the verdict", [{"field": "grade", "message": "unsure takes no grade"}])
+    return None
+
+
 # The blind view of one task, in one round trip: the task's topic and shot, with the campaign's media template.
 _VIEW_COLUMNS = """
     t.id AS task_id, tp.number AS topic, tp.title AS topic_title, i.docno AS shot_id,
@@ -169,10 +201,12 @@ _LEASE_AND_VIEW = text(
 _TASK_FOR_VERDICT = text(
     """
     SELECT t.id, t.pool_item_id, t.round, t.leased_to, t.leased_at, j.id AS judgement_id, j.assessor_id,
-           i.pool_id, i.topic_id, coalesce(p.params->>'order', 'shuffled') AS judging_order, p.seed
+           i.pool_id, i.topic_id, coalesce(p.params->>'order', 'shuffled') AS judging_order, p.seed, c.max_grade,
+           (SELECT a.kind FROM assessors a WHERE a.id = :me) AS my_kind
     FROM judging_tasks t
     JOIN pool_items i ON i.id = t.pool_item_id
     JOIN pools p ON p.id = i.pool_id
+    JOIN campaigns c ON c.id = p.campaign_id
     LEFT JOIN judgements j ON j.pool_item_id = t.pool_item_id AND j.round = t.round
     WHERE t.id = :task
     FOR UPDATE OF t
@@ -228,7 +262,9 @@ def _pool_and_next(
     (first round, later rounds, then items put off for later); at most 3 round trips of claiming and one of leasing."""
     me = _assessor(principal)
     assert principal.campaign_id is not None
-    pool_id, held = session.execute(_POOL_AND_OWN_LEASES, {"campaign": principal.campaign_id, "me": me, "n": n}).one()
+    own = {"campaign": principal.campaign_id, "me": me, "n": n}
+    kind, pool_id, held = session.execute(_POOL_AND_OWN_LEASES, own).one()
+    _refuse_models(kind)
     if pool_id is None:
         return None, []
     tasks = list(held)
@@ -258,6 +294,7 @@ def put_off(session: Session, principal: Principal, task_id: int) -> None:
     """Release a task leased to the caller, without a verdict, to the end of the queue ("later")."""
     me = _assessor(principal)
     if session.execute(_PUT_OFF_TASK, {"task": task_id, "me": me}).first() is None:
+        _check_person(session, me)
         raise Conflict(f"item {task_id} is not leased to you (judged, or its lease expired); ask for the next item")
 
 
@@ -291,16 +328,21 @@ def judge(
     *,
     seconds_spent: float | None = None,
     change: bool = False,
+    grade: int | None = None,
 ) -> TaskView:
-    """Record a first verdict on a leased task or, with `change`, change the caller's own earlier verdict on it.
+    """Record a first verdict (with its grade, see `verdict_grade`) on a leased task or, with `change`, change the
+    caller's own earlier verdict or grade on it.
 
     A first verdict on an item the caller judged already (two tabs on one item) is a Conflict naming the stored
     verdict: it never replaces it silently. `change` on an item without a verdict of the caller's is NotFound.
     """
     me = _assessor(principal)
-    task = session.execute(_TASK_FOR_VERDICT, {"task": task_id}).one_or_none()
+    task = session.execute(_TASK_FOR_VERDICT, {"task": task_id, "me": me}).one_or_none()
     if task is None:
+        _check_person(session, me)
         raise NotFound(f"item {task_id} not found")
+    _refuse_models(task.my_kind)
+    grade = verdict_grade(verdict, grade, task.max_grade)
     if task.judgement_id is not None:
         if task.assessor_id != me:
             raise NotFound(f"item {task_id} not found")
@@ -314,7 +356,8 @@ def judge(
                     judgement_id=current.id, changed_by=me, old_verdict=current.verdict, new_verdict=verdict
                 )
             )
-            current.verdict, current.grade, current.updated_at = verdict, GRADES[verdict], _now()
+        if current.verdict is not verdict or current.grade != grade:  # a grade alone changed: the audit trail keeps it
+            current.verdict, current.grade, current.updated_at = verdict, grade, _now()
         session.flush()
         return _view(session, task.id, verdict)
     if change:
@@ -336,7 +379,7 @@ def judge(
         "round": task.round,
         "me": me,
         "verdict": verdict.value,
-        "grade": GRADES[verdict],
+        "grade": grade,
         "seconds": seconds_spent,
     }
     view = _task_view(session.execute(_FIRST_VERDICT, params).one(), verdict)
@@ -348,6 +391,7 @@ def judge(
 def own_task(session: Session, principal: Principal, task_id: int) -> TaskView:
     """A task the caller has judged, with the caller's verdict (for going back)."""
     me = _assessor(principal)
+    _check_person(session, me)
     task = session.get(JudgingTask, task_id)
     judgement = None
     if task is not None:
@@ -419,6 +463,7 @@ def step(
     later: bool = False,
     seconds_spent: float | None = None,
     change: bool = False,
+    grade: int | None = None,
 ) -> Step:
     """Judge an item (or change a verdict of one's, or put it off for later, or neither), then lease the next
     1 + `ahead` items and count the caller's progress: what a page needs per key press, in one request of a handful
@@ -426,7 +471,7 @@ def step(
     me = _assessor(principal)
     judged = None
     if task_id is not None and verdict is not None:
-        judged = judge(session, principal, task_id, verdict, seconds_spent=seconds_spent, change=change)
+        judged = judge(session, principal, task_id, verdict, seconds_spent=seconds_spent, change=change, grade=grade)
     elif task_id is not None and later:
         put_off(session, principal, task_id)
     pool_id, views = _pool_and_next(session, principal, lease_seconds=lease_seconds, n=1 + ahead)

@@ -30,7 +30,8 @@ UNJUDGED = -1
 def final_grade(rounds: Mapping[int, Judgement]) -> int:
     """The grade an item's judgements settle on: adjudication, else agreeing rounds, else the first round.
 
-    `unsure` left unadjudicated counts as not relevant.
+    The settled judgement's grade: a relevant one's own grade (1 when it has none, as binary verdicts), 0 for
+    not_relevant, and `unsure` left unadjudicated counts as not relevant. Rounds agree by their verdicts.
     """
     for round_ in (3, 2, 1):
         judgement = rounds.get(round_)
@@ -38,7 +39,9 @@ def final_grade(rounds: Mapping[int, Judgement]) -> int:
             continue
         if round_ == 2 and 1 in rounds and rounds[1].verdict is not judgement.verdict:
             continue  # unresolved disagreement: the first judgement stands until adjudicated
-        return 1 if judgement.verdict is Verdict.relevant else 0
+        if judgement.verdict is not Verdict.relevant:
+            return 0
+        return judgement.grade if judgement.grade is not None and judgement.grade >= 1 else 1
     return UNJUDGED
 
 
