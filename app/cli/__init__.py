@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "Run the whole loop on a synthetic campaign, then keep serving its pages."),
     "db": ("database", "Database schema migrations."),
     "token": ("tokens", "API tokens: create, list, revoke."),
+    "judge": ("judge", "Run a judge function as a model assessor against a server's batch judging API."),
 }
 
 
