@@ -78,6 +78,18 @@ class Settings(BaseSettings):
     judge_session_seconds: float = Field(
         default=7 * 24 * 3600.0, gt=0, description="Lifetime of the session token a judging link is traded for."
     )
+    model_judging_per_minute: int = Field(
+        default=6000,
+        ge=1,
+        description="Items one model assessor may pull plus verdicts it may push per minute, per server process "
+        "(then 429 with Retry-After).",
+    )
+    model_judging_max_batch: int = Field(
+        default=100, ge=1, le=1000, description="Most items one pull leases, and verdicts one push carries."
+    )
+    model_lease_seconds: float = Field(
+        default=600.0, gt=0, description="How long an item pulled by a model assessor stays leased to it."
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

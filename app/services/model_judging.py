@@ -5,7 +5,8 @@ its topic and shot, never runs, ranks, strata or anyone's verdicts (SPEC section
 `model_leases`: an item leased to the caller and not expired is never handed out again, so several client processes
 sharing one token split the work (their pulls take the assessor's advisory lock in turn; the upsert itself refuses a
 lease that holds). Pushes are idempotent per (item, assessor): the same grade again is `unchanged`, a different one a
-Conflict, and the whole batch is checked before one INSERT ... ON CONFLICT DO NOTHING writes it.
+Conflict, and the whole batch is checked before one INSERT ... ON CONFLICT DO NOTHING writes it; the items newly
+judged go to `verification.after_model_verdicts` (a model-assisted pool draws its human sample from them).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from app.services import verification
 from app.services.auth import Principal
 from app.services.campaigns import MAX_GRADE
 from app.services.collection import format_media_url
@@ -379,5 +381,7 @@ def push(
         changed = [(item, stored[item], given[item]) for item in repeated if stored.get(item) != given[item]]
         if changed:
             raise _changed(changed)
+    if written:
+        verification.after_model_verdicts(session, [item for item in items if item in written])
     session.flush()
     return Pushed(len(written), len(repeated))
