@@ -27,8 +27,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
-from app.evaluation.records import RunTable
+from app.evaluation.errors import MeasureError
+from app.evaluation.grading.fast_path import grade_runs
+from app.evaluation.grading.grade_matrix import grade_matrix
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.measures.registry import MeasureSpec, resolve
+from app.evaluation.pools.seeding import topic_rng
+from app.evaluation.records import Qrels, RunTable
 
 
 @dataclass(frozen=True)
@@ -104,13 +111,126 @@ class Estimates:
 def inclusion_probabilities(
     probability: np.ndarray, share: float, *, stratify: bool, floor: float = 0.05
 ) -> np.ndarray:
-    """Each item's probability of entering the human verification sample of ONE topic (mean exactly `share`)."""
-    raise NotImplementedError
+    """Each item's probability of entering the human verification sample of ONE topic (mean exactly `share`).
+
+    Uniform: `share` for every item. Stratified by the model's confidence (Zrnic and Candes 2024, section 4: sample
+    where the model is unsure): each item's uncertainty u_i = sqrt(p_i (1 - p_i)) (0.5, the most uncertain, where the
+    model gave no probability), mixed with the uniform design so that no item falls below `floor * share`:
+
+        pi_i = share * ((1 - floor) * u_i / mean(u) + floor)
+
+    then capped at 1, the capped items' excess spread over the others in proportion to their pi (repeated until no
+    item exceeds 1), so the mean stays exactly `share` and every pi_i >= floor * share > 0 (the inverse weights of the
+    estimator stay bounded by 1 / (floor * share)). All items equally uncertain gives the uniform design.
+    """
+    if not 0.0 < share <= 1.0 or not np.isfinite(share):
+        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    if not 0.0 < floor <= 1.0:
+        raise ValueError(f"floor must be in (0, 1], got {floor!r}")
+    p = np.asarray(probability, dtype=np.float64)
+    n = len(p)
+    if not stratify or n == 0:
+        return np.full(n, float(share))
+    uncertainty = np.where(np.isnan(p), 0.5, np.sqrt(np.clip(p, 0.0, 1.0) * (1.0 - np.clip(p, 0.0, 1.0))))
+    mean = float(uncertainty.mean())
+    weight = np.ones(n) if mean <= 0.0 else (1.0 - floor) * uncertainty / mean + floor
+    pi = share * weight
+    target = share * n
+    capped = np.zeros(n, dtype=bool)
+    for _ in range(n + 1):  # each pass caps at least one more item or stops
+        capped |= pi >= 1.0
+        free = ~capped
+        rest = target - float(capped.sum())
+        total = float(pi[free].sum())
+        if not free.any() or total <= 0.0:
+            break
+        pi = np.where(capped, 1.0, pi * (rest / total))
+        if not (pi[free] > 1.0).any():
+            break
+    result: np.ndarray = np.minimum(pi, 1.0)
+    return result
 
 
 def verification_draw(seed: int, topic: str, docnos: Sequence[str], probabilities: np.ndarray) -> np.ndarray:
-    """Poisson sampling of one topic's items: item i drawn iff u_i < pi_i, u seeded per topic in docno order."""
-    raise NotImplementedError
+    """Poisson sampling of one topic's items: item i drawn iff u_i < pi_i, u seeded per topic in docno order.
+
+    The uniforms come from `pools.seeding.topic_rng(seed, topic)`, one per item taken in sorted docno order, so the
+    draw does not depend on the order the docnos are given in. Returns bool per item, in the given order.
+    """
+    pi = np.asarray(probabilities, dtype=np.float64)
+    names = np.asarray([str(d) for d in docnos])
+    if len(names) != len(pi):
+        raise ValueError(f"{len(names)} docnos but {len(pi)} probabilities")
+    order = np.argsort(names, kind="stable")
+    uniform = np.empty(len(names))
+    uniform[order] = topic_rng(seed, topic).random(len(names))
+    drawn: np.ndarray = uniform < pi
+    return drawn
+
+
+_SUPPORTED = ("P", "AP", "nDCG")
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """Rectified labels of every pooled item, and what the interval needs of it."""
+
+    topic: np.ndarray  # int64 [n] index into the sorted topics
+    binary: np.ndarray  # float64 [n] rectified relevance (grade >= 1)
+    gain: np.ndarray  # float64 [n] rectified gain (grade)
+    level: np.ndarray  # float64 [n, G + 1] rectified indicator of each grade
+    found: np.ndarray  # float64 [n] 1 where a person found the item relevant (drawn, grade >= 1)
+    residual_binary: np.ndarray  # float64 [n] h - m for relevance, 0 where not drawn
+    residual_gain: np.ndarray  # float64 [n]
+    residual_level: np.ndarray  # float64 [n, G + 1]
+    weight: np.ndarray  # float64 [n] xi (1 - pi) / pi^2: the Horvitz-Thompson variance weight
+
+
+def _labels(items: VerifiedItems, topic: np.ndarray) -> _Labels:
+    """The model's labels and their rectification by the drawn human labels (y = m + xi (h - m) / pi)."""
+    model = np.asarray(items.model_grade, dtype=np.int64)
+    prob = np.asarray(items.model_probability, dtype=np.float64)
+    human = np.asarray(items.human_grade, dtype=np.int64)
+    pi = np.asarray(items.inclusion, dtype=np.float64)
+    drawn = np.asarray(items.sampled, dtype=bool)
+    n = len(model)
+    if not all(len(a) == n for a in (prob, human, pi, drawn, items.topic, items.docno)):
+        raise ValueError("VerifiedItems arrays must have one entry per item")
+    if n and (not np.all((pi > 0.0) & (pi <= 1.0))):
+        raise ValueError("inclusion probabilities must be in (0, 1]")
+    if np.any(drawn & (human < 0)):
+        raise ValueError(f"{int(np.sum(drawn & (human < 0)))} drawn items carry no human grade")
+    if np.any((pi >= 1.0) & ~drawn):
+        raise ValueError("an item with inclusion probability 1 must be drawn")
+    has_prob = ~np.isnan(prob)
+    top = max(int(model.max(initial=1)), int(np.where(drawn, human, 0).max(initial=1)), 1)
+    width = top + 1
+    rows = np.arange(n)
+    # the model's label as a distribution over grades: with a probability p, grade max(model, 1) w.p. p and 0 else
+    model_level = np.zeros((n, width))
+    relevant_grade = np.clip(model, 1, top)
+    p = np.clip(np.where(has_prob, prob, 0.0), 0.0, 1.0)
+    model_level[rows, relevant_grade] = np.where(has_prob, p, 0.0)
+    model_level[rows, 0] += np.where(has_prob, 1.0 - p, 0.0)
+    labelled = ~has_prob & (model >= 0)
+    model_level[rows[labelled], model[labelled]] = 1.0
+    human_level = np.zeros((n, width))
+    human_level[rows[drawn], human[drawn]] = 1.0
+    residual_level = np.where(drawn[:, None], human_level - model_level, 0.0)
+    level = model_level + residual_level / pi[:, None]
+    grades = np.arange(width, dtype=np.float64)
+    weight = np.where(drawn, (1.0 - pi) / pi**2, 0.0)
+    return _Labels(
+        topic=topic,
+        binary=level[:, 1:].sum(axis=1),
+        found=(drawn & (human >= 1)).astype(np.float64),
+        gain=level @ grades,
+        level=level,
+        residual_binary=residual_level[:, 1:].sum(axis=1),
+        residual_gain=residual_level @ grades,
+        residual_level=residual_level,
+        weight=weight,
+    )
 
 
 def prediction_powered(
@@ -125,6 +245,162 @@ def prediction_powered(
     """Prediction-powered estimates of every run x topic x measure and each run's mean with its labelling interval.
 
     Measures: P@k, nDCG@k (and nDCG) and AP in any registry spelling (`P_10`, `ndcg_cut_10`, `map`); others raise
-    MeasureError. Topics: those of `items`. Runs named by `names`, else their tags.
+    MeasureError. Topics: those of `items` (a run lacking one scores 0 there, as trec_eval -c). Runs named by `names`,
+    else their tags; ranked and cut at `max_results` as trec_eval.
+
+    P@k is linear in the rectified labels: unbiased, with the unbiased Horvitz-Thompson variance of its mean,
+    sum_i xi_i c_i^2 (1 - pi_i) / pi_i^2 (h_i - m_i)^2. AP (R * AP = sum over rank pairs i <= j of x_i x_j / j,
+    estimated term by term with y_i on the diagonal and y_i y_j off it, over R_hat = sum of y) and nDCG (DCG of the
+    rectified gains over the ideal DCG of the rectified per-grade counts, placed greatest grade first with fractional
+    counts) are ratios: their variance is the delta method's, the same Horvitz-Thompson sum over each item's
+    first-order influence on the run's mean. Intervals are normal: mean +- z se.
     """
-    raise NotImplementedError
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    specs = [resolve(name) for name in measures]
+    for spec in specs:
+        if spec.family not in _SUPPORTED:
+            raise MeasureError(f"{spec.name} has no prediction-powered estimator; use P@k, AP or nDCG@k")
+    labels = [str(n) for n in names] if names is not None else [run.tag for run in runs]
+    n_item = len(items)
+    keyed = Qrels(topics=np.asarray(items.topic), docs=np.asarray(items.docno), grades=np.arange(n_item))
+    matrix = grade_runs(runs, keyed, max_results)
+    if matrix is None:
+        matrix = grade_matrix(prepare_runs(runs, max_results), keyed)
+    topics = list(matrix.judged.topics)
+    topic_of = np.searchsorted(np.asarray(topics), np.asarray(items.topic).astype(str))
+    rect = _labels(items, topic_of)
+    where = matrix.grades  # [run, topic, position]: index of the pooled item ranked there, < 0 if none
+    n_run, n_topic = matrix.lengths.shape
+    values = np.zeros((n_run, len(specs), n_topic))
+    variance = np.zeros((n_run, len(specs)))
+    for m, spec in enumerate(specs):
+        value, influence = _MEASURES[spec.family](rect, where, spec, n_topic)
+        values[:, m, :] = value
+        variance[:, m] = (influence**2 * rect.weight[None, :]).sum(axis=1) / max(n_topic, 1) ** 2
+    mean = values.mean(axis=2) if n_topic else np.zeros((n_run, len(specs)))
+    se = np.sqrt(variance)
+    z = float(stats.norm.ppf(0.5 + level / 2.0))
+    return Estimates(
+        runs=labels,
+        topics=topics,
+        measures=[spec.name for spec in specs],
+        values=values,
+        mean=mean,
+        se=se,
+        ci_low=mean - z * se,
+        ci_high=mean + z * se,
+        level=level,
+        n_human=int(np.sum(items.sampled)),
+        n_model=int(np.sum((np.asarray(items.model_grade) >= 0) | ~np.isnan(items.model_probability))),
+        n_items=n_item,
+    )
+
+
+def _at_ranks(per_item: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """float [run, topic, position]: an item value at each rank, 0 where the doc is not pooled or the list ended."""
+    found = where >= 0
+    out: np.ndarray = np.where(found, per_item[np.where(found, where, 0)], 0.0)
+    return out
+
+
+def _scatter(where: np.ndarray, coefficient: np.ndarray, n_item: int) -> np.ndarray:
+    """float [run, item]: per-rank coefficients summed onto the item ranked there (each item once per list)."""
+    n_run = where.shape[0]
+    found = where >= 0
+    run = np.broadcast_to(np.arange(n_run)[:, None, None], where.shape)[found]
+    flat = run * n_item + where[found]
+    return np.bincount(flat, weights=coefficient[found], minlength=n_run * n_item).reshape(n_run, n_item)
+
+
+def _discounts(depth: int) -> np.ndarray:
+    """float [depth]: 1 / log2(rank + 1) for ranks 1..depth."""
+    return np.asarray(1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64)), dtype=np.float64)
+
+
+def _precision(rect: _Labels, where: np.ndarray, spec: MeasureSpec, n_topic: int) -> tuple[np.ndarray, np.ndarray]:
+    """P@k of every list and each item's influence on it (times its residual): linear, c_i = 1/k in the top k."""
+    k = int(spec.cutoff or 0)
+    top = where[:, :, :k]
+    value = _at_ranks(rect.binary, top).sum(axis=2) / k
+    influence = _scatter(top, np.full(top.shape, 1.0 / k), len(rect.topic)) * rect.residual_binary[None, :]
+    return value, influence
+
+
+def _average_precision(
+    rect: _Labels, where: np.ndarray, spec: MeasureSpec, n_topic: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """AP of every list as S_hat / R_hat and each item's first-order influence (delta method) times its residual.
+
+    S_hat = sum_j (y_j / j)(1 + sum_{i<j} y_i) is unbiased for R * AP (independent draws). R_hat is floored at the
+    relevant items people found (the true R is at least that) and the ratio clipped to AP's range [0, 1]: both trade
+    a little bias for much less variance (a topic with few relevant items otherwise divides by a near-0 R_hat), and
+    neither moves anything when every item is judged by a person.
+    """
+    y = _at_ranks(rect.binary, where)
+    rank = np.arange(1, where.shape[2] + 1, dtype=np.float64)
+    above = np.cumsum(y, axis=2) - y  # sum of y over the ranks above
+    numerator = (y / rank * (1.0 + above)).sum(axis=2)
+    estimated = np.bincount(rect.topic, weights=rect.binary, minlength=n_topic)
+    found = np.bincount(rect.topic, weights=rect.found, minlength=n_topic)
+    relevant = np.maximum(estimated, found)[None, :]
+    usable = relevant > 0
+    scale = np.where(usable, 1.0 / np.where(usable, relevant, 1.0), 0.0)  # [1, topic]
+    value = np.clip(numerator * scale, 0.0, 1.0)
+    # d S_hat / d y_j = (1 + sum above j) / j + sum below j of y_k / k; R_hat holds every pooled item of the topic
+    per_rank = y / rank
+    below = per_rank[:, :, ::-1].cumsum(axis=2)[:, :, ::-1] - per_rank
+    gradient = (1.0 + above) / rank + below
+    influence = _scatter(where, gradient * scale[:, :, None], len(rect.topic))
+    influence -= (value * scale)[:, rect.topic]
+    return value, influence * rect.residual_binary[None, :]
+
+
+def _ideal_dcg(counts: np.ndarray, depth: int) -> np.ndarray:
+    """float [...]: the ideal DCG of (fractional) per-grade counts [..., G + 1], greatest grade first, top `depth`."""
+    width = counts.shape[-1]
+    descending = np.clip(counts[..., :0:-1], 0.0, None)  # grades G..1
+    gains = np.arange(width - 1, 0, -1, dtype=np.float64)
+    high = np.cumsum(descending, axis=-1)
+    low = high - descending
+    start = np.arange(depth, dtype=np.float64)  # rank j covers (j - 1, j]
+    overlap = np.clip(np.minimum(high[..., None], start + 1.0) - np.maximum(low[..., None], start), 0.0, 1.0)
+    gain_at = (overlap * gains[:, None]).sum(axis=-2)
+    ideal: np.ndarray = (gain_at * _discounts(depth)).sum(axis=-1)
+    return ideal
+
+
+def _ndcg(rect: _Labels, where: np.ndarray, spec: MeasureSpec, n_topic: int) -> tuple[np.ndarray, np.ndarray]:
+    """nDCG(@k) of every list as DCG_hat / IDCG_hat and each item's first-order influence (delta method)."""
+    cut = None if spec.cutoff is None else int(spec.cutoff)
+    top = where if cut is None else where[:, :, :cut]
+    discount = _discounts(top.shape[2])
+    dcg = (_at_ranks(rect.gain, top) * discount).sum(axis=2)
+    counts = np.zeros((n_topic, rect.level.shape[1]))
+    np.add.at(counts, rect.topic, rect.level)
+    positive = np.clip(counts[:, 1:], 0.0, None).sum(axis=1)
+    depth = int(np.ceil(positive.max(initial=0.0))) + 1 if cut is None else cut
+    ideal = _ideal_dcg(counts, depth)  # [topic]
+    # d IDCG / d count_g by central differences of half an item (IDCG is piecewise linear in the counts)
+    slope = np.zeros_like(counts)
+    for g in range(1, counts.shape[1]):
+        up, down = counts.copy(), counts.copy()
+        up[:, g] += 0.5
+        down[:, g] = np.maximum(down[:, g] - 0.5, 0.0)
+        step = up[:, g] - down[:, g]
+        slope[:, g] = (_ideal_dcg(up, depth + 1) - _ideal_dcg(down, depth + 1)) / step
+    usable = ideal > 0
+    scale = np.where(usable, 1.0 / np.where(usable, ideal, 1.0), 1.0)[None, :]  # a 0 ideal leaves the DCG (ndcg_cut)
+    if cut is None:
+        scale = np.where(usable[None, :], scale, 0.0)  # trec_eval's ndcg: 0 when the ideal is 0
+    value = dcg * scale  # not clipped: a ratio of unbiased parts, its bias is second order
+    n_item = len(rect.topic)
+    numerator = _scatter(top, np.broadcast_to(discount, top.shape) * scale[:, :, None], n_item)
+    numerator *= rect.residual_gain[None, :]
+    ideal_part = (rect.residual_level * slope[rect.topic]).sum(axis=1)  # [item]
+    ratio = np.where(usable[None, :], value * scale, 0.0)
+    influence = numerator - ratio[:, rect.topic] * ideal_part[None, :]
+    return value, influence
+
+
+_MEASURES = {"P": _precision, "AP": _average_precision, "nDCG": _ndcg}
