@@ -34,7 +34,7 @@ from app.api.json_bodies import decode_off_loop
 from app.api.limits import RequestLimits
 from app.api.security import get_session, public
 from app.config import Settings, get_settings
-from app.web import docs, mark_page, organiser_page, pages, results
+from app.web import agreement_page, docs, mark_page, organiser_page, pages, results
 from app.web.access_log import install_access_log_redaction
 
 ROUTERS = (
@@ -85,6 +85,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     app.include_router(results.make_router(public(), get_session))  # published results, rendered on the server
     app.include_router(mark_page.make_router(public()))  # the moment marking page (a shell over its API)
     app.include_router(organiser_page.make_router(public(), organiser.PANEL_ROLE, get_session))  # the organiser page
+    app.include_router(agreement_page.make_router(public(), organiser.PANEL_ROLE, get_session))  # model vs people
     docs.install_docs(app, public())
     install_error_handlers(app)
 
