@@ -82,3 +82,58 @@ def test_versions_named_explicitly_and_refusals(made: AgreementCampaign, session
     empty = new_campaign(client, organiser, 2)
     with sessions() as session, pytest.raises(Conflict, match="no human qrels version"):
         agreement_report.agreement_report(session, ORGANISER, empty.id)
+
+
+def test_the_analysis_kind_computes_what_the_page_shows(made: AgreementCampaign, sessions) -> None:  # type: ignore[no-untyped-def]
+    """`machine-agreement` (the CLI's and the jobs' compute) on the same versions and runs as the page."""
+    from sqlalchemy import select
+
+    from app.evaluation.grading.prepared_runs import prepare_runs
+    from app.services.analysis_registry import ANALYSES, AnalysisData, parse_params
+    from app.services.qrels import load_qrels
+    from app.services.run_arrays import load_runs
+    from app.storage.models import QrelsVersion, Run
+
+    campaign_id = made.campaign.id  # type: ignore[attr-defined]
+    with sessions() as session:
+        page = agreement_report.agreement_report(session, ORGANISER, campaign_id)
+        runs = list(session.scalars(select(Run).where(Run.campaign_id == campaign_id).order_by(Run.id)))
+        prepared = prepare_runs(load_runs(session, [r.id for r in runs]), 100, names=[r.name for r in runs])
+        versions = [session.get(QrelsVersion, i) for i in (made.human_id, made.model_id)]
+        data = AnalysisData(
+            runs=[r.name for r in runs],
+            prepared=prepared,
+            versions=[(v.label, load_qrels(session, v)) for v in versions if v is not None],
+            units=lambda which: (which, [getattr(r, which) for r in runs]),
+        )
+    params = parse_params(
+        "machine-agreement",
+        {"human_version_id": made.human_id, "model_version_id": made.model_id, "judge_family": ["secretrun1"]},
+    )
+    assert params.qrels_version_ids == [made.human_id, made.model_id]
+    computed = ANALYSES["machine-agreement"].compute(data, params, lambda _: None)
+    result = computed.data
+    assert result["judgements"] == page["judgements"] and result["rankings"] == page["rankings"]
+    assert result["shifts"] == page["shifts"] and result["qrels_version_ids"] == [made.human_id, made.model_id]
+    (preference,) = [w for w in result["warnings"] if w["code"] == "self_preference"]  # the family given, in a name
+    assert [row["run"] for row in preference["details"]["runs"]] == ["secretrun1"]
+    assert computed.notes == [w["message"] for w in result["warnings"]]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"human_version_id": 1}, "together"),
+        ({"human_version_id": 1, "model_version_id": 1}, "same version"),
+        ({"human_version_id": 1, "model_version_id": 2, "qrels_version_ids": [2, 1]}, "give one"),
+        ({"qrels_version_ids": [1, 2, 3]}, "at most 2"),
+        ({"top_k": 1}, "greater than or equal to 2"),
+    ],
+)
+def test_the_analysis_parameters_are_checked(params: dict, message: str) -> None:
+    from pydantic import ValidationError
+
+    from app.services.analysis_registry import parse_params
+
+    with pytest.raises(ValidationError, match=message):
+        parse_params("machine-agreement", params)
