@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from app.api.security import Organiser, SessionDep
-from app.services import judging, judging_orders, pools, qrels, quality
+from app.services import judging, judging_orders, pools, qrels, quality, verification
 from app.services.inputs import INT32_MAX, Id, Text
 from app.storage.models import Pool, Verdict
 
@@ -29,6 +29,21 @@ class RunSelection(BaseModel):
     run_ids: list[Id] | None = Field(default=None, max_length=100_000)
 
 
+class VerificationIn(BaseModel):
+    """A model-assisted pool: a model assessor judges every sampled item and people verify a seeded sample of its
+    verdicts (drawn per topic once the model has judged the topic), which the combined qrels version corrects with."""
+
+    human_share: float = Field(gt=0.0, le=1.0, description="Expected share of each topic's items people verify")
+    stratify: Literal["none", "confidence"] = Field(
+        default="none",
+        description="none: every item equally likely; confidence: items whose model probability is nearest 0.5 "
+        "drawn more often (the estimates weight each by its inclusion probability)",
+    )
+    model_assessor_id: Id | None = Field(
+        default=None, description="The model assessor whose verdicts are verified; the campaign's only one if null"
+    )
+
+
 class PoolIn(RunSelection):
     """How to build a pool."""
 
@@ -43,6 +58,11 @@ class PoolIn(RunSelection):
         " for xinfAP), move-to-front (Cormack et al. 1998), the MM-NS bandit (Losada et al. 2016), Hedge (Aslam"
         " et al. 2003) or MTC (Carterette et al. 2006). Scores from"
         " qrels cut before a non-random order is judged to the end are marked biased.",
+    )
+    verification: VerificationIn | None = Field(
+        default=None,
+        description="Make the pool model-assisted: no first-round tasks for people at build time; they judge only "
+        "each topic's verification sample",
     )
 
 
@@ -87,6 +107,16 @@ class LabelIn(BaseModel):
         description="Cut even when nothing is judged yet (409 otherwise, saying how much is unjudged); a version "
         "lists its topics without any judgement and boards scored on it warn about them",
     )
+    judges: Literal["human", "model", "combined"] = Field(
+        default="human",
+        description="Whose verdicts: people's (human; in a model-assisted pool only the verification sample), one "
+        "model assessor's (model) or, for a model-assisted pool, a person's where there is one, else the model's "
+        "(combined: evaluations estimate from it with prediction-powered inference)",
+    )
+    model_assessor_id: Id | None = Field(
+        default=None,
+        description="For model versions: the model assessor (the pool's verified model, else the campaign's only one)",
+    )
 
 
 def _out(session: SessionDep, pool: Pool) -> PoolOut:
@@ -112,6 +142,7 @@ def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Or
         system_types=tuple(body.system_types) if body.system_types else None,
         run_ids=tuple(body.run_ids) if body.run_ids else None,
         order=body.order,
+        verification=pools.VerificationSpec(**body.verification.model_dump()) if body.verification else None,
     )
     pool = pools.create_pool(session, principal, campaign_id, spec)
     session.commit()
@@ -128,6 +159,15 @@ def get_pool(pool_id: Id, session: SessionDep, principal: Organiser) -> PoolOut:
 def pool_stats(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Judged share of each run's results (min/max/mean), unique contributions per run and team."""
     return pools.statistics(session, principal, pool_id)
+
+
+@router.get("/pools/{pool_id}/verification", response_model=list[verification.TopicVerification])
+def verification_progress(
+    pool_id: Id, session: SessionDep, principal: Organiser
+) -> list[verification.TopicVerification]:
+    """A model-assisted pool per topic: sampled items, model-judged, drawn for people, judged by people (422 for
+    pools built without `verification`)."""
+    return verification.progress(session, principal, pool_id)
 
 
 @router.post("/pools/{pool_id}/assignments", status_code=201)
@@ -182,7 +222,15 @@ def agreement(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[st
 @router.post("/pools/{pool_id}/qrels", status_code=201)
 def cut_qrels(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Freeze the current judgements as an immutable qrels version."""
-    version = qrels.cut_qrels(session, principal, pool_id, body.label, allow_incomplete=body.allow_incomplete)
+    version = qrels.cut_qrels(
+        session,
+        principal,
+        pool_id,
+        body.label,
+        allow_incomplete=body.allow_incomplete,
+        judges=body.judges,
+        model_assessor_id=body.model_assessor_id,
+    )
     session.commit()
     return {
         "id": version.id,
@@ -191,4 +239,6 @@ def cut_qrels(pool_id: Id, body: LabelIn, session: SessionDep, principal: Organi
         "n_entries": version.n_entries,
         "judging_order": qrels.order_mark(version),
         "unjudged_topics": version.unjudged_topics,
+        "judges": version.judges,
+        "provenance": version.provenance,
     }

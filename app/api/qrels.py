@@ -45,11 +45,31 @@ class QrelsOut(BaseModel):
         description="The campaign's topics without any judgement in this version (boards warn about them); null when "
         "not known (moment versions cut before this was recorded)",
     )
+    judges: Literal["human", "model", "combined"] = Field(
+        default="human", description="Whose verdicts the version holds: people's, a model's, or both combined"
+    )
+    provenance: dict[str, object] | None = Field(
+        default=None,
+        description="For cut versions: model_assessors [{id, name, provenance}], human_share and stratify (the pool's "
+        "verification design, null without one), human_judgements and model_judgements (items graded by each); "
+        "verification_only and a note for the human version of a model-assisted pool",
+    )
 
     @classmethod
     def of(cls, version: QrelsVersion) -> QrelsOut:
         """The output of a stored version, with its judging-order mark."""
-        fields = ("id", "campaign_id", "label", "kind", "source", "pool_id", "n_entries", "unjudged_topics")
+        fields = (
+            "id",
+            "campaign_id",
+            "label",
+            "kind",
+            "source",
+            "pool_id",
+            "n_entries",
+            "unjudged_topics",
+            "judges",
+            "provenance",
+        )
         return cls(**{f: getattr(version, f) for f in fields}, judging_order=qrels.order_mark(version))
 
 

@@ -26,6 +26,7 @@ KEPT_APART = {
         "app.services.campaigns.CampaignSpec",
     ): "request body: bounds, lengths, NUL checks",
     ("app.api.pools.PoolIn", "app.services.pools.PoolSpec"): "request body: bounds and the strata validator",
+    ("app.api.pools.VerificationIn", "app.services.pools.VerificationSpec"): "request body: bounds and the choices",
     ("app.api.moment_judging.MomentPoolIn", "app.services.moment_judging.MomentPoolSpec"): "request body: bounds",
     ("app.api.judging.StepOut", "app.services.judging.Step"): "types the service's progress dict (ProgressOut)",
 }
