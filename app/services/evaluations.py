@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -24,7 +24,7 @@ from app.services import score_intervals
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
-from app.services.qrels import load_qrels
+from app.services.qrels import COMBINED, load_qrels, verified_items
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
@@ -137,6 +137,7 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
     progress(0.1)
     run_ids = [str(r.id) for r in runs]
     variances: dict[str, tuple[np.ndarray, str]] = {}
+    estimated: score_intervals.PredictionPowered | None = None
     if campaign.task_kind is TaskKind.moments:
         table = _evaluate_moments(session, campaign, runs, names, evaluation.qrels_version_id)
         topics = score_intervals.topics_of(table)
@@ -156,10 +157,18 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
         variances = score_intervals.sampling_variances(
             plan, tables, run_ids, campaign.max_results, names, topics, point
         )
+        if version.judges == COMBINED:
+            estimated = score_intervals.prediction_powered_scores(
+                verified_items(session, version), tables, run_ids, campaign.max_results, names, table
+            )
+            if estimated is not None:  # the table now holds the estimates: the intervals bootstrap them
+                point = score_intervals.score_arrays(table, run_ids, names, topics)
+                variances = {**variances, **estimated.variances(len(topics))}
     progress(0.8)
     found = score_intervals.compute(point, names, variances)
-    _store_scores(session, evaluation, runs, table, found, names)
-    evaluation.measures = {**evaluation.measures, "interval": found.info}  # the row is written at the end only
+    info = found.info if estimated is None else {**found.info, "prediction_powered": estimated.info}
+    _store_scores(session, evaluation, runs, table, found, names, estimated.estimators if estimated else {})
+    evaluation.measures = {**evaluation.measures, "interval": info}  # the row is written at the end only
     evaluation.status, evaluation.progress, evaluation.finished_at = "done", 1.0, datetime.now(UTC)
     if campaign.status in EVALUATED_FROM:
         campaign.status = CampaignStatus.evaluated
@@ -205,13 +214,15 @@ def _store_scores(
     table: dict[str, dict[str, dict[str, float]]],
     found: score_intervals.RunIntervals,
     names: Sequence[str],
+    estimators: Mapping[str, str],
 ) -> None:
     """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means (the 'all' topic) with
-    its interval into run_means, which leaderboards read."""
+    its interval and estimator (`estimators`, by the table's measure name; NULL for plain means) into run_means,
+    which leaderboards read."""
     session.execute(delete(Score).where(Score.evaluation_id == evaluation.id))
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
     run_col, measure_col, topic_col, value_col = [], [], [], []
-    mean_run, mean_measure, mean_value = [], [], []
+    mean_run, mean_measure, mean_value, mean_estimator = [], [], [], []
     bounds: list[list[float | None]] = [[], [], []]  # ci_low, ci_high, sampling_se
     column = {m: i for i, m in enumerate(names)}
     for r, run in enumerate(runs):
@@ -224,6 +235,7 @@ def _store_scores(
                 mean_run.append(run.id)
                 mean_measure.append(measure)
                 mean_value.append(per_topic[ALL])
+                mean_estimator.append(estimators.get(measure))
                 m = column.get(measure)
                 for cells, array in zip(bounds, (found.low, found.high, found.sampling_se), strict=True):
                     value = float(array[r, m]) if m is not None else math.nan
@@ -237,13 +249,14 @@ def _store_scores(
     copy_rows(
         session,
         "run_means",
-        ("evaluation_id", "run_id", "measure", "value", "ci_low", "ci_high", "sampling_se"),
+        ("evaluation_id", "run_id", "measure", "value", "ci_low", "ci_high", "sampling_se", "estimator"),
         [
             np.full(len(mean_run), evaluation.id),
             mean_run,
             mean_measure,
             np.array(mean_value, dtype=np.float64),
             *(np.array(cells, dtype=object) for cells in bounds),
+            np.array(mean_estimator, dtype=object),
         ],
     )
 

@@ -23,6 +23,13 @@ incomplete, the variance that adds is passed in per run and topic (`sampling_var
   counts). A topic of a depth cut without any judgement is not in the qrels, so not in the means (the board's warning
   says so): it adds nothing here.
 
+- **Combined versions** (a model's verdicts corrected by a human verification sample, `qrels.verified_items`): the
+  measures the prediction-powered estimator supports (P@k, AP, nDCG, nDCG@k) are stored as its per-topic estimates
+  and means (run_means.estimator = `prediction_powered`), and their interval is the topic bootstrap of the estimates
+  widened in quadrature by the estimate's labelling standard error (spread evenly over the topics as a per-topic
+  variance, so the widening path above gives exactly that se). Other measures are plain scores of the combined
+  grades, widened as any cut version's.
+
 The numbers are stored in run_means (ci_low, ci_high, sampling_se: the standard error the judgements add to the
 run's mean, on the interval's scale) and the evaluation's `measures["interval"]` says how they were made.
 """
@@ -45,8 +52,9 @@ from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.registry import aggregate_of, resolve
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.statistics import intervals
+from app.evaluation.statistics.prediction_powered import prediction_powered
 from app.services import judging_orders
-from app.services.qrels import topic_order
+from app.services.qrels import Verified, topic_order
 from app.storage.models import QrelsVersion
 
 LEVEL = 0.95
@@ -59,6 +67,7 @@ ALL = "all"
 JACKKNIFE = "jackknife"  # the variance added: xinfAP's stratified jackknife (and the imputation where larger)
 IMPUTATION = "imputation"  # Rubin's between-imputation variance
 BIAS = "imputation+bias"  # ... plus the squared distance to the imputations' mean (marked numbers)
+PREDICTION_POWERED = "prediction_powered"  # the labelling variance of a prediction-powered estimate
 WIDENING_TEXT = {
     JACKKNIFE: "widened by the judged sample's sampling variance (stratified jackknife, or multiple imputation of "
     "the unjudged items where larger)",
@@ -66,7 +75,10 @@ WIDENING_TEXT = {
     "and stratum, Rubin's rules)",
     BIAS: "widened by multiple imputation of the unjudged items and by the distance to the imputed value, as "
     "the judging order or incomplete judgements may bias it",
+    PREDICTION_POWERED: "of prediction-powered estimates (a model's verdicts corrected by a random human sample, "
+    "Angelopoulos et al. 2023), widened by their labelling standard error",
 }
+PREDICTION_POWERED_FAMILIES = frozenset({"P", "AP", "nDCG"})  # what `prediction_powered` estimates
 
 
 def is_count(measure: str) -> bool:
@@ -280,3 +292,68 @@ def sampling_variances(
             how = BIAS
         out[measure] = (variance, how)
     return out
+
+
+# --- prediction-powered estimates of a combined version ---------------------------------------------------------------
+
+
+def has_estimator(measure: str) -> bool:
+    """Whether the prediction-powered estimator takes the measure (P@k, AP, nDCG, nDCG@k)."""
+    try:
+        return resolve(measure).family in PREDICTION_POWERED_FAMILIES
+    except MeasureError:
+        return False
+
+
+@dataclass(frozen=True)
+class PredictionPowered:
+    """A combined version's estimates, written into the job's table: each estimated measure's labelling standard
+    error per run [run] (by the job's measure name), the estimator per stored measure name, and what they rest on."""
+
+    se: dict[str, np.ndarray]
+    estimators: dict[str, str]
+    info: dict[str, Any]
+
+    def variances(self, n_topic: int) -> dict[str, tuple[np.ndarray, str]]:
+        """Per measure, the per-topic variance [run, topic] whose widening is the labelling se: se^2 n on each topic
+        (`intervals` takes sqrt(sum) / n)."""
+        return {
+            measure: (np.repeat((se**2 * n_topic)[:, None], n_topic, axis=1), PREDICTION_POWERED)
+            for measure, se in self.se.items()
+        }
+
+
+def prediction_powered_scores(
+    verified: Verified,
+    run_tables: Sequence[RunTable],
+    run_names: Sequence[str],
+    max_results: int,
+    measures: Sequence[str],
+    table: dict[str, dict[str, dict[str, float]]],
+) -> PredictionPowered | None:
+    """Replace in the job's nested table the values of every measure the estimator takes by its per-topic estimates
+    and means; None when no measure is one it takes."""
+    chosen = [m for m in measures if has_estimator(m)]
+    if not chosen:
+        return None
+    found = prediction_powered(
+        run_tables, verified.items, chosen, level=LEVEL, max_results=max_results, names=run_names
+    )
+    for r, run in enumerate(found.runs):
+        for m, measure in enumerate(found.measures):
+            per_topic = dict(zip(found.topics, found.values[r, m].tolist(), strict=True))
+            table.setdefault(run, {})[measure] = {**per_topic, ALL: float(found.mean[r, m])}
+    info = {
+        "measures": list(found.measures),
+        "text": WIDENING_TEXT[PREDICTION_POWERED],
+        "n_items": found.n_items,
+        "n_model": found.n_model,
+        "n_human": found.n_human,
+        "topics_without_sample": verified.topics_without_sample,
+        "drawn_unjudged": verified.drawn_unjudged,
+    }
+    return PredictionPowered(
+        se={name: found.se[:, m] for m, name in enumerate(chosen)},
+        estimators=dict.fromkeys(found.measures, PREDICTION_POWERED),
+        info=info,
+    )
