@@ -109,6 +109,10 @@ class Leaderboard(BaseModel):
     unjudged_topics: list[str] | None = Field(
         default=None, description="The campaign's topics without any judgement in the qrels (null: not known)"
     )
+    qrels_judges: dict[str, object] | None = Field(
+        default=None,
+        description="Whose verdicts the qrels hold: judges (human, model or combined) and the version's provenance",
+    )
     warning: str | None = Field(default=None, description="Set when some topics have no judgement: names them")
     measure: str
     measures: list[str]

@@ -32,7 +32,7 @@ from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.leaderboards import Filters, build_leaderboard
 from app.services.pools import current_pool, pool_statistics
-from app.services.qrels import evaluation_qrels, order_mark
+from app.services.qrels import evaluation_qrels, judges_of, order_mark
 from app.services.run_arrays import load_runs
 from app.services.scores import default_measure, finished_evaluation, score_table
 from app.storage.models import Campaign, Evaluation, Run, TaskKind
@@ -91,6 +91,7 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         teams = [table.teams[r.team_id] for r in table.runs]
         report["qrels_label"] = qrels_version.label
         report["judging_order"] = order_mark(qrels_version)
+        report["qrels_judges"] = judges_of(qrels_version)
         report["judgements"] = judgement_summary(qrels)
         report["hits_by_team"] = hits_by_team(qrels, runs, teams, campaign.max_results)
         report["frequent_false_positives"] = frequent_false_positives(qrels, runs, campaign.max_results)

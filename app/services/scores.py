@@ -22,7 +22,7 @@ from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
 from app.services.errors import InvalidInput, NotFound
 from app.services.evaluations import latest_done
-from app.services.qrels import order_mark, unjudged_note
+from app.services.qrels import judges_of, order_mark, unjudged_note
 from app.services.score_intervals import RunIntervals
 from app.storage.bulk import copy_out
 from app.storage.models import Campaign, Evaluation, QrelsVersion, Run, TaskKind, Team, Topic
@@ -257,6 +257,7 @@ def provenance(campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
         "evaluation_id": evaluation.id,
         "qrels_version_id": evaluation.qrels_version_id,
         "judging_order": order_mark(version),
+        "qrels_judges": judges_of(version),
         "unjudged_topics": version.unjudged_topics if version is not None else None,
         "warning": warning,
     }

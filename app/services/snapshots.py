@@ -158,7 +158,7 @@ def _legacy_table(session: Session, campaign_id: int, head: dict[str, Any], meas
     evaluation = session.get(Evaluation, snapshot.evaluation_id)
     assert campaign is not None and evaluation is not None
     header = provenance(campaign, evaluation)  # what such boards did not say yet
-    head.update({k: header[k] for k in ("judging_order", "unjudged_topics", "warning")})
+    head.update({k: header[k] for k in ("judging_order", "qrels_judges", "unjudged_topics", "warning")})
     return leaderboard_table(session, campaign, evaluation, measure or head["default_measure"])
 
 
@@ -166,5 +166,5 @@ def published_head(head: dict[str, Any]) -> dict[str, object]:
     """The header a published board repeats from its snapshot (older snapshots lack the later keys)."""
     return {
         **{k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")},
-        **{k: head.get(k) for k in ("judging_order", "unjudged_topics", "warning")},
+        **{k: head.get(k) for k in ("judging_order", "qrels_judges", "unjudged_topics", "warning")},
     }
