@@ -104,3 +104,6 @@ def test_each_endpoint_admits_exactly_the_roles_of_the_table(client):
                 declared[(method, route.path)] = roles
     assert {k: v for k, v in declared.items() if ROLE_TABLE.get(k) != v} == {}
     assert set(ROLE_TABLE) - set(declared) == set()
+    ("GET", "/api/judging/batch"): ASSESSOR,
+    ("POST", "/api/judging/batch/pull"): ASSESSOR,
+    ("POST", "/api/judging/batch/verdicts"): ASSESSOR,
