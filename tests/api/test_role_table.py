@@ -83,6 +83,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/pools/{pool_id}/qrels"): ORG,
     ("POST", "/api/pools/{pool_id}/quality-control"): ORG,
     ("GET", "/api/pools/{pool_id}/stats"): ORG,
+    ("GET", "/api/pools/{pool_id}/verification"): ORG,
     ("GET", "/api/public/campaigns/{campaign_id}/leaderboard"): PUBLIC,
     ("GET", "/api/public/campaigns/{campaign_id}/report"): PUBLIC,
     ("GET", "/api/public/campaigns/{campaign_id}/significance"): PUBLIC,
@@ -104,6 +105,3 @@ def test_each_endpoint_admits_exactly_the_roles_of_the_table(client):
                 declared[(method, route.path)] = roles
     assert {k: v for k, v in declared.items() if ROLE_TABLE.get(k) != v} == {}
     assert set(ROLE_TABLE) - set(declared) == set()
-    ("GET", "/api/judging/batch"): ASSESSOR,
-    ("POST", "/api/judging/batch/pull"): ASSESSOR,
-    ("POST", "/api/judging/batch/verdicts"): ASSESSOR,
