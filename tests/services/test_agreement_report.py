@@ -137,3 +137,29 @@ def test_the_analysis_parameters_are_checked(params: dict, message: str) -> None
 
     with pytest.raises(ValidationError, match=message):
         parse_params("machine-agreement", params)
+
+
+def test_the_analysis_runs_as_a_job_on_named_versions(made: AgreementCampaign, client, organiser) -> None:  # type: ignore[no-untyped-def]
+    """POST /api/campaigns/{id}/analyses with kind machine-agreement: the versions by id, its figure drawn."""
+    from tests.api.helpers import assert_svg_figure, evaluate_campaign, start_analysis
+
+    campaign_id = made.campaign.id  # type: ignore[attr-defined]
+    evaluate_campaign(client, organiser, campaign_id, qrels_version_id=made.human_id, measures=["AP"])
+    job = start_analysis(
+        client, organiser, campaign_id, "machine-agreement", human_version_id=made.human_id,
+        model_version_id=made.model_id, resamples=1000,
+    )  # fmt: skip
+    result = job["result"]
+    assert result["labels"] == {"human": "people", "model": "umbrela-only"}
+    assert result["qrels_version_ids"] == [made.human_id, made.model_id]
+    assert {row["run"] for row in result["shifts"]["runs"]} == set(made.runs)
+    assert "tau_b" in assert_svg_figure(client, organiser, job["id"])
+    refused = client.post(
+        f"/api/campaigns/{campaign_id}/analyses",
+        json={
+            "kind": "machine-agreement",
+            "params": {"human_version_id": made.human_id, "model_version_id": 2_000_000},
+        },
+        headers=organiser,
+    )
+    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "params.qrels_version_ids"
