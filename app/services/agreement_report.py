@@ -45,8 +45,11 @@ def versions_of(session: Session, campaign_id: int) -> list[QrelsVersion]:
 
 
 def default_versions(versions: list[QrelsVersion]) -> tuple[int | None, int | None]:
-    """The newest human and the newest model version among `versions` (None where there is none)."""
-    human = next((v.id for v in versions if v.judges == "human"), None)
+    """The newest human and the newest model version among `versions` (None where there is none); a human version
+    holding only the verification sample of a model-judged pool counts when no fully human version exists."""
+    people = [v for v in versions if v.judges == "human"]
+    full = [v for v in people if not (v.provenance or {}).get("verification_only")]
+    human = next((v.id for v in full or people), None)
     model = next((v.id for v in versions if v.judges == "model"), None)
     return human, model
 
