@@ -163,3 +163,16 @@ def test_the_analysis_runs_as_a_job_on_named_versions(made: AgreementCampaign, c
         headers=organiser,
     )
     assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "params.qrels_version_ids"
+
+
+def test_the_default_human_version_is_the_newest_fully_human_one() -> None:
+    from types import SimpleNamespace
+
+    def version(id_: int, judges: str, provenance: dict | None = None) -> SimpleNamespace:
+        return SimpleNamespace(id=id_, judges=judges, provenance=provenance)
+
+    sample = version(5, "human", {"verification_only": True})
+    newest_first = [version(6, "combined"), sample, version(4, "model"), version(3, "human"), version(2, "model")]
+    assert agreement_report.default_versions(newest_first) == (3, 4)  # type: ignore[arg-type]
+    assert agreement_report.default_versions([sample, version(4, "model")]) == (5, 4)  # type: ignore[arg-type]
+    assert agreement_report.default_versions([version(1, "combined")]) == (None, None)  # type: ignore[arg-type]
