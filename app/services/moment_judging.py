@@ -171,10 +171,12 @@ class MarkView:
     ] = None
 
 
-def _assessor(principal: Principal) -> int:
-    """The caller's assessor id (Forbidden for other roles)."""
+def _assessor(session: Session, principal: Principal) -> int:
+    """The caller's assessor id (Forbidden for other roles, and for model assessors: they use the batch API)."""
     if principal.role is not Role.assessor or principal.assessor_id is None:
         raise Forbidden("only assessors mark moments")
+    if session.scalar(select(Assessor.kind).where(Assessor.id == principal.assessor_id)) != "human":
+        raise Forbidden("model assessors judge through the batch API, not the marking page")
     return principal.assessor_id
 
 
@@ -215,7 +217,7 @@ def _assigned_items(session: Session, principal: Principal, me: int) -> Select[M
 
 def next_item(session: Session, principal: Principal) -> MarkView | None:
     """The caller's next unmarked proposal (topic by topic, in the seeded judging order); None when done."""
-    me = _assessor(principal)
+    me = _assessor(session, principal)
     mine = select(MomentJudgement.item_id).where(MomentJudgement.assessor_id == me)
     item = session.scalar(
         _assigned_items(session, principal, me)
@@ -228,7 +230,7 @@ def next_item(session: Session, principal: Principal) -> MarkView | None:
 
 def _own_item(session: Session, principal: Principal, item_id: int) -> tuple[int, MomentPoolItem]:
     """An item of one of the caller's topics (NotFound otherwise: others' items are not even confirmed to exist)."""
-    me = _assessor(principal)
+    me = _assessor(session, principal)
     item = session.scalar(_assigned_items(session, principal, me).where(MomentPoolItem.id == item_id))
     if item is None:
         raise NotFound(f"item {item_id} is not one of your items")
@@ -315,7 +317,7 @@ def mark(
 
 def own_progress(session: Session, principal: Principal) -> dict[str, int]:
     """How many of the caller's proposals are marked, of how many."""
-    me = _assessor(principal)
+    me = _assessor(session, principal)
     items = _assigned_items(session, principal, me).subquery()
     total = session.scalar(select(func.count()).select_from(items)) or 0
     done = session.scalar(

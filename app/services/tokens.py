@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.services.auth import Principal, hash_token, issue_token, new_secret
 from app.services.campaigns import get_organised
-from app.services.errors import NotFound, Unauthenticated
+from app.services.errors import Conflict, NotFound, Unauthenticated
 from app.storage.models import ApiToken, Assessor, JudgeLink, Role, Team
 
 
@@ -115,6 +115,8 @@ def issue_judge_link(
         raise NotFound(f"assessor {assessor_id} not found")
     if principal is not None:
         get_organised(session, principal, assessor.campaign_id)
+    if assessor.kind != "human":
+        raise Conflict(f"assessor {assessor_id} is a model: it judges through the batch API with its token, not a link")
     plain = new_secret()
     expires_at = now() + timedelta(seconds=lifetime_seconds)
     session.add(JudgeLink(token_hash=hash_token(plain), assessor_id=assessor.id, expires_at=expires_at))

@@ -268,6 +268,17 @@ def test_moment_campaigns_are_not_served_yet(make_campaign, client, organiser):
     assert client.get("/api/judging/batch", headers=model).status_code == 200
     response = client.post("/api/judging/batch/pull", json={"n": 1}, headers=model)
     assert response.status_code == 409 and "moment" in response.json()["detail"]
+    for method, path in (("POST", "/api/moment-judging/next"), ("GET", "/api/moment-judging/progress")):
+        response = client.request(method, path, headers=model)
+        assert response.status_code == 403, (path, response.text)
+        assert "batch API" in response.json()["detail"]
+
+
+def test_a_model_gets_no_judging_link(make_campaign, client, organiser):
+    campaign = make_campaign(n_topics=1)
+    model_id, _ = add_model(client, organiser, campaign.id, "m")
+    response = client.post(f"/api/assessors/{model_id}/judge-link", headers=organiser)
+    assert response.status_code == 409 and "batch API" in response.json()["detail"]
 
 
 def test_the_rate_limit_answers_429_with_retry_after(make_campaign, client, organiser, settings, sessions):
