@@ -27,6 +27,7 @@ from app.evaluation.errors import MeasureError
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
+from app.services import agreement_report
 from app.services.analysis_registry import ANALYSES, Analysis, AnalysisData, Scores, checked_params, json_safe
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
@@ -77,6 +78,17 @@ def _refuse(field: str, message: str) -> InvalidInput:
     return InvalidInput("invalid analysis parameters", [{"field": f"params.{field}", "message": message}])
 
 
+def _agreement_versions(session: Session, campaign: Campaign) -> list[int]:
+    """The machine-agreement pair by default: the campaign's newest human and newest model version (422 without)."""
+    human, model = agreement_report.default_versions(agreement_report.versions_of(session, campaign.id))
+    if human is None or model is None:
+        missing = "human" if human is None else "model"
+        raise _refuse(
+            "human_version_id", f"the campaign has no {missing} qrels version: cut or import one, or name both versions"
+        )
+    return [human, model]
+
+
 def _check_against_data(
     session: Session, campaign: Campaign, evaluation: Evaluation, record: Analysis, params: dict[str, Any]
 ) -> dict[str, Any]:
@@ -113,6 +125,8 @@ def _check_against_data(
         if name not in out.get("measures", stored):
             raise _refuse("sort_by", f"not one of the measures: {', '.join(out.get('measures', stored))}")
         out["sort_by"] = name
+    if record.name == "machine-agreement" and not out.get("qrels_version_ids"):
+        out["qrels_version_ids"] = _agreement_versions(session, campaign)
     if record.reads == "qrels-versions":
         out["qrels_version_ids"] = _qrels_versions(session, campaign, out.get("qrels_version_ids"))
     if "pooled_runs" in out:

@@ -154,6 +154,8 @@ def test_the_analysis_runs_as_a_job_on_named_versions(made: AgreementCampaign, c
     assert result["qrels_version_ids"] == [made.human_id, made.model_id]
     assert {row["run"] for row in result["shifts"]["runs"]} == set(made.runs)
     assert "tau_b" in assert_svg_figure(client, organiser, job["id"])
+    by_default = start_analysis(client, organiser, campaign_id, "machine-agreement", resamples=200)
+    assert by_default["result"]["qrels_version_ids"] == [made.human_id, made.model_id]  # newest human, newest model
     refused = client.post(
         f"/api/campaigns/{campaign_id}/analyses",
         json={
