@@ -114,10 +114,29 @@ _MODEL_PROBABILITIES = text(
     GROUP BY i.docno
     """
 )
+# The plan goes below every position the topic's queue holds: at `queue_position(judged)` as a rule, lower when a plan
+# was made between verdicts (a `lara` topic re-planned when its model verdicts arrived before any person's).
 _MOVE_TO_HEAD = text(
     """
-    UPDATE pool_items SET judging_order = :base + array_position(CAST(:docs AS text[]), docno) - 1
+    UPDATE pool_items SET judging_order = least(
+        :base,
+        (SELECT min(q.judging_order) FROM pool_items q WHERE q.pool_id = :pool AND q.topic_id = :topic AND q.sampled)
+        - :ahead
+    ) + array_position(CAST(:docs AS text[]), docno) - 1
     WHERE pool_id = :pool AND topic_id = :topic AND docno = ANY(CAST(:docs AS text[]))
+    """
+)
+# The `lara` pools' topics of newly model-judged items that no person has judged in yet.
+_UNSTARTED_LARA_TOPICS = text(
+    """
+    SELECT DISTINCT i.pool_id, i.topic_id, p.seed
+    FROM pool_items i JOIN pools p ON p.id = i.pool_id
+    WHERE i.id = ANY(CAST(:items AS bigint[])) AND p.params->>'order' = 'lara'
+      AND NOT EXISTS (
+        SELECT 1 FROM judgements j JOIN pool_items q ON q.id = j.pool_item_id
+        WHERE q.pool_id = i.pool_id AND q.topic_id = i.topic_id AND j.round = 1
+      )
+    ORDER BY i.pool_id, i.topic_id
     """
 )
 
@@ -147,7 +166,8 @@ def advance(session: Session, pool_id: int, order: str, seed: int, topic_id: int
         plan = entry.policy.plan(AHEAD)
         if plan:
             base = queue_position(entry.policy.judged, 0, AHEAD)
-            session.execute(_MOVE_TO_HEAD, {"base": base, "docs": plan, "pool": pool_id, "topic": topic_id})
+            params = {"base": base, "ahead": AHEAD, "docs": plan, "pool": pool_id, "topic": topic_id}
+            session.execute(_MOVE_TO_HEAD, params)
         with _lock:
             _policies[key] = entry
             _policies.move_to_end(key)
@@ -155,6 +175,14 @@ def advance(session: Session, pool_id: int, order: str, seed: int, topic_id: int
                 _policies.popitem(last=False)
         session.info.setdefault(_TOUCHED, set()).add(key)
     return plan
+
+
+def after_model_verdicts(session: Session, pool_item_ids: list[int]) -> None:
+    """Re-plan the `lara` topics of newly model-judged items before anyone judges in them: the pool was built before
+    the model's probabilities existed, so its first plan was the seeded order's; now the most uncertain items lead."""
+    for pool_id, topic_id, seed in session.execute(_UNSTARTED_LARA_TOPICS, {"items": pool_item_ids}).all():
+        lock_topic(session, pool_id, topic_id)
+        advance(session, pool_id, "lara", seed, topic_id)
 
 
 def model_probabilities(session: Session, pool_id: int, topic_id: int) -> dict[str, float]:

@@ -22,7 +22,7 @@ from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.services import verification
+from app.services import judging_orders, verification
 from app.services.auth import Principal
 from app.services.campaigns import MAX_GRADE
 from app.services.collection import format_media_url
@@ -382,6 +382,8 @@ def push(
         if changed:
             raise _changed(changed)
     if written:
-        verification.after_model_verdicts(session, [item for item in items if item in written])
+        judged = [item for item in items if item in written]
+        verification.after_model_verdicts(session, judged)
+        judging_orders.after_model_verdicts(session, judged)
     session.flush()
     return Pushed(len(written), len(repeated))

@@ -109,3 +109,35 @@ def test_people_are_served_the_calibrated_most_uncertain_item(lara_pool, client,
     # the calibration moved the order: people are not served the model's uncalibrated uncertainty order
     rest = [d for d in averaged if d != served[0]]
     assert served[1:] != sorted(rest, key=lambda d: abs(averaged[d] - 0.5))
+
+
+def test_model_verdicts_before_anyone_judges_put_the_most_uncertain_item_first(
+    make_campaign, client, organiser, sessions
+):  # type: ignore[no-untyped-def]
+    """A model judging a `lara` topic through the batch API before any person re-plans the topic: the first item a
+    person gets is then the policy's first with the model's probabilities, not the seeded fallback's."""
+    campaign, _ = setup_campaign(make_campaign, client, organiser, depth=20, seed=5)
+    body = {"kind": "depth", "depth": 6, "seed": SEED, "order": "lara"}
+    pool_id = client.post(f"/api/campaigns/{campaign.id}/pools", json=body, headers=organiser).json()["id"]
+    model = {"name": "lara-model", "kind": "model", "provenance": {"model": "sim"}}
+    made = client.post(f"/api/campaigns/{campaign.id}/assessors", json=model, headers=organiser).json()
+    model_headers = {"Authorization": f"Bearer {made['token']}"}
+    person_id, person = make_assessor(client, organiser, campaign, "lara-person")
+    assignments = {"shared": True, "assignments": [{"topic": "1", "assessor_id": a} for a in (made["id"], person_id)]}
+    assert client.post(f"/api/pools/{pool_id}/assignments", json=assignments, headers=organiser).status_code == 201
+    pulled = client.post("/api/judging/batch/pull", json={"n": 100}, headers=model_headers).json()["items"]
+    verdicts = [
+        {"item_id": i["item_id"], "grade": int(_probability(i["shot_id"], "A") > 0.5),
+         "probability": _probability(i["shot_id"], "A")}
+        for i in pulled
+    ]  # fmt: skip
+    pushed = client.post("/api/judging/batch/verdicts", json={"verdicts": verdicts}, headers=model_headers)
+    assert pushed.status_code == 200 and pushed.json()["accepted"] == len(pulled)
+    with session_scope(sessions) as session:
+        topic_id = session.scalar(select(Topic.id).where(Topic.campaign_id == campaign.id, Topic.number == "1"))
+        lists = judging_orders._pool_lists(session, pool_id)[topic_id]
+    probabilities = {i["shot_id"]: _probability(i["shot_id"], "A") for i in pulled}
+    expected = make_order("lara", lists, seed=SEED, topic="1", probabilities=probabilities).next()
+    fallback = make_order("lara", lists, seed=SEED, topic="1").next()
+    assert expected != fallback  # the case tells the two apart
+    assert client.post("/api/judging/next", headers=person).json()["shot_id"] == expected
