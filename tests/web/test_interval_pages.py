@@ -267,3 +267,50 @@ def test_the_pages_fit_a_390_px_screen_with_each_interval_in_view(browser) -> No
                 assert re.fullmatch(r"0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] †( ‡)?", cell.inner_text().replace("\n", " "))
     finally:
         page.close()
+
+
+COMBINED = {
+    "judges": "combined",
+    "provenance": {
+        "model_assessors": [
+            {
+                "id": 3,
+                "name": "umbrela",
+                "provenance": {"model": "gpt-4o", "version": "2024-08", "config_hash": "ab" * 32},
+            }
+        ],
+        "human_share": 0.2,
+        "stratify": "confidence",
+        "human_judgements": 120,
+        "model_judgements": 600,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("judges", "expected"),
+    [
+        (None, None),
+        ({"judges": "human", "provenance": None}, None),
+        (
+            COMBINED,
+            "Judged by a model, verified by people: umbrela (gpt-4o 2024-08, configuration abababababab). People judged"
+            " a seeded 20 % sample (more often where the model was unsure): 120 human and 600 model judgements; P@k,"
+            " AP and nDCG are prediction-powered estimates",
+        ),
+        (
+            {"judges": "model", "provenance": {"model_assessors": [{"id": 3, "name": "m", "provenance": None}]}},
+            "Judged by a model only: m. No person checked these judgements",
+        ),
+    ],
+)
+def test_the_board_says_whose_judgements_its_scores_rest_on(
+    judges: dict[str, Any] | None, expected: str | None
+) -> None:
+    board = _board()
+    board["qrels_judges"] = judges
+    page = text(render_board(board, _significance()))
+    if expected is None:
+        assert "Judged by" not in page
+    else:
+        assert expected in page
