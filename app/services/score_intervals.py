@@ -52,7 +52,7 @@ from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.registry import aggregate_of, resolve
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.statistics import intervals
-from app.evaluation.statistics.prediction_powered import prediction_powered
+from app.evaluation.statistics.prediction_powered import prediction_powered, supports
 from app.services import judging_orders
 from app.services.qrels import Verified, topic_order
 from app.storage.models import QrelsVersion
@@ -78,7 +78,6 @@ WIDENING_TEXT = {
     PREDICTION_POWERED: "of prediction-powered estimates (a model's verdicts corrected by a random human sample, "
     "Angelopoulos et al. 2023), widened by their labelling standard error",
 }
-PREDICTION_POWERED_FAMILIES = frozenset({"P", "AP", "nDCG"})  # what `prediction_powered` estimates
 
 
 def is_count(measure: str) -> bool:
@@ -297,14 +296,6 @@ def sampling_variances(
 # --- prediction-powered estimates of a combined version ---------------------------------------------------------------
 
 
-def has_estimator(measure: str) -> bool:
-    """Whether the prediction-powered estimator takes the measure (P@k, AP, nDCG, nDCG@k)."""
-    try:
-        return resolve(measure).family in PREDICTION_POWERED_FAMILIES
-    except MeasureError:
-        return False
-
-
 @dataclass(frozen=True)
 class PredictionPowered:
     """A combined version's estimates, written into the job's table: each estimated measure's labelling standard
@@ -333,7 +324,7 @@ def prediction_powered_scores(
 ) -> PredictionPowered | None:
     """Replace in the job's nested table the values of every measure the estimator takes by its per-topic estimates
     and means; None when no measure is one it takes."""
-    chosen = [m for m in measures if has_estimator(m)]
+    chosen = [m for m in measures if supports(m)]
     if not chosen:
         return None
     found = prediction_powered(

@@ -155,7 +155,9 @@ def synthetic(seed: int) -> tuple[list[RunTable], np.ndarray, np.ndarray, np.nda
 def test_unbiased_with_covering_intervals(error_rate: float) -> None:
     """300 seeded draws (share 0.3, uniform) of a fixed full-human qrels and a simulated model.
 
-    P@10 is unbiased (mean within 4 SE of the truth); nDCG@10, a ratio, nearly (measured up to 0.006 and 0.012);
+    P@10 is unbiased (mean within 4 SE of the truth); nDCG@10, a ratio, nearly: its ideal DCG comes from the
+    rectified per-grade counts, and 1 / E[X] is not E[1 / X] (measured up to 0.010 at error rate 0.1 and 0.023 at
+    0.4, 3-8 SE of the 300-draw mean, so a real bias, not noise);
     AP's floored, clipped ratio is biased on these small topics (about 10 relevant each: up to 0.025 at error rate
     0.1, 0.057 at 0.4). The nominal 95 % intervals of the run means cover the full-human mean 90-98 % of the time for
     P@10 and nDCG@10 (measured 0.94-0.95); AP's delta-method interval is conservative (0.965-0.97): at least 90 %.
@@ -185,7 +187,7 @@ def test_unbiased_with_covering_intervals(error_rate: float) -> None:
     bias = mean.mean(axis=0) - truth
     coverage = np.array(covered).mean(axis=(0, 1))
     assert np.all(np.abs(bias[:, 0]) < 4 * se_of_mean[:, 0])
-    assert np.all(np.abs(bias[:, 1]) < 0.015)
+    assert np.all(np.abs(bias[:, 1]) < {0.1: 0.015, 0.4: 0.03}[error_rate])  # the ratio's bias: see docstring
     assert np.all(np.abs(bias[:, 2]) < {0.1: 0.03, 0.4: 0.07}[error_rate])  # measured 0.025 and 0.057: see docstring
     assert 0.90 <= coverage[0] <= 0.98, coverage
     assert 0.90 <= coverage[1] <= 0.98, coverage

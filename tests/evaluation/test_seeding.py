@@ -9,6 +9,7 @@ import numpy as np
 from app.evaluation.pools import builders, moments, orders
 from app.evaluation.pools.builders import build_pool
 from app.evaluation.pools.seeding import topic_rng
+from app.evaluation.statistics import prediction_powered
 
 
 def test_the_stream_is_pinned_so_a_seed_keeps_giving_the_same_pools():
@@ -23,8 +24,27 @@ def test_a_topic_stream_does_not_depend_on_other_topics_and_differs_between_topi
     assert topic_rng(3, "701").permutation(50).tolist() != topic_rng(4, "701").permutation(50).tolist()
 
 
+VERIFICATION_0_T = [249, 430, 27, 790, 95]
+
+
+def test_a_named_stream_is_pinned_and_apart_from_the_pools_stream():
+    """The human verification draw takes the stream `verification`: pinned, and not the pool's sample and queue
+    shuffle of the same seed (the draw would otherwise follow the queue order)."""
+    assert topic_rng(0, "t", "verification").integers(0, 1000, 5).tolist() == VERIFICATION_0_T
+    assert (
+        topic_rng(0, "t", "verification").integers(0, 1000, 5).tolist()
+        != topic_rng(0, "t").integers(0, 1000, 5).tolist()
+    )
+    assert topic_rng(0, "t", "").integers(0, 1000, 5).tolist() == [451, 135, 695, 645, 734]  # unnamed: the pools'
+    docs = [f"d{i}" for i in range(200)]
+    drawn = prediction_powered.verification_draw(5, "9", docs, np.full(200, 0.3))
+    uniform = topic_rng(5, "9", prediction_powered.VERIFICATION_STREAM).random(200)  # docs are in sorted order
+    assert drawn.tolist() == (uniform[np.argsort(np.argsort(docs))] < 0.3).tolist()
+
+
 def test_pools_moment_pools_and_orders_use_the_one_generator():
     """No module keeps a copy of its own: a copy could drift and give the same seed different pools."""
+    assert prediction_powered.topic_rng is topic_rng
     assert builders.topic_rng is topic_rng
     assert moments.topic_rng is topic_rng
     assert orders.topic_rng is topic_rng

@@ -37,6 +37,9 @@ from app.evaluation.measures.registry import MeasureSpec, resolve
 from app.evaluation.pools.seeding import topic_rng
 from app.evaluation.records import Qrels, RunTable
 
+VERIFICATION_STREAM = "verification"  # the verification draw's own stream of `topic_rng`
+SUPPORTED_FAMILIES = frozenset({"P", "AP", "nDCG"})  # the measure families `prediction_powered` estimates
+
 
 @dataclass(frozen=True)
 class VerifiedItems:
@@ -154,8 +157,10 @@ def inclusion_probabilities(
 def verification_draw(seed: int, topic: str, docnos: Sequence[str], probabilities: np.ndarray) -> np.ndarray:
     """Poisson sampling of one topic's items: item i drawn iff u_i < pi_i, u seeded per topic in docno order.
 
-    The uniforms come from `pools.seeding.topic_rng(seed, topic)`, one per item taken in sorted docno order, so the
-    draw does not depend on the order the docnos are given in. Returns bool per item, in the given order.
+    The uniforms come from `pools.seeding.topic_rng(seed, topic, "verification")`, a stream of its own (the pool's
+    sample and queue shuffle use the unnamed one with the same seed, and the draw must not follow the queue order),
+    one per item taken in sorted docno order, so the draw does not depend on the order the docnos are given in.
+    Returns bool per item, in the given order.
     """
     pi = np.asarray(probabilities, dtype=np.float64)
     names = np.asarray([str(d) for d in docnos])
@@ -163,12 +168,17 @@ def verification_draw(seed: int, topic: str, docnos: Sequence[str], probabilitie
         raise ValueError(f"{len(names)} docnos but {len(pi)} probabilities")
     order = np.argsort(names, kind="stable")
     uniform = np.empty(len(names))
-    uniform[order] = topic_rng(seed, topic).random(len(names))
+    uniform[order] = topic_rng(seed, topic, VERIFICATION_STREAM).random(len(names))
     drawn: np.ndarray = uniform < pi
     return drawn
 
 
-_SUPPORTED = ("P", "AP", "nDCG")
+def supports(measure: str) -> bool:
+    """Whether `prediction_powered` estimates the measure (any registry spelling; False for unknown names)."""
+    try:
+        return resolve(measure).family in SUPPORTED_FAMILIES
+    except MeasureError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -259,7 +269,7 @@ def prediction_powered(
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     specs = [resolve(name) for name in measures]
     for spec in specs:
-        if spec.family not in _SUPPORTED:
+        if spec.family not in SUPPORTED_FAMILIES:
             raise MeasureError(f"{spec.name} has no prediction-powered estimator; use P@k, AP or nDCG@k")
     labels = [str(n) for n in names] if names is not None else [run.tag for run in runs]
     n_item = len(items)
