@@ -101,12 +101,16 @@ class StepIn(BaseModel):
 
 
 class StepOut(BaseModel):
-    """What comes of a key press: the item judged (or put off), your next items (leased, in order), your progress."""
+    """What comes of a key press: the item judged (or put off), your next items (leased, in order), your progress,
+    the campaign's grade scale."""
 
     judged: TaskView | None = Field(description="The item judged, with your verdict")
     put_off: int | None = Field(description="The item put off for later")
     next: list[TaskView] = Field(description="Your next items: the one to judge now, then those leased ahead")
     progress: ProgressOut
+    max_grade: int = Field(
+        description="The campaign's grade scale 0..max_grade (1: binary); a relevant verdict's grade is 1..max_grade"
+    )
 
 
 @router.post("/step", response_model=StepOut)
@@ -131,6 +135,7 @@ def step(request: Request, body: StepIn, session: SessionDep, principal: Assesso
         put_off=done.put_off,
         next=done.next,
         progress=ProgressOut(**done.progress),
+        max_grade=done.max_grade,
     )
 
 

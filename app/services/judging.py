@@ -42,6 +42,7 @@ _POOL_AND_OWN_LEASES = text(
     """
     SELECT
       (SELECT a.kind FROM assessors a WHERE a.id = :me) AS kind,
+      (SELECT c.max_grade FROM campaigns c WHERE c.id = :campaign) AS max_grade,
       (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool,
       ARRAY(SELECT t.id FROM judging_tasks t
             WHERE t.leased_to = :me AND t.done_at IS NULL
@@ -130,6 +131,9 @@ class TaskView:
     end: float | None
     media_url: str | None
     verdict: Annotated[Verdict | None, Field(description="Your own verdict, when you go back to an item")] = None
+    grade: Annotated[
+        int | None, Field(description="Your own grade on the campaign's scale (0..max_grade), with your verdict")
+    ] = None
 
 
 def _assessor(principal: Principal) -> int:
@@ -232,8 +236,8 @@ _FIRST_VERDICT = text(
 )
 
 
-def _task_view(row: Any, verdict: Verdict | None = None) -> TaskView:
-    """The blind view of a task from a row of `_VIEW_COLUMNS`."""
+def _task_view(row: Any, verdict: Verdict | None = None, grade: int | None = None) -> TaskView:
+    """The blind view of a task from a row of `_VIEW_COLUMNS`, with the caller's verdict and grade when given."""
     has_shot = row.video_id is not None
     return TaskView(
         task_id=row.task_id,
@@ -247,26 +251,34 @@ def _task_view(row: Any, verdict: Verdict | None = None) -> TaskView:
         if has_shot
         else None,
         verdict=verdict,
+        grade=grade,
     )
 
 
-def _view(session: Session, task_id: int, verdict: Verdict | None = None) -> TaskView:
+def _view(session: Session, task_id: int, verdict: Verdict | None = None, grade: int | None = None) -> TaskView:
     """The blind view of a task."""
-    return _task_view(session.execute(_VIEW, {"task": task_id}).one(), verdict)
+    return _task_view(session.execute(_VIEW, {"task": task_id}).one(), verdict, grade)
 
 
-def _pool_and_next(
-    session: Session, principal: Principal, *, lease_seconds: float, n: int
-) -> tuple[int | None, list[TaskView]]:
+@dataclass(frozen=True)
+class Queue:
+    """The caller's current pool, its next items (leased) and the campaign's grade scale 0..max_grade."""
+
+    pool_id: int | None
+    views: list[TaskView]
+    max_grade: int
+
+
+def _pool_and_next(session: Session, principal: Principal, *, lease_seconds: float, n: int) -> Queue:
     """The current pool and the caller's next `n` items, leased: its own leases first (oldest first), then new ones
     (first round, later rounds, then items put off for later); at most 3 round trips of claiming and one of leasing."""
     me = _assessor(principal)
     assert principal.campaign_id is not None
     own = {"campaign": principal.campaign_id, "me": me, "n": n}
-    kind, pool_id, held = session.execute(_POOL_AND_OWN_LEASES, own).one()
+    kind, max_grade, pool_id, held = session.execute(_POOL_AND_OWN_LEASES, own).one()
     _refuse_models(kind)
     if pool_id is None:
-        return None, []
+        return Queue(None, [], max_grade)
     tasks = list(held)
     for query in (_FIRST_ROUND, _LATER_ROUNDS, _PUT_OFF):
         if len(tasks) >= n:
@@ -274,14 +286,14 @@ def _pool_and_next(
         params = {"pool": pool_id, "me": me, "n": n - len(tasks), "held": tasks}
         tasks += session.execute(query, params).scalars().all()
     if not tasks:
-        return pool_id, []
+        return Queue(pool_id, [], max_grade)
     rows = session.execute(_LEASE_AND_VIEW, {"me": me, "tasks": tasks, "lease": lease_seconds}).all()
-    return pool_id, [_task_view(row) for row in rows]
+    return Queue(pool_id, [_task_view(row) for row in rows], max_grade)
 
 
 def next_tasks(session: Session, principal: Principal, *, lease_seconds: float, n: int = 1) -> list[TaskView]:
     """Lease the assessor's next `n` items (its current leases first); empty when nothing is left."""
-    return _pool_and_next(session, principal, lease_seconds=lease_seconds, n=n)[1]
+    return _pool_and_next(session, principal, lease_seconds=lease_seconds, n=n).views
 
 
 def next_task(session: Session, principal: Principal, *, lease_seconds: float) -> TaskView | None:
@@ -359,7 +371,7 @@ def judge(
         if current.verdict is not verdict or current.grade != grade:  # a grade alone changed: the audit trail keeps it
             current.verdict, current.grade, current.updated_at = verdict, grade, _now()
         session.flush()
-        return _view(session, task.id, verdict)
+        return _view(session, task.id, verdict, grade)
     if change:
         raise NotFound(f"item {task_id} has no verdict of yours to change")
     if task.leased_to != me:
@@ -382,14 +394,14 @@ def judge(
         "grade": grade,
         "seconds": seconds_spent,
     }
-    view = _task_view(session.execute(_FIRST_VERDICT, params).one(), verdict)
+    view = _task_view(session.execute(_FIRST_VERDICT, params).one(), verdict, grade)
     if adaptive:
         judging_orders.advance(session, task.pool_id, task.judging_order, task.seed, task.topic_id)
     return view
 
 
 def own_task(session: Session, principal: Principal, task_id: int) -> TaskView:
-    """A task the caller has judged, with the caller's verdict (for going back)."""
+    """A task the caller has judged, with the caller's verdict and grade (for going back)."""
     me = _assessor(principal)
     _check_person(session, me)
     task = session.get(JudgingTask, task_id)
@@ -400,7 +412,7 @@ def own_task(session: Session, principal: Principal, task_id: int) -> TaskView:
         )
     if task is None or judgement is None or judgement.assessor_id != me:
         raise NotFound(f"item {task_id} not found")
-    return _view(session, task.id, judgement.verdict)
+    return _view(session, task.id, judgement.verdict, judgement.grade)
 
 
 def own_history(session: Session, principal: Principal, limit: int = 50) -> list[int]:
@@ -444,12 +456,14 @@ def own_progress(session: Session, principal: Principal) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Step:
-    """One step through the queue: the item judged (or put off), the next items leased, the caller's progress."""
+    """One step through the queue: the item judged (or put off), the next items leased, the caller's progress, the
+    campaign's grade scale 0..max_grade."""
 
     judged: TaskView | None
     put_off: int | None
     next: list[TaskView]
     progress: dict[str, Any]
+    max_grade: int
 
 
 def step(
@@ -474,8 +488,8 @@ def step(
         judged = judge(session, principal, task_id, verdict, seconds_spent=seconds_spent, change=change, grade=grade)
     elif task_id is not None and later:
         put_off(session, principal, task_id)
-    pool_id, views = _pool_and_next(session, principal, lease_seconds=lease_seconds, n=1 + ahead)
-    return Step(judged, task_id if later else None, views, _progress(session, me, pool_id))
+    queue = _pool_and_next(session, principal, lease_seconds=lease_seconds, n=1 + ahead)
+    return Step(judged, task_id if later else None, queue.views, _progress(session, me, queue.pool_id), queue.max_grade)
 
 
 def pool_progress(session: Session, principal: Principal, pool_id: int) -> dict[str, list[dict[str, object]]]:

@@ -9,7 +9,18 @@ from sqlalchemy import event, select
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
 from tests.api.helpers import depth_pool, step
 
-ITEM_FIELDS = {"task_id", "topic", "topic_title", "shot_id", "video_id", "start", "end", "media_url", "verdict"}
+ITEM_FIELDS = {
+    "task_id",
+    "topic",
+    "topic_title",
+    "shot_id",
+    "video_id",
+    "start",
+    "end",
+    "media_url",
+    "verdict",
+    "grade",
+}
 
 
 def test_each_verdict_returns_the_next_items_and_the_one_ahead_stays_next(make_campaign, client, organiser, sessions):
