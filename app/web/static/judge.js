@@ -5,6 +5,10 @@
 // The next item's media is loaded, seeked and paused in a hidden second <video>; a key press swaps the two players at
 // once and sends the verdict in the background (one request, which returns the next items and the counts). A third,
 // hidden <video> draws the keyframe strip of the shown and the next item into canvases.
+//
+// Grades: a campaign's scale is 0..max_grade (the step's answer says it). Binary (1), the page offers relevant, not
+// relevant and unsure; graded, one button per grade (keys 0..9: 0 is not relevant, g >= 1 relevant with grade g; R
+// is grade 1, N grade 0) and unsure, and the verdict is sent with its grade.
 "use strict";
 
 (() => {
@@ -18,6 +22,7 @@
     ["0", "not_relevant"],
     ["u", "unsure"],
   ]);
+  const LETTER_GRADES = new Map([["r", 1], ["n", 0]]); // on a graded scale, R and N keep their meaning
   const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 2];
   const CONTEXTS = [0, 1, 2, 5];
   const KEYFRAMES = 5;
@@ -33,6 +38,7 @@
     inflight: 0, // requests under way
     pending: null, // a key pressed while a request was under way, run when it ends
     progress: null,
+    maxGrade: 1, // the campaign's grade scale 0..maxGrade (1: binary)
   };
 
   function readPrefs() {
@@ -104,6 +110,97 @@
     } else {
       announce(`Not saved: ${error.message}. Try again.`);
     }
+  }
+
+  // ---- grades ---------------------------------------------------------------------------------------------------
+
+  const graded = () => state.maxGrade > 1;
+
+  /** The words of a grade on the campaign's scale: its ends are named, the grades between are numbers only. */
+  function gradeWords(grade) {
+    if (grade === 0) return "not relevant";
+    if (grade === state.maxGrade) return "highly relevant";
+    return "";
+  }
+
+  /** A verdict as the assessor reads it: "Relevant" on a binary scale, "Grade 2" or "Grade 0, not relevant" on a
+   * graded one (a relevant verdict without a grade is grade 1, a not relevant one grade 0). */
+  function verdictText(verdict, grade) {
+    if (!graded() || verdict === "unsure") return LABELS[verdict];
+    const g = grade ?? (verdict === "relevant" ? 1 : 0);
+    const words = gradeWords(g);
+    return words ? `Grade ${g}, ${words}` : `Grade ${g}`;
+  }
+
+  /** The verdict and grade a key gives ({ verdict, grade } or null); a digit above the scale gives { off: digit }. */
+  function keyVerdict(key) {
+    if (!graded()) return VERDICT_KEYS.has(key) ? { verdict: VERDICT_KEYS.get(key) } : null;
+    if (key === "u") return { verdict: "unsure" };
+    let grade = LETTER_GRADES.get(key);
+    if (grade === undefined && /^[0-9]$/.test(key)) grade = Number(key);
+    if (grade === undefined) return null;
+    if (grade > state.maxGrade) return { off: grade };
+    return { verdict: grade === 0 ? "not_relevant" : "relevant", grade };
+  }
+
+  function kbd(text) {
+    const element = document.createElement("kbd");
+    element.textContent = text;
+    return element;
+  }
+
+  /** A graded scale: one button per grade, then unsure; the help lists its keys. Binary pages keep their markup. */
+  function showScale(maxGrade) {
+    state.maxGrade = maxGrade;
+    if (!graded()) return;
+    const group = document.querySelector(".verdicts");
+    const unsure = group.querySelector("[data-verdict=unsure]");
+    const buttons = [];
+    for (let g = 0; g <= maxGrade; g += 1) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = g === 0 ? "grade not-relevant" : "grade relevant";
+      button.dataset.verdict = g === 0 ? "not_relevant" : "relevant";
+      button.dataset.grade = String(g);
+      button.style.setProperty("--strength", String(g / maxGrade));
+      const keys = [...(g <= 9 ? [String(g)] : []), ...(g === 0 ? ["n"] : g === 1 ? ["r"] : [])];
+      if (keys.length) button.setAttribute("aria-keyshortcuts", keys.join(" "));
+      button.setAttribute("aria-label", `${verdictText(button.dataset.verdict, g)}${keys.length ? "" : " (no key)"}`);
+      const number = document.createElement("span");
+      number.className = "grade-number";
+      number.textContent = String(g);
+      const words = document.createElement("span");
+      words.className = "grade-words";
+      words.textContent = gradeWords(g);
+      if (g === 0 || g === 1) words.append(" ", kbd(g === 0 ? "N" : "R"));
+      button.append(number, words);
+      buttons.push(button);
+    }
+    group.classList.add("graded");
+    group.setAttribute("aria-label", `Grade, from 0 (not relevant) to ${maxGrade} (highly relevant)`);
+    group.replaceChildren(...buttons, unsure);
+    unsure.setAttribute("aria-keyshortcuts", "u");
+
+    const rows = [];
+    const row = (keys, text) => {
+      const dt = document.createElement("dt");
+      for (const [i, key] of keys.entries()) dt.append(...(i ? [" "] : []), key === "…" ? "…" : kbd(key));
+      if (!keys.length) dt.textContent = "(its button)";
+      const dd = document.createElement("dd");
+      dd.textContent = text;
+      dt.dataset.keys = dd.dataset.keys = "graded";
+      rows.push(dt, dd);
+    };
+    row(["0", "N"], "Grade 0: not relevant");
+    row(["1", "R"], "Grade 1: relevant");
+    const middle = Math.min(maxGrade - 1, 9); // grades 2..middle between the named ends
+    if (middle === 2) row(["2"], "Grade 2: more relevant");
+    else if (middle > 2) row(["2", "…", String(middle)], `Grades 2 to ${middle}: more relevant, the higher the more`);
+    const top = `Grade ${maxGrade}: highly relevant, the top of the scale`;
+    row(maxGrade <= 9 ? [String(maxGrade)] : [], maxGrade <= 9 ? top : `${top} (no key)`);
+    const help = $("help");
+    for (const old of help.querySelectorAll("[data-keys]")) old.remove(); // the binary keys, or an earlier scale's
+    help.querySelector("dl").prepend(...rows);
   }
 
   // ---- the players --------------------------------------------------------------------------------------------------
@@ -483,9 +580,12 @@
     $("shot-id").textContent = item.shot_id;
     $("item").dataset.task = String(item.task_id);
     $("going-back").hidden = back < 0;
-    $("previous-verdict").textContent = item.verdict ? LABELS[item.verdict] : "";
+    $("previous-verdict").textContent = item.verdict ? verdictText(item.verdict, item.grade) : "";
+    const grade = item.verdict === "unsure" ? undefined : (item.grade ?? (item.verdict === "relevant" ? 1 : 0));
     for (const button of document.querySelectorAll("[data-verdict]")) {
-      button.setAttribute("aria-pressed", String(back >= 0 && button.dataset.verdict === item.verdict));
+      const same = button.dataset.verdict === item.verdict
+        && (button.dataset.grade === undefined || Number(button.dataset.grade) === grade);
+      button.setAttribute("aria-pressed", String(back >= 0 && same));
     }
     $("item").hidden = false;
     showMedia(item);
@@ -534,6 +634,7 @@
 
   /** Take a step's answer: the counts, and the leased items (the shown one stays on screen if it is among them). */
   function takeStep(data) {
+    if (data.max_grade && data.max_grade !== state.maxGrade) showScale(data.max_grade);
     state.progress = data.progress;
     const next = data.next;
     if (state.back >= 0) {
@@ -609,17 +710,19 @@
   async function conflictMessage(item, body) {
     const stored = await api("GET", `/api/judging/items/${item.task_id}`).catch(() => null);
     if (stored && stored.verdict) {
-      const yours = body.verdict ? `your ${LABELS[body.verdict]} was not saved` : "nothing changed";
-      return `Shot ${item.shot_id} was already judged as ${LABELS[stored.verdict]} in another tab or window: `
+      const yours = body.verdict ? `your ${verdictText(body.verdict, body.grade)} was not saved` : "nothing changed";
+      const theirs = verdictText(stored.verdict, stored.grade);
+      return `Shot ${item.shot_id} was already judged as ${theirs} in another tab or window: `
         + `${yours}. Press B to go back to it and change it.`;
     }
     return `The reservation of shot ${item.shot_id} expired and it went back to the queue: not saved.`;
   }
 
-  function judge(verdict) {
+  /** A verdict, with its grade on a graded scale (undefined on a binary one: the request is as it always was). */
+  function judge(verdict, grade) {
     whenFree(() => {
-      if (state.back >= 0) changeBack(verdict);
-      else advance({ verdict }, (item) => `Saved: ${LABELS[verdict]} (shot ${item.shot_id}).`);
+      if (state.back >= 0) changeBack(verdict, grade);
+      else advance({ verdict, grade }, (item) => `Saved: ${verdictText(verdict, grade)} (shot ${item.shot_id}).`);
     });
   }
 
@@ -634,12 +737,14 @@
   }
 
   /** A verdict on an item judged earlier: kept or changed, then back to the queue's item. */
-  function changeBack(verdict) {
+  function changeBack(verdict, grade) {
     const item = state.shown;
-    step({ task_id: item.task_id, verdict, change: true })
+    step({ task_id: item.task_id, verdict, grade, change: true })
       .then((data) => {
-        if (item.verdict === verdict) announce(`Kept: ${LABELS[verdict]} (shot ${item.shot_id}).`);
-        else announce(`Changed to ${LABELS[verdict]} (shot ${item.shot_id}).`);
+        const said = verdictText(verdict, grade);
+        const kept = item.verdict === verdict && verdictText(item.verdict, item.grade) === said;
+        if (kept) announce(`Kept: ${said} (shot ${item.shot_id}).`);
+        else announce(`Changed to ${said} (shot ${item.shot_id}).`);
         state.back = -1;
         state.shown = null;
         takeStep(data);
@@ -659,7 +764,7 @@
         }
         const item = await api("GET", `/api/judging/items/${judged[index]}`);
         render(item, index);
-        announce(`Back to shot ${item.shot_id}: your verdict was ${LABELS[item.verdict]}.`);
+        announce(`Back to shot ${item.shot_id}: your verdict was ${verdictText(item.verdict, item.grade)}.`);
       })()
         .catch(handleError)
         .finally(afterRequest);
@@ -689,7 +794,11 @@
     let action = null;
     if (key === "?") action = toggleHelp;
     else if (!state.token || ($("item").hidden && key !== "b" && key !== "Backspace")) action = null;
-    else if (VERDICT_KEYS.has(key)) action = () => judge(VERDICT_KEYS.get(key));
+    else if (keyVerdict(key)) {
+      const chosen = keyVerdict(key);
+      const off = `No grade ${chosen.off}: the scale runs from 0 to ${state.maxGrade}.`;
+      action = chosen.off !== undefined ? () => announce(off) : () => judge(chosen.verdict, chosen.grade);
+    }
     else if (key === "s") action = later;
     else if (key === "b" || key === "Backspace") action = goBack;
     else if (key === " ") action = replay;
@@ -769,9 +878,14 @@
       fatal("Open the judging link your organiser sent you (it ends in #link=...).");
       return;
     }
-    for (const button of document.querySelectorAll("[data-verdict]")) {
-      button.addEventListener("click", onClick(() => judge(button.dataset.verdict)));
-    }
+    // one listener for the verdict buttons, the graded scale's too (made when the first step says the scale)
+    document.querySelector(".verdicts").addEventListener("click", (event) => {
+      const button = event.target.closest("[data-verdict]");
+      if (!button) return;
+      judge(button.dataset.verdict, button.dataset.grade === undefined ? undefined : Number(button.dataset.grade));
+      button.blur();
+      $("main").focus();
+    });
     $("back").addEventListener("click", onClick(goBack));
     $("later").addEventListener("click", onClick(later));
     $("replay").addEventListener("click", onClick(replay));
