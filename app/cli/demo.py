@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.cli import demo_models
 from app.cli.common import console
 from app.cli.serving import DemoSizeName
 from app.config import Settings, get_settings
@@ -24,6 +25,10 @@ from app.storage.database import session_scope
 from app.storage.models import Role
 
 DEMO_NAME = "demo-avs"
+MODEL_SUFFIX = "(model-assisted)"  # the model-assisted campaign is named after the demo's
+MODEL_DESCRIPTION = (
+    "The same synthetic campaign judged by a simulated model; simulated people verify a seeded sample of its verdicts."
+)
 TOPICS = (
     "a person riding a bicycle on a road", "a dog playing in snow", "a crowd in a stadium",
     "a woman cooking in a kitchen", "a boat on a lake", "a child holding a balloon", "a car driving at night",
@@ -43,6 +48,7 @@ class DemoSize:
     strata: str = "1-20:1.0, 21-300:0.1"
     n_assessors: int = 4
     seed: int = 2022
+    model_depth: int = 20  # the model-assisted depth pool (0: none), within the first, fully judged stratum
 
 
 @dataclass
@@ -98,6 +104,9 @@ def _judge(truth: Truth, topic: str, shot: str, rng: np.random.Generator) -> str
     return "relevant" if right != wrong else "not_relevant"
 
 
+PROGRESS_COLUMNS = (TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
 class Api:
     """A thin REST client that raises with the server's message on any error."""
 
@@ -120,122 +129,203 @@ class Api:
         return response
 
 
-def run_demo(
-    base_url: str, organiser_token: str, size: DemoSize = DemoSize(), out: Console | None = None
-) -> dict[str, object]:
-    """Run the whole loop against a server; returns the campaign id and the pages to open."""
-    out = out or console
+@dataclass(frozen=True)
+class Synthetic:
+    """The demo's synthetic data, the same for both of its campaigns: the collection, topics, hidden truth and runs."""
+
+    msr: bytes
+    numbers: list[str]
+    titles: list[str]
+    truth: Truth
+    runs: list[SyntheticRun]
+
+
+@dataclass(frozen=True)
+class SyntheticRun:
+    """One team's run file with its upload fields."""
+
+    team: str
+    name: str
+    system_type: str
+    priority: int
+    skill: float
+    data: bytes
+
+
+def synthesise(size: DemoSize) -> Synthetic:
+    """The collection, topics, truth and every team's runs, drawn from the size's seed (the same on every call)."""
     rng = np.random.default_rng(size.seed)
+    msr, shots = _collection(size, rng)
+    numbers = [str(701 + i) for i in range(size.n_topics)]
+    titles = [TOPICS[i % len(TOPICS)] for i in range(size.n_topics)]
+    truth = _truth(size, shots, numbers, rng)
+    runs = [
+        SyntheticRun(name, f"{name}_run{k + 1}", system_type, k + 1, skill,
+                     _run_file(shots, truth, skill + 0.1 * k, f"{name}_run{k + 1}", size.depth, rng))
+        for name, skill in TEAMS
+        for k, system_type in enumerate(("F", "M"))
+    ]  # fmt: skip
+    return Synthetic(msr, numbers, titles, truth, runs)
+
+
+def setup_campaign(
+    api: Api,
+    base_url: str,
+    name: str,
+    description: str,
+    data: Synthetic,
+    size: DemoSize,
+    progress: Progress,
+    run_description: Callable[[SyntheticRun], str] = lambda run: f"synthetic run, skill {run.skill}",
+) -> int:
+    """Create an open campaign with the collection and topics, let the teams upload their runs over REST and close it;
+    the campaign's id."""
+    step = progress.add_task("set up campaign, collection, topics", total=3)
+    campaign = api.call(
+        "POST",
+        "/api/campaigns",
+        json={
+            "name": name,
+            "task_kind": "shots",
+            "max_results": size.depth,
+            "description": description,
+            "media_url_template": "https://media.example.org/{video_id}.mp4#t={start},{end}",
+        },
+    ).json()
+    cid = int(campaign["id"])
+    api.call("PUT", f"/api/campaigns/{cid}/collection", files={"file": ("msr.tsv", data.msr)})
+    progress.advance(step)
+    api.call(
+        "POST",
+        f"/api/campaigns/{cid}/topics",
+        json=[{"number": n, "title": t} for n, t in zip(data.numbers, data.titles, strict=True)],
+    )
+    api.call("POST", f"/api/campaigns/{cid}/open")
+    progress.advance(step, 2)
+
+    step = progress.add_task("teams upload runs over REST", total=len(data.runs))
+    tokens: dict[str, str] = {}
+    for run in data.runs:
+        if run.team not in tokens:
+            tokens[run.team] = api.call("POST", f"/api/campaigns/{cid}/teams", json={"name": run.team}).json()["token"]
+        Api(base_url, tokens[run.team]).call(
+            "POST",
+            f"/api/campaigns/{cid}/runs",
+            files={"file": (f"{run.name}.txt", run.data)},
+            data={
+                "name": run.name,
+                "system_type": run.system_type,
+                "training_type": "D",
+                "priority": str(run.priority),
+                "description": run_description(run),
+            },
+        )
+        progress.advance(step)
+    api.call("POST", f"/api/campaigns/{cid}/close")
+    return cid
+
+
+def run_demo(
+    base_url: str,
+    organiser_token: str,
+    size: DemoSize = DemoSize(),
+    out: Console | None = None,
+    name: str = DEMO_NAME,
+) -> dict[str, object]:
+    """Run the whole loop against a server as campaign `name`, then the model-assisted campaign over the same data
+    (unless the size's `model_depth` is 0); returns the campaigns' ids and the pages to open. Published demo
+    campaigns are kept."""
     api = Api(base_url, organiser_token)
-    existing = [c for c in api.call("GET", "/api/campaigns").json() if c["name"] == DEMO_NAME]
-    if existing and existing[0]["status"] == "published":
-        return _pages(base_url, existing[0]["id"])
-    if existing:
+    data = synthesise(size)
+    model_name = f"{name} {MODEL_SUFFIX}"
+    with Progress(*PROGRESS_COLUMNS, console=out or console) as progress:
+        cid = _existing(api, name) or _people_campaign(api, base_url, name, data, size, progress)
+        pages = _pages(base_url, cid)
+        if size.model_depth:
+            model_cid = _existing(api, model_name) or demo_models.run_model_assisted(
+                api,
+                base_url,
+                functools.partial(
+                    setup_campaign, api, base_url, model_name, MODEL_DESCRIPTION, data, size, progress,
+                    run_description=lambda run: demo_models.run_description(run.team, run.skill),
+                ),
+                seed=size.seed,
+                depth=size.model_depth,
+                n_assessors=size.n_assessors,
+                numbers=data.numbers,
+                relevant=data.truth.relevant,
+                run_files={run.name: run.data for run in data.runs},
+                people=lambda tokens, tick: _judge_all(base_url, tokens, data.truth, size.seed + 2, tick),
+                progress=progress,
+                people_qrels=max(q["id"] for q in api.call("GET", f"/api/campaigns/{cid}/qrels").json()),
+            )  # fmt: skip
+            pages.update(demo_models.pages(api, base_url, model_cid))
+    return pages
+
+
+def _existing(api: Api, name: str) -> int | None:
+    """The published demo campaign called `name`, None when there is none (RuntimeError for an unfinished one)."""
+    existing = [c for c in api.call("GET", "/api/campaigns").json() if c["name"] == name]
+    if not existing:
+        return None
+    if existing[0]["status"] != "published":
         raise RuntimeError(f"an unfinished demo campaign {existing[0]['id']} exists; use a fresh data directory")
-    columns = (TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=out) as progress:
-        step = progress.add_task("set up campaign, collection, topics", total=3)
-        campaign = api.call(
-            "POST",
-            "/api/campaigns",
-            json={
-                "name": DEMO_NAME,
-                "task_kind": "shots",
-                "max_results": size.depth,
-                "description": "Synthetic ad-hoc video search campaign, judged by simulated assessors.",
-                "media_url_template": "https://media.example.org/{video_id}.mp4#t={start},{end}",
-            },
-        ).json()
-        cid = campaign["id"]
-        msr, shots = _collection(size, rng)
-        api.call("PUT", f"/api/campaigns/{cid}/collection", files={"file": ("msr.tsv", msr)})
-        progress.advance(step)
-        numbers = [str(701 + i) for i in range(size.n_topics)]
-        titles = [TOPICS[i % len(TOPICS)] for i in range(size.n_topics)]
+    return int(existing[0]["id"])
+
+
+def _people_campaign(api: Api, base_url: str, name: str, data: Synthetic, size: DemoSize, progress: Progress) -> int:
+    """The campaign people judge in full: a stratified pool, quality control, adjudication, published."""
+    truth, numbers = data.truth, data.numbers
+    description = "Synthetic ad-hoc video search campaign, judged by simulated assessors."
+    cid = setup_campaign(api, base_url, name, description, data, size, progress)
+    step = progress.add_task("build a stratified pool", total=1)
+    pool = api.call(
+        "POST", f"/api/campaigns/{cid}/pools", json={"kind": "stratified", "strata": size.strata, "seed": size.seed}
+    ).json()
+    progress.advance(step)
+    total = sum(t["sampled"] for t in pool["topics"])
+    assessors = []
+    for i in range(size.n_assessors):
+        body = api.call("POST", f"/api/campaigns/{cid}/assessors", json={"name": f"assessor{i + 1}"}).json()
+        assessors.append((body["id"], body["token"]))
+    api.call(
+        "POST",
+        f"/api/pools/{pool['id']}/assignments",
+        json={
+            "assignments": [
+                {"topic": n, "assessor_id": assessors[i % len(assessors)][0]} for i, n in enumerate(numbers)
+            ]
+        },
+    )
+
+    step = progress.add_task("simulated assessors judge", total=total)
+    _judge_all(base_url, [t for _, t in assessors], truth, size.seed, lambda: progress.advance(step))
+    qc = api.call("POST", f"/api/pools/{pool['id']}/quality-control").json()
+    second = [  # second opinions go to another assessor of the same topic
+        {"topic": n, "assessor_id": assessors[(i + 1) % len(assessors)][0]} for i, n in enumerate(numbers)
+    ]
+    api.call("POST", f"/api/pools/{pool['id']}/assignments", json={"assignments": second, "shared": True})
+    step = progress.add_task("second opinions (quality control)", total=qc["queued"])
+    _judge_all(base_url, [t for _, t in assessors], truth, size.seed + 1, lambda: progress.advance(step))
+    queue = api.call("GET", f"/api/pools/{pool['id']}/adjudication").json()
+    step = progress.add_task("organiser adjudicates", total=len(queue))
+    for item in queue:
+        verdict = "relevant" if item["shot_id"] in truth.relevant[item["topic"]] else "not_relevant"
         api.call(
             "POST",
-            f"/api/campaigns/{cid}/topics",
-            json=[{"number": n, "title": t} for n, t in zip(numbers, titles, strict=True)],
+            f"/api/pools/{pool['id']}/adjudication",
+            json={"pool_item_id": item["pool_item_id"], "verdict": verdict},
         )
-        api.call("POST", f"/api/campaigns/{cid}/open")
-        progress.advance(step, 2)
-        truth = _truth(size, shots, numbers, rng)
-
-        step = progress.add_task("teams upload runs over REST", total=len(TEAMS) * 2)
-        for name, skill in TEAMS:
-            team = api.call("POST", f"/api/campaigns/{cid}/teams", json={"name": name}).json()
-            team_api = Api(base_url, team["token"])
-            for k, system_type in enumerate(("F", "M")):
-                run = f"{name}_run{k + 1}"
-                data = _run_file(shots, truth, skill + 0.1 * k, run, size.depth, rng)
-                team_api.call(
-                    "POST",
-                    f"/api/campaigns/{cid}/runs",
-                    files={"file": (f"{run}.txt", data)},
-                    data={
-                        "name": run,
-                        "system_type": system_type,
-                        "training_type": "D",
-                        "priority": str(k + 1),
-                        "description": f"synthetic run, skill {skill}",
-                    },
-                )
-                progress.advance(step)
-        api.call("POST", f"/api/campaigns/{cid}/close")
-
-        step = progress.add_task("build a stratified pool", total=1)
-        pool = api.call(
-            "POST", f"/api/campaigns/{cid}/pools", json={"kind": "stratified", "strata": size.strata, "seed": size.seed}
-        ).json()
         progress.advance(step)
-        total = sum(t["sampled"] for t in pool["topics"])
-        assessors = []
-        for i in range(size.n_assessors):
-            body = api.call("POST", f"/api/campaigns/{cid}/assessors", json={"name": f"assessor{i + 1}"}).json()
-            assessors.append((body["id"], body["token"]))
-        api.call(
-            "POST",
-            f"/api/pools/{pool['id']}/assignments",
-            json={
-                "assignments": [
-                    {"topic": n, "assessor_id": assessors[i % len(assessors)][0]} for i, n in enumerate(numbers)
-                ]
-            },
-        )
 
-        step = progress.add_task("simulated assessors judge", total=total)
-        _judge_all(base_url, [t for _, t in assessors], truth, size.seed, lambda: progress.advance(step))
-        qc = api.call("POST", f"/api/pools/{pool['id']}/quality-control").json()
-        second = [  # second opinions go to another assessor of the same topic
-            {"topic": n, "assessor_id": assessors[(i + 1) % len(assessors)][0]} for i, n in enumerate(numbers)
-        ]
-        api.call("POST", f"/api/pools/{pool['id']}/assignments", json={"assignments": second, "shared": True})
-        step = progress.add_task("second opinions (quality control)", total=qc["queued"])
-        _judge_all(base_url, [t for _, t in assessors], truth, size.seed + 1, lambda: progress.advance(step))
-        queue = api.call("GET", f"/api/pools/{pool['id']}/adjudication").json()
-        step = progress.add_task("organiser adjudicates", total=len(queue))
-        for item in queue:
-            verdict = "relevant" if item["shot_id"] in truth.relevant[item["topic"]] else "not_relevant"
-            api.call(
-                "POST",
-                f"/api/pools/{pool['id']}/adjudication",
-                json={"pool_item_id": item["pool_item_id"], "verdict": verdict},
-            )
-            progress.advance(step)
-
-        step = progress.add_task("cut qrels, evaluate, publish", total=3)
-        api.call("POST", f"/api/pools/{pool['id']}/qrels", json={"label": "final"})
-        progress.advance(step)
-        evaluation = api.call("POST", f"/api/campaigns/{cid}/evaluations", json={}).json()
-        while evaluation["status"] not in ("done", "failed"):
-            time.sleep(0.2)
-            evaluation = api.call("GET", f"/api/evaluations/{evaluation['id']}").json()
-        if evaluation["status"] == "failed":
-            raise RuntimeError(f"evaluation failed: {evaluation['error']}")
-        progress.advance(step)
-        api.call("POST", f"/api/campaigns/{cid}/publish", json={})
-        progress.advance(step)
-    return _pages(base_url, cid)
+    step = progress.add_task("cut qrels, evaluate, publish", total=3)
+    api.call("POST", f"/api/pools/{pool['id']}/qrels", json={"label": "final"})
+    progress.advance(step)
+    evaluation = demo_models.evaluate(api, cid)
+    progress.advance(step)
+    api.call("POST", f"/api/campaigns/{cid}/publish", json={"evaluation_id": evaluation})
+    progress.advance(step)
+    return cid
 
 
 def _judge_all(base_url: str, tokens: list[str], truth: Truth, seed: int, tick: Callable[[], None]) -> None:
@@ -285,7 +375,9 @@ def organiser_token(token_file: Path, sessions: sessionmaker[Session]) -> str:
 
 SIZES = {
     "full": DemoSize(),
-    "small": DemoSize(n_videos=30, shots_per_video=20, n_topics=2, depth=60, strata="1-10:1.0, 11-60:0.1"),
+    "small": DemoSize(
+        n_videos=30, shots_per_video=20, n_topics=2, depth=60, strata="1-10:1.0, 11-60:0.1", model_depth=10
+    ),
 }
 
 
