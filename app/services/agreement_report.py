@@ -137,6 +137,9 @@ def agreement_report(
         while len(_CACHE) > MAX_CACHED:
             _CACHE.popitem(last=False)
     _CACHE.move_to_end(key)
+    computed = dict(_CACHE[key])
+    if (human.provenance or {}).get("verification_only"):
+        computed["warnings"] = [_partial_human(human), *computed.get("warnings", [])]
     return {
         "campaign_id": campaign_id,
         "human": _version(human),
@@ -147,7 +150,21 @@ def agreement_report(
         },
         "judge_families": families,
         "versions": [_version(v) for v in versions],
-        **_CACHE[key],
+        **computed,
+    }
+
+
+def _partial_human(human: QrelsVersion) -> dict[str, Any]:
+    """The warning of a human version that holds only a model-assisted pool's verification sample."""
+    return {
+        "code": "partial_human",
+        "message": (
+            f"{human.label} holds only the people's verification sample of a model-judged pool: its unjudged items"
+            " count as not relevant, so the run rankings and shifts compare the model with a partial human"
+            " judgement (the kappa and confusion matrix, on the items both judged, stand). Compare with a fully"
+            " human version, or read the combined version's prediction-powered estimates."
+        ),
+        "details": {"human_version_id": human.id},
     }
 
 

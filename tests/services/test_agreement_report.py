@@ -178,3 +178,23 @@ def test_the_default_human_version_is_the_newest_fully_human_one() -> None:
     assert agreement_report.default_versions(newest_first) == (3, 4)  # type: ignore[arg-type]
     assert agreement_report.default_versions([sample, version(4, "model")]) == (5, 4)  # type: ignore[arg-type]
     assert agreement_report.default_versions([version(1, "combined")]) == (None, None)  # type: ignore[arg-type]
+
+
+def test_a_verification_only_human_version_is_flagged_as_partial(client, organiser, sessions) -> None:  # type: ignore[no-untyped-def]
+    """A human version holding only a model-assisted pool's verification sample scores runs as if its unjudged items
+    were not relevant: the report says so first, and keeps the other warnings."""
+    from app.storage.models import QrelsVersion
+
+    made = build(client, organiser, sessions, seed=4)
+    campaign_id = made.campaign.id  # type: ignore[attr-defined]
+    with sessions() as session:
+        plain = agreement_report.agreement_report(session, ORGANISER, campaign_id)
+        version = session.get(QrelsVersion, made.human_id)
+        version.provenance = {"verification_only": True, "human_share": 0.1}
+        session.commit()
+        flagged = agreement_report.agreement_report(session, ORGANISER, campaign_id)
+    assert "partial_human" not in [w["code"] for w in plain["warnings"]]
+    first, *rest = flagged["warnings"]
+    assert first["code"] == "partial_human" and first["details"] == {"human_version_id": made.human_id}
+    assert "verification sample" in first["message"]
+    assert rest == plain["warnings"]
