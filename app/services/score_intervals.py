@@ -164,6 +164,9 @@ def compute(values: np.ndarray, measures: Sequence[str], variances: dict[str, tu
             draws=draws,
         )
         low[:, m], high[:, m] = from_scale(found.low, measure), from_scale(found.high, measure)
+        if supports(measure) or is_estimator(measure):
+            # a widened interval may pass the measure's range, which its true value never leaves: cut it there
+            low[:, m], high[:, m] = np.clip(low[:, m], 0.0, 1.0), np.clip(high[:, m], 0.0, 1.0)
         if found.sampling_se is not None:
             se[:, m] = found.sampling_se
             widened[measure] = how

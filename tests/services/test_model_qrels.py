@@ -328,10 +328,26 @@ def test_a_combined_version_stores_the_estimates_with_their_labelling_error(make
             assert (row.value, row.sampling_se, row.estimator) == pytest.approx((mean, se, "prediction_powered"))
             low = mean - np.sqrt((mean - plain.low[r]) ** 2 + (z * se) ** 2)
             high = mean + np.sqrt((plain.high[r] - mean) ** 2 + (z * se) ** 2)
-            assert (row.ci_low, row.ci_high) == pytest.approx((low, high), abs=1e-12)
+            assert (row.ci_low, row.ci_high) == pytest.approx(
+                (max(low, 0.0), min(high, 1.0)), abs=1e-12
+            )  # cut to [0, 1]
     recall = [means[(r.id, "R@10")] for r in runs]
     assert all(row.estimator is None for row in recall)
     evaluation = evaluations.get_evaluation(session, ORGANISER, evaluation_id)
     info = evaluation.measures["interval"]["prediction_powered"]
     assert sorted(info["measures"]) == sorted(found.measures) and info["n_human"] == found.n_human
     assert evaluation.measures["interval"]["widened"]["AP"] == score_intervals.PREDICTION_POWERED
+
+
+def test_a_widened_interval_is_cut_to_the_measures_range() -> None:
+    """A labelling error as wide as the scale would carry an interval past 0 and 1, which the mean never leaves."""
+    values = np.array([[[0.9, 1.0, 0.95, 1.0]], [[0.0, 0.1, 0.05, 0.0]]])  # [run, measure, topic]
+    wide = {"P@10": (np.full((2, 4), 0.04), score_intervals.PREDICTION_POWERED)}  # a labelling se of 0.1
+    found = score_intervals.compute(values, ["P@10"], wide)
+    assert found.high[0, 0] == 1.0 and found.low[1, 0] == 0.0
+    assert 0.0 < found.low[0, 0] < 0.9 and 0.1 < found.high[1, 0] < 1.0
+    narrow = score_intervals.compute(values, ["P@10"], {})
+    plain = intervals.mean_intervals(
+        values[:, 0, :], n_resamples=score_intervals.N_RESAMPLES, seed=score_intervals.SEED
+    )
+    assert narrow.low[:, 0].tolist() == plain.low.tolist() and narrow.high[:, 0].tolist() == plain.high.tolist()
