@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, inspect, select, text
+from sqlalchemy.exc import IntegrityError
 
 from app.storage import migrations
 from app.storage.database import make_engine
@@ -72,6 +73,7 @@ RELEASED = {
     "0009_audit_runs_topics_collection_truth.py": ("6322dc4f29b8cf17ba2038045ea789ec3fadf3f02496fbfc362e983d0dc8b5ac"),
     "0010_drop_the_unused_blobs_table.py": ("1075664a6d20ed2be267d672c6e3cde91e984676bdb3835367d312552158384d"),
     "0011_run_means_intervals.py": ("f0541a4dc95ed5f12b2f9a972b8ee563b1b281e1edcdab5860be95fd0989ad85"),
+    "0012_machine_assessors.py": ("215dc279b98c0710b4f0700b795706ef9491bc8c9454c143aef515504dde3dcf"),
 }
 
 
@@ -704,6 +706,63 @@ def test_a_database_at_0010_with_an_evaluation_upgrades_to_0011_and_its_board_sh
         with engine.connect() as conn:
             assert {c["name"] for c in inspect(conn).get_columns("run_means")} == columns_0010
             assert conn.execute(text("SELECT count(*) FROM run_means")).scalar_one() == 2
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+    finally:
+        engine.dispose()
+
+
+AT_0011 = """
+INSERT INTO assessors (id, campaign_id, name) VALUES (1, 1, 'ann');
+INSERT INTO pool_items (id, pool_id, topic_id, docno, stratum, sampled, best_rank, n_runs, judging_order) VALUES
+  (1, 1, 11, 'a', 1, true, 1, 1, 0);
+INSERT INTO judgements (id, pool_item_id, assessor_id, round, verdict, grade) VALUES (1, 1, 1, 1, 'relevant', 1)
+"""
+
+
+def test_a_database_at_0011_with_assessors_and_versions_upgrades_to_0012_as_people_on_a_binary_scale(create_database):
+    """0012: every assessor before it is a person, every campaign binary, every qrels version people's, every entry
+    and mean without a model's inputs; a model verdict is audited and refused off its range; the downgrade gives back
+    0011's tables."""
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0011")
+        _load(engine, AT_0008 + AT_0010 + ";\n" + AT_0011, alpha=zlib.compress(OLD_RUN.encode()))
+        with engine.connect() as conn:
+            tables_0011 = set(inspect(conn).get_table_names())
+        migrations.upgrade(url)
+        with engine.begin() as conn:
+            assert conn.execute(text("SELECT id, kind, provenance FROM assessors")).all() == [(1, "human", None)]
+            assert conn.execute(text("SELECT max_grade FROM campaigns ORDER BY id")).scalars().all() == [1, 1]
+            assert conn.execute(text("SELECT DISTINCT judges FROM qrels_versions")).scalars().all() == ["human"]
+            entries = conn.execute(
+                text(
+                    "SELECT DISTINCT model_grade, model_probability, human_grade, verification_probability"
+                    " FROM qrels_entries"
+                )
+            ).all()
+            assert entries == [(None, None, None, None)]
+            assert conn.execute(text("SELECT DISTINCT estimator FROM run_means")).all() == [(None,)]
+            assert conn.execute(text("SELECT verification_sampled FROM pool_items")).scalars().all() == [None]
+            conn.execute(text("UPDATE assessors SET kind = 'model', provenance = '{\"model\": \"m\"}' WHERE id = 1"))
+            conn.execute(
+                text("INSERT INTO model_verdicts (pool_item_id, assessor_id, grade, probability) VALUES (1, 1, 1, 0.8)")
+            )
+            audited = conn.execute(
+                text("SELECT campaign_id, action FROM audit_events WHERE table_name = 'model_verdicts'")
+            )
+            assert audited.all() == [(1, "insert")]
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(
+                text("INSERT INTO model_verdicts (pool_item_id, assessor_id, grade, probability) VALUES (1, 1, 0, 1.5)")
+            )
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(text("UPDATE assessors SET kind = 'robot'"))
+        migrations.downgrade(url, "0011")
+        with engine.connect() as conn:
+            assert set(inspect(conn).get_table_names()) == tables_0011
+            assert "kind" not in {c["name"] for c in inspect(conn).get_columns("assessors")}
         migrations.upgrade(url)
         assert migrations.current_revision(engine) == migrations.head_revision()
     finally:
