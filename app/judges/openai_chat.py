@@ -57,14 +57,15 @@ Confidence: <a number from 0 to 1: how sure you are of that grade>"""
 
 
 def scale_text(max_grade: int) -> str:
-    """The grades' meanings for a 0..max_grade scale (binary: not relevant / relevant)."""
+    """The grades' meanings for a 0..max_grade scale (binary: not relevant / relevant). Every grade from 1 up is
+    relevant to some degree, as the campaign's qrels count it (UMBRELA's 1, "related but not answering", would be
+    scored relevant there, so it is not offered)."""
     if max_grade == 1:
         return "0 = not relevant: the shot does not show what the topic asks for\n1 = relevant: the shot shows it"
-    lines = ["0 = not relevant: the shot has nothing to do with the topic"]
-    if max_grade >= 3:
-        lines.append("1 = related: on the topic's subject, but it does not show what the topic asks for")
-    for grade in range(2 if max_grade >= 3 else 1, max_grade):
-        lines.append(f"{grade} = partly relevant: shows some of what the topic asks for, or shows it unclearly")
+    lines = ["0 = not relevant: the shot does not show what the topic asks for"]
+    lines.append("1 = partly relevant: shows some of what the topic asks for, or shows it unclearly")
+    for grade in range(2, max_grade):
+        lines.append(f"{grade} = relevant: shows what the topic asks for, not fully or not clearly (higher: more so)")
     lines.append(f"{max_grade} = highly relevant: clearly and fully shows what the topic asks for")
     return "\n".join(lines)
 

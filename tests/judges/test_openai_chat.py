@@ -189,3 +189,18 @@ def test_429_then_success_and_500_then_success_are_retried_but_a_400_is_not():
         with pytest.raises(OpenAIJudgeError, match=r"^item 500 .*answered 400: .*model not found"):
             judge([item(0)], url=url, model="missing", retries="3")
     assert len(received) == 1
+
+
+def test_every_grade_from_one_up_is_relevant_to_some_degree_on_the_scale_the_model_reads() -> None:
+    """The campaign counts grade >= 1 relevant, so the prompt never calls 1 'not answering the topic'."""
+    from app.judges.openai_chat import scale_text
+
+    assert scale_text(1).splitlines() == [
+        "0 = not relevant: the shot does not show what the topic asks for",
+        "1 = relevant: the shot shows it",
+    ]
+    lines = scale_text(3).splitlines()
+    assert [line.split(" = ")[0] for line in lines] == ["0", "1", "2", "3"]
+    assert [line.split(" = ")[1].split(":")[0] for line in lines] == [
+        "not relevant", "partly relevant", "relevant", "highly relevant",
+    ]  # fmt: skip
