@@ -19,8 +19,9 @@ pi_i = 1 everywhere the estimates are trec_eval's values of the human qrels (rel
 Intervals are for each run's mean over these topics and hold only the labelling variance (the human sample's), not
 the topic sampling variance: they say where the full-human mean on these topics lies. The variance is the larger of
 the Horvitz-Thompson estimate (unbiased, but unsteady and tied to the estimate when a few drawn items carry it) and
-a stratum-pooled one (steady); simulated on TREC-COVID round 1 (held-out topics) the 95 % intervals cover 90-97 %
-at human shares >= 0.1 (see `_variance` and scripts/bench/machine_judging.py).
+a stratum-pooled one (steady). Simulated on TREC-COVID round 1 (held-out topics, scripts/bench/machine_judging.py)
+the 95 % intervals cover P@10 0.94-0.98 and nDCG@10 0.89-0.95 at human shares >= 0.1; AP's delta-method interval
+is conservative at small shares (0.98-0.99 at share 0.1, 0.93-0.97 from 0.15).
 """
 
 from __future__ import annotations
