@@ -97,6 +97,7 @@ def test_blind_judging_flow(make_campaign, client, organiser, sessions):
         "end",
         "media_url",
         "verdict",
+        "grade",
     }
     assert seen[0]["media_url"].startswith("https://m.example/v")
     dump = json.dumps(seen)
