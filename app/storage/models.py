@@ -112,11 +112,17 @@ class Campaign(Base):
     )
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     max_grade: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))  # grades 0..max_grade
+    anonymise_teams: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    audio_on: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))  # pages start with sound
+    # an assessor's second opinions and put-off shots come back after every this many first-round verdicts of the
+    # topic (0: when the topic's first round is done)
+    interleave_every: Mapped[int] = mapped_column(Integer, default=10, server_default=text("10"))
 
     __table_args__ = (
         CheckConstraint("max_results > 0", name="max_results_positive"),
         CheckConstraint("max_runs_per_team > 0", name="max_runs_positive"),
         CheckConstraint("max_grade BETWEEN 1 AND 10", name="max_grade_range"),
+        CheckConstraint("interleave_every BETWEEN 0 AND 1000", name="interleave_every_range"),
     )
 
 
@@ -147,6 +153,8 @@ class Topic(Base):
     number: Mapped[str] = mapped_column(String(64))
     title: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text, default="")
+    guidelines: Mapped[str] = mapped_column(Text, default="", server_default=text("''"))  # shown beside the video
+    examples: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))  # [{"url", "caption"}]
 
     __table_args__ = (UniqueConstraint("campaign_id", "number"),)
 
@@ -273,6 +281,7 @@ class Run(Base):
     # an XML run's elapsedTime per topic ({topic number: seconds}); NULL for runs that state none (migration 0006)
     elapsed_seconds: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     sha256: Mapped[str] = mapped_column(String(64))
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))  # marked on boards
     content: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)  # the validated upload, zlib-compressed
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
