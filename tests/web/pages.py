@@ -1,10 +1,12 @@
-"""Plain helpers of the browser tests (fixtures are in the conftest.py files): what the judging page shows, and a
-fresh judging link. Import them from here, never from another test module."""
+"""Plain helpers of the browser tests (fixtures are in the conftest.py files): what the judging page shows, a fresh
+judging link, and axe-core's accessibility check. Import them from here, never from another test module."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -17,6 +19,29 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+# axe-core, from npm (`npm ci` at the repository's root installs it: package.json, test-only)
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+SERIOUS = ("serious", "critical")
+
+
+def axe_violations(page, impacts: tuple[str, ...] = SERIOUS) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """axe-core's violations of the page as shown (WCAG 2.1 A and AA rules) of the given impacts, each with its rule
+    id, impact, help and the first targets; a skip saying how to get axe-core when it is missing. Open the page in a
+    context made with `bypass_csp=True`: the pages' Content-Security-Policy refuses the injected script otherwise."""
+    if not AXE.exists():
+        pytest.skip("accessibility checks need axe-core: npm ci (package.json at the repository's root)")
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """async () => {
+            const tags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
+            const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
+            return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                                targets: v.nodes.slice(0, 3).map(n => n.target.join(" "))}));
+        }"""
+    )
+    return [v for v in found if v["impact"] in impacts]
 
 
 # the page is settled: no request in flight, and either a new item than `task` is shown or the queue is empty
