@@ -14,6 +14,11 @@ from app.storage.models import CampaignStatus, TaskKind, TeamResults
 
 router = APIRouter(prefix="/api/campaigns", tags=["campaigns"])
 MAX_GRADE = "The grade scale 0..max_grade: 1 is binary (relevant = 1), 2 as TREC-COVID's 0/1/2, at most 10"
+AUDIO_ON = "The judging page starts with the video's sound on (the assessor may still mute it)"
+INTERLEAVE_EVERY = (
+    "Within a topic, a second opinion or an item put off for later comes after every this many first-round verdicts"
+    " of the assessor; 0: only when the topic's first round is done"
+)
 
 
 class CampaignIn(BaseModel):
@@ -54,6 +59,10 @@ class CampaignPatch(BaseModel):
     max_grade: int = Field(  # type: ignore[assignment]  # omitted
         default=None, ge=1, le=10, description=MAX_GRADE + "; never below a grade stored already"
     )
+    audio_on: bool = Field(default=None, description=AUDIO_ON)  # type: ignore[assignment]  # omitted
+    interleave_every: int = Field(  # type: ignore[assignment]  # omitted
+        default=None, ge=0, le=1000, description=INTERLEAVE_EVERY
+    )
 
 
 class CampaignOut(BaseModel):
@@ -73,6 +82,8 @@ class CampaignOut(BaseModel):
     media_url_template: str | None
     team_results: TeamResults
     max_grade: int
+    audio_on: bool = Field(description=AUDIO_ON)
+    interleave_every: int = Field(description=INTERLEAVE_EVERY)
     created_at: datetime
 
 

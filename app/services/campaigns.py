@@ -137,6 +137,8 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
         "media_url_template",
         "team_results",
         "max_grade",
+        "audio_on",  # the judging page starts with sound
+        "interleave_every",  # second opinions and put-off items every N first-round verdicts (0: at the topic's end)
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:
