@@ -38,15 +38,75 @@ MODEL_ON_PAGE = "this is the judging page of people: a model assessor judges thr
 # leases, oldest first: the page leases one item ahead (it preloads its media), so an assessor may hold two.
 # A task put off for later ("skip") is released with `leased_at` kept: a free task with a `leased_at` and no
 # `leased_to` waits at the end of the queue (oldest first), after every other task the caller may take.
+# Interleaving, within the current topic (that of the caller's newest lease): the first query also finds one task
+# due there (`due`): an item put off once the caller has given the campaign's `interleave_every` first-round verdicts
+# in the topic since it was put off, or a second opinion once as many came since the caller's last later-round verdict
+# there (one at a time); with 0, or when the topic's first round has no free task left, any of them, before the next
+# topic. A second opinion of a topic the caller has left waits for the end of the queue, as before.
 _POOL_AND_OWN_LEASES = text(
     """
-    SELECT
-      (SELECT a.kind FROM assessors a WHERE a.id = :me) AS kind,
-      (SELECT c.max_grade FROM campaigns c WHERE c.id = :campaign) AS max_grade,
-      (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool,
-      ARRAY(SELECT t.id FROM judging_tasks t
-            WHERE t.leased_to = :me AND t.done_at IS NULL
-            ORDER BY t.leased_at, t.id LIMIT :n FOR UPDATE SKIP LOCKED) AS tasks
+    WITH head AS (
+        SELECT
+          (SELECT a.kind FROM assessors a WHERE a.id = :me) AS kind,
+          (SELECT c.max_grade FROM campaigns c WHERE c.id = :campaign) AS max_grade,
+          (SELECT c.interleave_every FROM campaigns c WHERE c.id = :campaign) AS every,
+          (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool
+    ), held AS (
+        SELECT t.id, t.leased_at, t.round, i.pool_id, i.topic_id FROM judging_tasks t
+        JOIN pool_items i ON i.id = t.pool_item_id
+        WHERE t.leased_to = :me AND t.done_at IS NULL
+        ORDER BY t.leased_at, t.id LIMIT :n FOR UPDATE OF t SKIP LOCKED
+    ), cur AS (
+        SELECT held.topic_id FROM held, head WHERE held.pool_id = head.pool ORDER BY held.leased_at DESC, held.id DESC
+        LIMIT 1
+    ), mine AS (
+        SELECT j.round, j.created_at FROM cur, head
+        JOIN pool_items i ON i.pool_id = head.pool
+        JOIN judgements j ON j.pool_item_id = i.id AND j.assessor_id = :me
+        WHERE i.topic_id = cur.topic_id
+    ), state AS (
+        SELECT NOT EXISTS (
+                 SELECT 1 FROM cur, head
+                 JOIN pool_items i ON i.pool_id = head.pool
+                 JOIN judging_tasks t ON t.pool_item_id = i.id AND t.round = 1
+                 WHERE i.topic_id = cur.topic_id AND i.sampled AND t.done_at IS NULL
+                   AND ((t.leased_to IS NULL AND t.leased_at IS NULL) OR t.lease_expires_at < now())
+                   AND t.id NOT IN (SELECT id FROM held)
+               ) AS topic_done,
+               (SELECT count(*) FROM mine WHERE round = 1 AND created_at > coalesce(
+                  (SELECT max(created_at) FROM mine WHERE round > 1), '-infinity')) AS streak
+    )
+    SELECT head.kind, head.max_grade, head.pool,
+      ARRAY(SELECT id FROM held ORDER BY leased_at, id) AS tasks,
+      ARRAY(
+        SELECT t.id FROM cur, head, state, judging_tasks t
+        JOIN pool_items i ON i.id = t.pool_item_id
+        WHERE i.pool_id = head.pool AND i.topic_id = cur.topic_id AND t.done_at IS NULL
+          AND t.id NOT IN (SELECT id FROM held)
+          AND ((t.round = 1 AND i.sampled) OR (t.round > 1 AND t.excluded_assessor_id IS DISTINCT FROM :me))
+          AND (
+            (t.leased_to IS NULL AND t.leased_at IS NOT NULL AND (
+               state.topic_done
+               OR (head.every > 0 AND (SELECT count(*) FROM mine m WHERE m.round = 1 AND m.created_at > t.leased_at)
+                                      >= head.every)))
+            OR (t.round > 1 AND ((t.leased_to IS NULL AND t.leased_at IS NULL) OR t.lease_expires_at < now())
+                AND NOT EXISTS (SELECT 1 FROM held WHERE held.round > 1)
+                AND (state.topic_done OR (head.every > 0 AND state.streak >= head.every)))
+          )
+        ORDER BY t.leased_at NULLS LAST, t.round, i.judging_order, t.id
+        LIMIT 1
+      ) AS due
+    FROM head
+    """
+)
+# Claiming the tasks found due (interleaved), in the order found, those still free.
+_DUE = text(
+    """
+    SELECT t.id FROM judging_tasks t
+    WHERE t.id = ANY(CAST(:due AS bigint[])) AND t.done_at IS NULL
+      AND (t.leased_to IS NULL OR t.lease_expires_at < now())
+    ORDER BY array_position(CAST(:due AS bigint[]), t.id)
+    LIMIT :n FOR UPDATE OF t SKIP LOCKED
     """
 )
 _FREE = "((t.leased_to IS NULL AND t.leased_at IS NULL) OR t.lease_expires_at < now())"
@@ -206,7 +266,13 @@ _TASK_FOR_VERDICT = text(
     """
     SELECT t.id, t.pool_item_id, t.round, t.leased_to, t.leased_at, j.id AS judgement_id, j.assessor_id,
            i.pool_id, i.topic_id, coalesce(p.params->>'order', 'shuffled') AS judging_order, p.seed, c.max_grade,
-           (SELECT a.kind FROM assessors a WHERE a.id = :me) AS my_kind
+           (SELECT a.kind FROM assessors a WHERE a.id = :me) AS my_kind,
+           (t.leased_to IS NULL OR t.lease_expires_at < now()) AS free,
+           (t.round = 1 AND i.sampled OR t.round > 1 AND t.excluded_assessor_id IS DISTINCT FROM :me)
+             AND EXISTS (SELECT 1 FROM assignments a
+                         WHERE a.pool_id = i.pool_id AND a.topic_id = i.topic_id AND a.assessor_id = :me)
+             AND c.id = :campaign
+             AS mine_to_take
     FROM judging_tasks t
     JOIN pool_items i ON i.id = t.pool_item_id
     JOIN pools p ON p.id = i.pool_id
@@ -275,11 +341,13 @@ def _pool_and_next(session: Session, principal: Principal, *, lease_seconds: flo
     me = _assessor(principal)
     assert principal.campaign_id is not None
     own = {"campaign": principal.campaign_id, "me": me, "n": n}
-    kind, max_grade, pool_id, held = session.execute(_POOL_AND_OWN_LEASES, own).one()
+    kind, max_grade, pool_id, held, due = session.execute(_POOL_AND_OWN_LEASES, own).one()
     _refuse_models(kind)
     if pool_id is None:
         return Queue(None, [], max_grade)
     tasks = list(held)
+    if due and len(tasks) < n:  # interleaved: a second opinion or an item put off, due in the current topic
+        tasks += session.execute(_DUE, {"due": due, "n": n - len(tasks)}).scalars().all()
     for query in (_FIRST_ROUND, _LATER_ROUNDS, _PUT_OFF):
         if len(tasks) >= n:
             break
@@ -349,7 +417,9 @@ def judge(
     verdict: it never replaces it silently. `change` on an item without a verdict of the caller's is NotFound.
     """
     me = _assessor(principal)
-    task = session.execute(_TASK_FOR_VERDICT, {"task": task_id, "me": me}).one_or_none()
+    task = session.execute(
+        _TASK_FOR_VERDICT, {"task": task_id, "me": me, "campaign": principal.campaign_id}
+    ).one_or_none()
     if task is None:
         _check_person(session, me)
         raise NotFound(f"item {task_id} not found")
@@ -379,8 +449,12 @@ def judge(
         stored = _own_judgement(session, me, task.pool_item_id, task.round)
         if stored is not None:
             raise _judged_already(task_id, stored.verdict)
-        raise Conflict(f"item {task_id} is not leased to you (the lease may have expired); ask for the next item")
-    if seconds_spent is None and task.leased_at is not None:
+        if not (task.free and task.mine_to_take):  # a lapsed lease's verdict is kept while nobody else holds it
+            raise Conflict(
+                f"item {task_id} is reserved by another assessor now (your reservation lapsed): not saved; "
+                "ask for the next item"
+            )
+    if seconds_spent is None and task.leased_at is not None and task.leased_to == me:
         seconds_spent = (_now() - task.leased_at).total_seconds()
     adaptive = task.round == 1 and not judging_orders.is_random(task.judging_order)
     if adaptive:

@@ -163,7 +163,9 @@ def test_expired_lease_returns_item_to_queue(make_campaign, client, organiser, m
     )
     monkeypatch.setattr(client.app.state.settings, "judging_lease_seconds", 0.0)
     assert client.post("/api/judging/next", headers=ann).json()["task_id"] == first["task_id"]  # lease renewed, 0 s
-    # ann's lease has expired: the item (first in the judging order) goes to bob, and ann can no longer submit it
+    # ann's lease has expired: the item (first in the judging order) goes to bob, and while bob holds it ann can no
+    # longer submit it (a verdict after a lapsed lease is kept only while nobody else holds the item)
+    monkeypatch.setattr(client.app.state.settings, "judging_lease_seconds", 300.0)
     assert client.post("/api/judging/next", headers=bob).json()["task_id"] == first["task_id"]
     assert (
         client.post(f"/api/judging/items/{first['task_id']}", json={"verdict": "relevant"}, headers=ann).status_code
