@@ -16,6 +16,7 @@ from app.services.auth import Principal
 from app.services.collection import format_media_url
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.pools import current_pool, get_pool
+from app.services.topics import TopicExample
 from app.storage.models import (
     Assessor,
     AssessorKind,
@@ -185,6 +186,11 @@ class TaskView:
     task_id: int
     topic: str
     topic_title: str
+    topic_description: Annotated[str, Field(description="The topic's description, shown beside the video")]
+    topic_guidelines: Annotated[str, Field(description="The organiser's judging guidelines for the topic")]
+    topic_examples: Annotated[
+        list[TopicExample], Field(description="Example images of the topic (http(s) URLs), with captions")
+    ]
     shot_id: str
     video_id: str | None
     start: float | None
@@ -234,7 +240,8 @@ def verdict_grade(verdict: Verdict, grade: int | None, max_grade: int) -> int | 
 
 # The blind view of one task, in one round trip: the task's topic and shot, with the campaign's media template.
 _VIEW_COLUMNS = """
-    t.id AS task_id, tp.number AS topic, tp.title AS topic_title, i.docno AS shot_id,
+    t.id AS task_id, tp.number AS topic, tp.title AS topic_title, tp.description AS topic_description,
+    tp.guidelines AS topic_guidelines, tp.examples AS topic_examples, i.docno AS shot_id,
     ci.video_id, ci.start, ci."end", c.media_url_template
 """
 _VIEW_JOINS = """
@@ -309,6 +316,9 @@ def _task_view(row: Any, verdict: Verdict | None = None, grade: int | None = Non
         task_id=row.task_id,
         topic=row.topic,
         topic_title=row.topic_title,
+        topic_description=row.topic_description,
+        topic_guidelines=row.topic_guidelines,
+        topic_examples=[TopicExample(e["url"], e.get("caption", "")) for e in row.topic_examples or []],
         shot_id=row.shot_id,
         video_id=row.video_id,
         start=row.start,

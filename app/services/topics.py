@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
+from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -17,10 +20,47 @@ from app.services.validation import from_format_error
 from app.storage.models import CampaignStatus, Topic
 
 MAX_LISTED = 50  # topic numbers named in one error
+MAX_EXAMPLES = 20  # example images per topic
 
 
-def add_topics(session: Session, principal: Principal, campaign_id: int, topics: Sequence[TopicDef]) -> list[Topic]:
-    """Add topics to a campaign that has not closed submissions; numbers must be new."""
+@pydantic_dataclasses.dataclass(frozen=True)
+class TopicExample:
+    """An example image of a topic, with its caption (the REST response model too)."""
+
+    url: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class TopicGuidance:
+    """What the judging page shows beside the video besides the description: guidelines and example images."""
+
+    guidelines: str = ""
+    examples: tuple[tuple[str, str], ...] = ()  # (http(s) URL, caption)
+
+
+def _check_guidance(number: str, guidance: TopicGuidance) -> None:
+    """InvalidInput naming the topic unless its examples are at most MAX_EXAMPLES http(s) URLs."""
+    if len(guidance.examples) > MAX_EXAMPLES:
+        raise InvalidInput(
+            "too many examples", [{"field": "examples", "message": f"topic {number}: at most {MAX_EXAMPLES}"}]
+        )
+    for url, _ in guidance.examples:
+        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+            raise InvalidInput(
+                "invalid example URL", [{"field": "examples", "message": f"topic {number}: {url!r} is not http(s)"}]
+            )
+
+
+def add_topics(
+    session: Session,
+    principal: Principal,
+    campaign_id: int,
+    topics: Sequence[TopicDef],
+    guidance: Sequence[TopicGuidance] | None = None,
+) -> list[Topic]:
+    """Add topics to a campaign that has not closed submissions, with their guidance (one per topic, in order, when
+    given); numbers must be new."""
     campaign = get_organised(session, principal, campaign_id)
     if campaign.status not in (CampaignStatus.draft, CampaignStatus.open):
         raise Forbidden("topics are fixed once submissions have closed")
@@ -37,7 +77,20 @@ def add_topics(session: Session, principal: Principal, campaign_id: int, topics:
     if existing:
         more = f" and {len(existing) - MAX_LISTED} more" if len(existing) > MAX_LISTED else ""
         raise Conflict(f"topics already registered: {', '.join(existing[:MAX_LISTED])}{more}")
-    rows = [Topic(campaign_id=campaign_id, number=t.number, title=t.title, description=t.description) for t in topics]
+    given = list(guidance) if guidance is not None else [TopicGuidance()] * len(topics)
+    for topic, guide in zip(topics, given, strict=True):
+        _check_guidance(topic.number, guide)
+    rows = [
+        Topic(
+            campaign_id=campaign_id,
+            number=t.number,
+            title=t.title,
+            description=t.description,
+            guidelines=g.guidelines,
+            examples=[{"url": url, "caption": caption} for url, caption in g.examples] or None,
+        )
+        for t, g in zip(topics, given, strict=True)
+    ]
     session.add_all(rows)
     session.flush()  # the ORM inserts in pages of 1,000 rows: under PostgreSQL's 65,535 bind parameters
     return rows

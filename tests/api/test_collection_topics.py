@@ -62,6 +62,8 @@ def test_topics_from_trec_xml(client, organiser):
         "number": "7",
         "title": "covid origin",
         "description": "n",
+        "guidelines": "",
+        "examples": [],
     }
 
 

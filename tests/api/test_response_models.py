@@ -29,6 +29,7 @@ KEPT_APART = {
     ("app.api.pools.VerificationIn", "app.services.pools.VerificationSpec"): "request body: bounds and the choices",
     ("app.api.moment_judging.MomentPoolIn", "app.services.moment_judging.MomentPoolSpec"): "request body: bounds",
     ("app.api.judging.StepOut", "app.services.judging.Step"): "types the service's progress dict (ProgressOut)",
+    ("app.api.topics.ExampleIn", "app.services.topics.TopicExample"): "request body: http(s) URL pattern, lengths",
 }
 
 
