@@ -39,6 +39,7 @@
     pending: null, // a key pressed while a request was under way, run when it ends
     progress: null,
     maxGrade: 1, // the campaign's grade scale 0..maxGrade (1: binary)
+    topicShown: null, // the topic whose description is on screen (a change is cued)
   };
 
   function readPrefs() {
@@ -575,8 +576,15 @@
     state.back = back;
     state.shownAt = performance.now();
     showMessage("");
-    $("topic-number").textContent = item.topic;
-    $("topic-text").textContent = item.topic_title;
+    const changed = state.topicShown !== null && state.topicShown !== item.topic;
+    if (state.topicShown !== item.topic) showTopic(item);
+    const cue = $("topic-change");
+    cue.hidden = !changed;
+    if (changed) {
+      cue.textContent = `New topic ${item.topic}: ${item.topic_title}. Read its description before judging.`;
+      announce(cue.textContent);
+    }
+    state.topicShown = item.topic;
     $("shot-id").textContent = item.shot_id;
     $("item").dataset.task = String(item.task_id);
     $("going-back").hidden = back < 0;
@@ -594,6 +602,32 @@
     preloadNext();
     scheduleKeyframes();
     $("main").focus();
+  }
+
+  /** The topic's title, description, guidelines and example images, beside the video (as text: never as HTML). */
+  function showTopic(item) {
+    $("topic-number").textContent = item.topic;
+    $("topic-text").textContent = item.topic_title;
+    $("topic-description").textContent = item.topic_description || "";
+    $("topic-guidelines").textContent = item.topic_guidelines || "";
+    $("topic-guidelines-box").hidden = !item.topic_guidelines;
+    const examples = $("topic-examples");
+    examples.replaceChildren(...(item.topic_examples || []).map((example) => {
+      const figure = document.createElement("figure");
+      const image = document.createElement("img");
+      image.src = example.url;
+      image.alt = example.caption || `An example for topic ${item.topic}`;
+      image.loading = "lazy";
+      image.referrerPolicy = "no-referrer";
+      figure.append(image);
+      if (example.caption) {
+        const caption = document.createElement("figcaption");
+        caption.textContent = example.caption;
+        figure.append(caption);
+      }
+      return figure;
+    }));
+    examples.hidden = !examples.childElementCount;
   }
 
   function showDone() {
