@@ -26,11 +26,12 @@ templates = Jinja2Templates(directory=HERE / "templates")
 # to a server) until the script trades it, by POST, for a session token kept in sessionStorage: never leak it to
 # media hosts through Referer, never cache the page, and let scripts and styles come only from here. Media may come
 # from any host (the collection's media URL template names it); the judging page draws its keyframe strip from that
-# media into canvases, so images need no other host.
+# media into canvases; a topic's example images (its `examples`, http(s) URLs the organiser gave) may come from any
+# host too, which the no-referrer policy keeps from learning the page's URL.
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
-        "default-src 'self'; media-src * data: blob:; img-src 'self' data:; object-src 'none'; "
+        "default-src 'self'; media-src * data: blob:; img-src 'self' data: https: http:; object-src 'none'; "
         "base-uri 'none'; frame-ancestors 'none'"
     ),
 }
