@@ -32,9 +32,10 @@ from app.api import (
 from app.api.errors import ERROR_RESPONSES, install_error_handlers
 from app.api.json_bodies import decode_off_loop
 from app.api.limits import RequestLimits
-from app.api.security import get_session, public
+from app.api.security import checked_credential, get_session, public
+from app.api.uploads import read_limited
 from app.config import Settings, get_settings
-from app.web import agreement_page, docs, mark_page, organiser_page, pages, results
+from app.web import agreement_page, docs, login, mark_page, organiser_page, pages, results, team_console
 from app.web.access_log import install_access_log_redaction
 
 ROUTERS = (
@@ -86,6 +87,8 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     app.include_router(mark_page.make_router(public()))  # the moment marking page (a shell over its API)
     app.include_router(organiser_page.make_router(public(), organiser.PANEL_ROLE, get_session))  # the organiser page
     app.include_router(agreement_page.make_router(public(), organiser.PANEL_ROLE, get_session))  # model vs people
+    app.include_router(login.make_router(public(), get_session, checked_credential))  # /login, /logout: cookie
+    app.include_router(team_console.make_router(public(), get_session, read_limited))  # /team/: runs, results
     docs.install_docs(app, public())
     install_error_handlers(app)
 
