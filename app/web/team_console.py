@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
@@ -173,7 +174,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             return home_page(request, session, web, upload=upload, status_code=status_of(error))
         session.commit()
         if wants_json(request):
-            return JSONResponse({"submitted": team_reports.run_summary(run)}, status_code=201, headers={})
+            return JSONResponse(jsonable_encoder({"submitted": team_reports.run_summary(run)}), status_code=201)
         return RedirectResponse(f"/team/?submitted={run.id}", status_code=303)
 
     @router.get("/team/runs/{run_id}/download")
