@@ -130,7 +130,6 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
     assert index is not None
     intervals = board_intervals.row_intervals(table, index, m)
     report["summary"] = {
-        "n_runs": len(table.runs),
         "score": json_number(float(table.means[index, m])),
         "ci_low": intervals["ci_low"],
         "ci_high": intervals["ci_high"],
