@@ -10,16 +10,25 @@ Every row carries its run's interval of the board's measure (`ci_low`, `ci_high`
 `interval` says how they were made; the significance document adds every pair's difference with its interval, effect
 size and adjusted p-values, tiers and rank intervals (`board_intervals`). Numbers stored before intervals existed
 show none (null).
+
+A board's rows also carry what the campaign says of each run at render time (`run_marks`): `baseline` (marked by an
+organiser; baselines are ranked like any run, so a tier says which runs cannot be told from them) and `submitted_at`;
+`by_system_type` ranks each run type's rows 1..n within it, with rank intervals and tiers among that type's runs.
+A published board shows "Team A", "Team B", ... (in the order of the teams' first submissions) instead of team names
+when the campaign's `anonymise_teams` is set; organisers' live boards keep the names.
 """
 
 from __future__ import annotations
 
 import math
+import string
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.orm import Session
+from sqlalchemy import select
+from sqlalchemy.orm import Session, object_session
 
 from app.evaluation.statistics.intervals import CORRECTIONS
 from app.evaluation.statistics.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
@@ -102,10 +111,84 @@ def by_type(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return by_type
 
 
+RANK_FIELDS = ("rank_low", "rank_high", "tier")
+
+
+def ranked_by_type(table: ScoreTable, m: int, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Rows grouped by system type, each group ranked 1..n within it with its rank intervals and tiers among the
+    group's runs (the board's `rows` rank among every shown run)."""
+    at = {run.id: i for i, run in enumerate(table.runs)}
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for system_type, members in by_type(rows).items():
+        stats = board_intervals.rank_stats(table, m, [at[row["run_id"]] for row in members])
+        grouped[system_type] = [
+            {**row, "rank": place, **{name: stats[name][place - 1] for name in RANK_FIELDS}}
+            for place, row in enumerate(members, start=1)
+        ]
+    return grouped
+
+
+def run_marks(session: Session, campaign_id: int) -> dict[int, dict[str, object]]:
+    """Each run's `baseline` mark and `submitted_at` (ISO 8601), read when a board is built."""
+    found = session.execute(select(Run.id, Run.baseline, Run.created_at).where(Run.campaign_id == campaign_id))
+    return {run_id: {"baseline": baseline, "submitted_at": _iso(created)} for run_id, baseline, created in found}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    """A time as ISO 8601 (None stays None)."""
+    return moment.isoformat() if moment is not None else None
+
+
+def alias(k: int) -> str:
+    """The k-th anonymous team name (0-based): Team A .. Team Z, Team AA, Team AB, ..."""
+    letters = ""
+    k += 1
+    while k:
+        k, rest = divmod(k - 1, 26)
+        letters = string.ascii_uppercase[rest] + letters
+    return f"Team {letters}"
+
+
+def team_aliases(session: Session, campaign_id: int) -> dict[int, str]:
+    """Every team of the campaign with runs -> its anonymous name, in the order of the teams' first submissions
+    (ties by the first run's id), so a team keeps its name however the board is filtered or sorted."""
+    found = session.execute(
+        select(Run.team_id, Run.created_at, Run.id).where(Run.campaign_id == campaign_id).order_by(Run.id)
+    )
+    first: dict[int, tuple[datetime, int]] = {}
+    for team_id, created, run_id in found:
+        if team_id not in first or (created, run_id) < first[team_id]:
+            first[team_id] = (created, run_id)
+    return {team_id: alias(k) for k, team_id in enumerate(sorted(first, key=first.__getitem__))}
+
+
+def anonymised(board: dict[str, Any], run_teams: dict[int, int], aliases: dict[int, str]) -> dict[str, Any]:
+    """The board with each row's team (run id -> team id) replaced by its anonymous name (`anonymised` set)."""
+
+    def renamed(row: dict[str, Any]) -> dict[str, Any]:
+        """The row under its team's anonymous name."""
+        return {**row, "team": aliases.get(run_teams[row["run_id"]], "Team ?")}
+
+    return {
+        **board,
+        "anonymised": True,
+        "rows": [renamed(r) for r in board["rows"]],
+        "by_system_type": {k: [renamed(r) for r in rows] for k, rows in board["by_system_type"].items()},
+    }
+
+
 def board_document(
-    header: dict[str, object], table: ScoreTable, measure: str, filters: Filters, *, published: bool = False
+    header: dict[str, object],
+    table: ScoreTable,
+    measure: str,
+    filters: Filters,
+    *,
+    published: bool = False,
+    marks: dict[int, dict[str, object]] | None = None,
 ) -> dict[str, object]:
-    """The board over the runs passing the filters: ranked from 1, and each topic's best and median among them."""
+    """The board over the runs passing the filters: ranked from 1 (and 1..n within each run type), each run's
+    marks (baseline, submission time: null when not given), and each topic's best and median among them."""
+    marks = marks or {}
     m = measure_index(table, measure)
     chosen = ranked(table, m, filters)
     means = table.means.tolist()
@@ -117,6 +200,7 @@ def board_document(
             {
                 "rank": place,
                 **run_fields(table, i),
+                **marks.get(table.runs[i].id, {"baseline": False, "submitted_at": None}),
                 "score": scores[m],
                 "scores": dict(zip(table.measures, scores, strict=True)),
                 **board_intervals.row_intervals(table, i, m),
@@ -129,9 +213,10 @@ def board_document(
         "measures": table.measures,
         "filters": filters.model_dump(),
         "published": published,
+        "anonymised": False,
         "interval": board_intervals.interval_head(table, measure),
         "rows": rows,
-        "by_system_type": by_type(rows),
+        "by_system_type": ranked_by_type(table, m, rows),
         "per_topic": per_topic(table, m, chosen),
     }
 
@@ -141,7 +226,9 @@ def build_leaderboard(
 ) -> dict[str, object]:
     """The leaderboard document: rows sorted by the measure, grouped by system type, and the per-topic table."""
     measure = measure or default_measure(campaign, table.measures)
-    return board_document(provenance(campaign, evaluation), table, measure, filters)
+    session = object_session(campaign)
+    marks = run_marks(session, campaign.id) if session is not None else None
+    return board_document(provenance(campaign, evaluation), table, measure, filters, marks=marks)
 
 
 def per_topic(table: ScoreTable, m: int, chosen: list[int]) -> list[dict[str, object]]:
@@ -274,7 +361,19 @@ def published_leaderboard(
     """A published leaderboard, for anyone, built and filtered by the same rule as the live one."""
     measure = measure_name(measure)
     _, head, table = published_table(session, campaign_id, measure)
-    return board_document(published_head(head), table, measure or head["default_measure"], filters, published=True)
+    board = board_document(
+        published_head(head),
+        table,
+        measure or head["default_measure"],
+        filters,
+        published=True,
+        marks=run_marks(session, campaign_id),
+    )
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None or not campaign.anonymise_teams:
+        return board
+    run_teams = {run.id: run.team_id for run in table.runs}
+    return anonymised(board, run_teams, team_aliases(session, campaign_id))
 
 
 _SIGNIFICANCE: dict[tuple[int, Filters, str], dict[str, object]] = {}
