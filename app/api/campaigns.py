@@ -19,6 +19,10 @@ INTERLEAVE_EVERY = (
     "Within a topic, a second opinion or an item put off for later comes after every this many first-round verdicts"
     " of the assessor; 0: only when the topic's first round is done"
 )
+ANONYMISE_TEAMS = (
+    'The published board names teams "Team A", "Team B", ... in the order of their first submissions (the JSON and'
+    " CSV too); organisers' own boards keep the names"
+)
 
 
 class CampaignIn(BaseModel):
@@ -63,6 +67,7 @@ class CampaignPatch(BaseModel):
     interleave_every: int = Field(  # type: ignore[assignment]  # omitted
         default=None, ge=0, le=1000, description=INTERLEAVE_EVERY
     )
+    anonymise_teams: bool = Field(default=None, description=ANONYMISE_TEAMS)  # type: ignore[assignment]  # omitted
 
 
 class CampaignOut(BaseModel):
@@ -84,6 +89,7 @@ class CampaignOut(BaseModel):
     max_grade: int
     audio_on: bool = Field(description=AUDIO_ON)
     interleave_every: int = Field(description=INTERLEAVE_EVERY)
+    anonymise_teams: bool = Field(description=ANONYMISE_TEAMS)
     created_at: datetime
 
 

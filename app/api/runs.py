@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.media import TEXT_FILE
-from app.api.security import SessionDep, Submitter
+from app.api.security import Organiser, SessionDep, Submitter
 from app.api.uploads import read_limited
 from app.services import runs as service
 from app.services.inputs import INT32_MAX, Id, Text
@@ -40,7 +40,16 @@ class RunOut(BaseModel):
         description="An XML run's elapsedTime per topic, in seconds (null when the run states none)"
     )
     sha256: str
+    baseline: bool = Field(description="Marked by an organiser as a baseline: the boards show it so (ranked)")
     created_at: datetime
+
+
+class RunPatch(BaseModel):
+    """What an organiser may change of a run after submission."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline: bool = Field(description="A baseline run (the organisers' reference system), marked on the boards")
 
 
 @router.post("/campaigns/{campaign_id}/runs", status_code=201, response_model=RunOut)
@@ -110,6 +119,14 @@ def list_runs(campaign_id: Id, session: SessionDep, principal: Submitter) -> lis
 def get_run(run_id: Id, session: SessionDep, principal: Submitter) -> RunOut:
     """One run's metadata."""
     return RunOut.model_validate(service.visible_run(session, principal, run_id))
+
+
+@router.patch("/runs/{run_id}", response_model=RunOut)
+def update_run(run_id: Id, body: RunPatch, session: SessionDep, principal: Organiser) -> RunOut:
+    """Mark a run as a baseline, or unmark it (organisers of its campaign). Boards, live and published, show it."""
+    run = service.set_baseline(session, principal, run_id, body.baseline)
+    session.commit()
+    return RunOut.model_validate(run)
 
 
 @router.get("/runs/{run_id}/download", response_class=Response, responses=TEXT_FILE)

@@ -139,6 +139,7 @@ def update_campaign(session: Session, principal: Principal, campaign_id: int, ch
         "max_grade",
         "audio_on",  # the judging page starts with sound
         "interleave_every",  # second opinions and put-off items every N first-round verdicts (0: at the topic's end)
+        "anonymise_teams",  # the published board names teams Team A, B, ...
     }
     unknown = sorted(set(changes) - allowed)
     if unknown:

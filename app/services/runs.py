@@ -273,6 +273,16 @@ def visible_run(session: Session, principal: Principal, run_id: int) -> Run:
     return run
 
 
+def set_baseline(session: Session, principal: Principal, run_id: int, baseline: bool) -> Run:
+    """Mark (or unmark) a run as a baseline: organisers of its campaign only (NotFound for anyone else)."""
+    run = session.get(Run, run_id)
+    if run is None or not principal.may_organise(run.campaign_id):
+        raise NotFound(f"run {run_id} not found")
+    run.baseline = baseline
+    session.flush()
+    return run
+
+
 def list_runs(session: Session, principal: Principal, campaign_id: int) -> list[Run]:
     """Runs of a campaign the caller may see: all for organisers, its own for a team."""
     get_campaign(session, principal, campaign_id)
