@@ -601,7 +601,8 @@
     updateCounts();
     preloadNext();
     scheduleKeyframes();
-    $("main").focus();
+    $("main").focus({ preventScroll: changed });
+    if (changed) window.scrollTo({ top: 0 }); // the cue, the new topic and its brief in view
   }
 
   /** The topic's title, description, guidelines and example images, beside the video (as text: never as HTML). */
@@ -720,7 +721,9 @@
     if (state.queue.length) render(state.queue[0], -1);
     step({ task_id: item.task_id, ...body })
       .then((data) => {
-        announce(said(item));
+        const cue = $("topic-change");
+        const newTopic = !cue.hidden && state.shown && state.shown.topic !== item.topic ? ` ${cue.textContent}` : "";
+        announce(said(item) + newTopic); // the cue shown with the next shot is said after the verdict's receipt
         takeStep(data);
       })
       .catch(async (error) => {
