@@ -102,7 +102,7 @@ class StepIn(BaseModel):
 
 class StepOut(BaseModel):
     """What comes of a key press: the item judged (or put off), your next items (leased, in order), your progress,
-    the campaign's grade scale."""
+    the campaign's grade scale and sound setting."""
 
     judged: TaskView | None = Field(description="The item judged, with your verdict")
     put_off: int | None = Field(description="The item put off for later")
@@ -111,6 +111,7 @@ class StepOut(BaseModel):
     max_grade: int = Field(
         description="The campaign's grade scale 0..max_grade (1: binary); a relevant verdict's grade is 1..max_grade"
     )
+    audio_on: bool = Field(description="The campaign's setting: the judging page starts with sound (until you choose)")
 
 
 @router.post("/step", response_model=StepOut)
@@ -136,6 +137,7 @@ def step(request: Request, body: StepIn, session: SessionDep, principal: Assesso
         next=done.next,
         progress=ProgressOut(**done.progress),
         max_grade=done.max_grade,
+        audio_on=done.audio_on,
     )
 
 

@@ -51,6 +51,7 @@ _POOL_AND_OWN_LEASES = text(
           (SELECT a.kind FROM assessors a WHERE a.id = :me) AS kind,
           (SELECT c.max_grade FROM campaigns c WHERE c.id = :campaign) AS max_grade,
           (SELECT c.interleave_every FROM campaigns c WHERE c.id = :campaign) AS every,
+          (SELECT c.audio_on FROM campaigns c WHERE c.id = :campaign) AS audio_on,
           (SELECT p.id FROM pools p WHERE p.campaign_id = :campaign ORDER BY p.id DESC LIMIT 1) AS pool
     ), held AS (
         SELECT t.id, t.leased_at, t.round, i.pool_id, i.topic_id FROM judging_tasks t
@@ -77,7 +78,7 @@ _POOL_AND_OWN_LEASES = text(
                (SELECT count(*) FROM mine WHERE round = 1 AND created_at > coalesce(
                   (SELECT max(created_at) FROM mine WHERE round > 1), '-infinity')) AS streak
     )
-    SELECT head.kind, head.max_grade, head.pool,
+    SELECT head.kind, head.max_grade, head.audio_on, head.pool,
       ARRAY(SELECT id FROM held ORDER BY leased_at, id) AS tasks,
       ARRAY(
         SELECT t.id FROM cur, head, state, judging_tasks t
@@ -338,11 +339,13 @@ def _view(session: Session, task_id: int, verdict: Verdict | None = None, grade:
 
 @dataclass(frozen=True)
 class Queue:
-    """The caller's current pool, its next items (leased) and the campaign's grade scale 0..max_grade."""
+    """The caller's current pool, its next items (leased), the campaign's grade scale 0..max_grade and whether its
+    judging page starts with sound."""
 
     pool_id: int | None
     views: list[TaskView]
     max_grade: int
+    audio_on: bool
 
 
 def _pool_and_next(session: Session, principal: Principal, *, lease_seconds: float, n: int) -> Queue:
@@ -351,10 +354,10 @@ def _pool_and_next(session: Session, principal: Principal, *, lease_seconds: flo
     me = _assessor(principal)
     assert principal.campaign_id is not None
     own = {"campaign": principal.campaign_id, "me": me, "n": n}
-    kind, max_grade, pool_id, held, due = session.execute(_POOL_AND_OWN_LEASES, own).one()
+    kind, max_grade, audio_on, pool_id, held, due = session.execute(_POOL_AND_OWN_LEASES, own).one()
     _refuse_models(kind)
     if pool_id is None:
-        return Queue(None, [], max_grade)
+        return Queue(None, [], max_grade, audio_on)
     tasks = list(held)
     if due and len(tasks) < n:  # interleaved: a second opinion or an item put off, due in the current topic
         tasks += session.execute(_DUE, {"due": due, "n": n - len(tasks)}).scalars().all()
@@ -364,9 +367,9 @@ def _pool_and_next(session: Session, principal: Principal, *, lease_seconds: flo
         params = {"pool": pool_id, "me": me, "n": n - len(tasks), "held": tasks}
         tasks += session.execute(query, params).scalars().all()
     if not tasks:
-        return Queue(pool_id, [], max_grade)
+        return Queue(pool_id, [], max_grade, audio_on)
     rows = session.execute(_LEASE_AND_VIEW, {"me": me, "tasks": tasks, "lease": lease_seconds}).all()
-    return Queue(pool_id, [_task_view(row) for row in rows], max_grade)
+    return Queue(pool_id, [_task_view(row) for row in rows], max_grade, audio_on)
 
 
 def next_tasks(session: Session, principal: Principal, *, lease_seconds: float, n: int = 1) -> list[TaskView]:
@@ -541,13 +544,14 @@ def own_progress(session: Session, principal: Principal) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Step:
     """One step through the queue: the item judged (or put off), the next items leased, the caller's progress, the
-    campaign's grade scale 0..max_grade."""
+    campaign's grade scale 0..max_grade and whether its judging page starts with sound."""
 
     judged: TaskView | None
     put_off: int | None
     next: list[TaskView]
     progress: dict[str, Any]
     max_grade: int
+    audio_on: bool
 
 
 def step(
@@ -573,7 +577,8 @@ def step(
     elif task_id is not None and later:
         put_off(session, principal, task_id)
     queue = _pool_and_next(session, principal, lease_seconds=lease_seconds, n=1 + ahead)
-    return Step(judged, task_id if later else None, queue.views, _progress(session, me, queue.pool_id), queue.max_grade)
+    progress = _progress(session, me, queue.pool_id)
+    return Step(judged, task_id if later else None, queue.views, progress, queue.max_grade, queue.audio_on)
 
 
 def pool_progress(session: Session, principal: Principal, pool_id: int) -> dict[str, list[dict[str, object]]]:

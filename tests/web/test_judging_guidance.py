@@ -120,3 +120,18 @@ def test_topic_guidance_beside_the_video_and_a_cue_at_the_next_topic(
             assert page.is_hidden("#topic-change") and page.text_content("#topic-number") == "2"
         assert errors == []
         page.close()
+
+
+def test_sound_starts_as_the_campaign_says_until_the_assessor_chooses(
+    make_campaign, client, organiser, sessions, live_server, browser
+):
+    _, assessor_id, headers = _two_topic_pool(make_campaign, client, organiser, sessions, live_server, audio_on=False)
+    assert client.post("/api/judging/step", json={"ahead": 0}, headers=headers).json()["audio_on"] is False
+    page, errors = _open(browser, f"{live_server}{judge_link(client, organiser, assessor_id)}", 1280, 800)
+    assert page.text_content("#sound-state") == "Sound off"
+    assert page.evaluate("[...document.querySelectorAll('.shot video')].every((v) => v.muted)")
+    page.keyboard.press("m")  # the assessor's choice, kept for the next visit
+    assert page.text_content("#sound-state") == "Sound on"
+    assert page.evaluate("JSON.parse(localStorage.getItem('trecpool.judging-prefs')).sound") is True
+    assert errors == []
+    page.close()

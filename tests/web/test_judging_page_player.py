@@ -147,11 +147,18 @@ def test_timeline_context_keyframes_sound_speed_and_help(make_campaign, client, 
     at = page.evaluate(f"{SHOWN_VIDEO}.currentTime")
     assert middle - 0.05 <= at < middle + 0.5
 
-    # sound: off at first, with its state shown; M turns it on (and the next shots keep it)
+    # sound: on at first (the campaign's audio_on, true unless the organiser says otherwise), with its state shown;
+    # M turns it off and on again (the assessor's choice is kept, and the next shots keep it)
+    assert page.get_attribute("#sound", "aria-pressed") == "true" and page.text_content("#sound-state") == "Sound on"
+    assert page.evaluate(f"{SHOWN_VIDEO}.muted") is False
+    assert "sound" not in page.evaluate("JSON.parse(localStorage.getItem('trecpool.judging-prefs'))")
+    page.keyboard.press("m")
     assert page.get_attribute("#sound", "aria-pressed") == "false" and page.text_content("#sound-state") == "Sound off"
+    assert page.evaluate(f"{SHOWN_VIDEO}.muted") is True
     page.keyboard.press("m")
     assert page.get_attribute("#sound", "aria-pressed") == "true" and page.text_content("#sound-state") == "Sound on"
     assert page.evaluate(f"{SHOWN_VIDEO}.muted") is False
+    assert page.evaluate("JSON.parse(localStorage.getItem('trecpool.judging-prefs')).sound") is True
     # speed: ] faster, [ slower, on both players
     page.keyboard.press("]")
     assert page.text_content("#speed-state") == "1.25×"

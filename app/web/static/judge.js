@@ -28,7 +28,10 @@
   const KEYFRAMES = 5;
   const $ = (id) => document.getElementById(id);
 
-  const prefs = Object.assign({ context: 2, speed: 1, sound: false }, readPrefs());
+  const stored = readPrefs();
+  // sound: the assessor's own choice (M) once made, else the campaign's setting (the step's audio_on), off until read
+  const prefs = Object.assign({ context: 2, speed: 1, sound: false }, stored);
+  let soundChosen = "sound" in stored;
   const state = {
     token: null,
     queue: [], // leased items from the server: queue[0] is the item to judge now, queue[1] the one preloaded
@@ -57,7 +60,8 @@
 
   function savePrefs() {
     try {
-      localStorage.setItem(PREFS_KEY, JSON.stringify(prefs));
+      const { sound, ...rest } = prefs; // sound is kept only once the assessor chose it
+      localStorage.setItem(PREFS_KEY, JSON.stringify(soundChosen ? { ...rest, sound } : rest));
     } catch {
       // private mode: the settings last for this page only
     }
@@ -450,6 +454,7 @@
 
   function toggleSound() {
     prefs.sound = !(active() && !active().video.muted);
+    soundChosen = true;
     savePrefs();
     for (const player of players) player.video.muted = !prefs.sound;
     updateSound();
@@ -670,6 +675,11 @@
   /** Take a step's answer: the counts, and the leased items (the shown one stays on screen if it is among them). */
   function takeStep(data) {
     if (data.max_grade && data.max_grade !== state.maxGrade) showScale(data.max_grade);
+    if (!soundChosen && typeof data.audio_on === "boolean" && data.audio_on !== prefs.sound) {
+      prefs.sound = data.audio_on; // the campaign's default, not saved: the assessor's M is
+      for (const player of players) player.video.muted = !prefs.sound;
+      updateSound();
+    }
     state.progress = data.progress;
     const next = data.next;
     if (state.back >= 0) {
