@@ -141,6 +141,21 @@ def step(request: Request, body: StepIn, session: SessionDep, principal: Assesso
     )
 
 
+class ReleasedOut(BaseModel):
+    """The leases given back by a break."""
+
+    released: list[int] = Field(description="The items that were leased to you, unanswered, and are free again")
+
+
+@router.post("/release", response_model=ReleasedOut)
+def release(session: SessionDep, principal: Assessor) -> ReleasedOut:
+    """Take a break: your unanswered leases go back to the queue as free items (others may take them); your next
+    step leases afresh. Verdicts given are untouched."""
+    released = judging.release(session, principal)
+    session.commit()
+    return ReleasedOut(released=released)
+
+
 @router.post("/next", response_model=TaskView, responses={204: {"description": "Nothing left to judge"}})
 def next_item(request: Request, session: SessionDep, principal: Assessor) -> TaskView | Response:
     """Lease the next item of your queue (your current lease first)."""

@@ -160,6 +160,15 @@ _PUT_OFF_TASK = text(
     RETURNING id
     """
 )
+# A break: the caller's unanswered leases released as free tasks (no `leased_at`: back in their place in the queue,
+# not at its end as an item put off).
+_RELEASE = text(
+    """
+    UPDATE judging_tasks SET leased_to = NULL, lease_expires_at = NULL, leased_at = NULL
+    WHERE leased_to = :me AND done_at IS NULL
+    RETURNING id
+    """
+)
 # The caller's counts, per assigned topic of the pool: round-1 tasks, those not done yet (by anyone), and the
 # caller's own judgements (any round); one round trip.
 _PROGRESS = text(
@@ -389,6 +398,14 @@ def put_off(session: Session, principal: Principal, task_id: int) -> None:
     if session.execute(_PUT_OFF_TASK, {"task": task_id, "me": me}).first() is None:
         _check_person(session, me)
         raise Conflict(f"item {task_id} is not leased to you (judged, or its lease expired); ask for the next item")
+
+
+def release(session: Session, principal: Principal) -> list[int]:
+    """Release the caller's unanswered leases (a break): they go back to the queue as free items, for anyone; the
+    ids released."""
+    me = _assessor(principal)
+    _check_person(session, me)
+    return sorted(session.execute(_RELEASE, {"me": me}).scalars().all())
 
 
 def _now() -> datetime:
