@@ -59,6 +59,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/judging/items/{task_id}"): ASSESSOR,
     ("POST", "/api/judging/next"): ASSESSOR,
     ("POST", "/api/judging/step"): ASSESSOR,
+    ("POST", "/api/judging/release"): ASSESSOR,
     ("GET", "/api/judging/progress"): ASSESSOR,
     ("GET", "/api/judging/batch"): ASSESSOR,
     ("POST", "/api/judging/batch/pull"): ASSESSOR,
