@@ -37,6 +37,8 @@ BULK_JSON_ROUTES = frozenset(
     {("POST", "/api/campaigns/{campaign_id}/topics"), ("POST", "/api/pools/{pool_id}/assignments")}
 )
 UPLOAD_MEDIA_TYPE = "multipart/form-data"
+# the pages' forms that upload files (not in the OpenAPI document: pages are left out of it)
+WEB_UPLOAD_ROUTES = frozenset({("POST", "/team/runs")})
 
 
 def _has_body(headers: Headers) -> bool:
@@ -101,7 +103,8 @@ def path_pattern(template: str) -> re.Pattern[str]:
 
 
 def body_routes_of(openapi: dict[str, object]) -> BodyRoutes:
-    """Upload and bulk endpoints of an OpenAPI document: uploads are those whose body is multipart form data."""
+    """Upload and bulk endpoints of an OpenAPI document (uploads: those whose body is multipart form data), and the
+    pages' upload forms."""
     uploads: list[tuple[str, re.Pattern[str]]] = []
     paths = openapi.get("paths", {})
     assert isinstance(paths, dict)
@@ -110,6 +113,7 @@ def body_routes_of(openapi: dict[str, object]) -> BodyRoutes:
             content = operation.get("requestBody", {}).get("content", {}) if isinstance(operation, dict) else {}
             if UPLOAD_MEDIA_TYPE in content:
                 uploads.append((method.upper(), path_pattern(template)))
+    uploads += [(method, path_pattern(template)) for method, template in sorted(WEB_UPLOAD_ROUTES)]
     bulk = tuple((method, path_pattern(template)) for method, template in sorted(BULK_JSON_ROUTES))
     return BodyRoutes(uploads=tuple(uploads), bulk=bulk)
 

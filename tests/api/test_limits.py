@@ -309,6 +309,8 @@ def test_bulk_routes_exist_and_uploads_are_found_in_the_openapi_document(client)
     assert routes.kind("PUT", "/api/campaigns/12/collection") == "upload"
     assert routes.kind("POST", "/api/campaigns/12/topics/file") == "upload"
     assert routes.kind("POST", "/api/campaigns/12/qrels") == "upload"
+    assert routes.kind("POST", "/team/runs") == "upload"  # the team console's run form
+    assert client.post("/team/runs", follow_redirects=False).status_code not in (404, 405)  # the form's route exists
     assert routes.kind("POST", "/api/campaigns/12/topics") == "bulk"
     assert routes.kind("POST", "/api/pools/3/assignments") == "bulk"
     assert routes.kind("POST", "/api/judging/step") == "json"
