@@ -21,7 +21,9 @@ def test_a_filtered_page_ranks_groups_and_picks_best_runs_within_the_filter(clie
         groups = client.get(f"/api/public/campaigns/{cid}/significance", params={"system_type": system_type}).json()
         assert {name for group in groups["groups"] for name in group} == inside
         board, topics = page.text.split("<h2>Per topic")
-        ranks = re.findall(r"<tr[^>]*><td[^>]*>(\d+)\b", board)  # a rank, then its interval when the board has one
+        ranks = re.findall(
+            r"<td class=\"rank\"[^>]*>(\d+)\b", board
+        )  # a rank, then its interval when the board has one
         assert sorted(int(r) for r in ranks) == list(range(1, len(inside) + 1))
         best_runs = re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", topics)
         assert len(best_runs) == 6 and set(best_runs) <= inside

@@ -157,12 +157,12 @@ def test_the_board_shows_each_mean_with_its_interval_rank_interval_and_tier() ->
     html = render_board(_board(), _significance())
     rows = body_rows(html, "intervals")
     assert [r[1] for r in rows] == ["alpha", "bravo", "delta", "charlie"]  # by system type: F then M
-    assert rows[1][0] == "2 (2–4)" and rows[1][6] == "0.4123 [0.3810, 0.4431]" and rows[1][7] == "2"
-    assert rows[0][0] == "1 (1–1)" and rows[0][6] == "0.5000 [0.4500, 0.5500]" and rows[0][7] == "1"
+    assert rows[1][0] == "2 (2–4)" and rows[1][2] == "0.4123 [0.3810, 0.4431]" and rows[1][3] == "2"
+    assert rows[0][0] == "1 (1–1)" and rows[0][2] == "0.5000 [0.4500, 0.5500]" and rows[0][3] == "1"
     assert f"Intervals: {TEXT}." in text(html)
-    assert "[95 % interval]" in text(html) and '<th scope="col" class="num">Tier</th>' in html
+    assert "[95 % interval]" in text(html) and '<th scope="col" class="num" data-sort="number">Tier</th>' in html
     # a line above the first row of each new tier within a section (bravo opens tier 2, delta tier 3)
-    assert len(re.findall(r'<tr class="tier-start"><td class="rank">(?:2|4) ', html)) == 2
+    assert len(re.findall(r'<tr class="tier-start">\s*<td class="rank" data-value="(?:2|4)">', html)) == 2
     assert html.count('class="tier-start"') == 2
 
 
@@ -182,8 +182,8 @@ def test_a_marked_number_shows_its_mark_next_to_its_interval(biased: bool, warni
     html = render_board(_board(biased=biased, warning=warning), _significance())
     rows = body_rows(html, "intervals")
     marks = ("†" if biased else "") + ("‡" if warning else "")
-    assert rows[1][6].replace(" ", "") == f"0.4123[0.3810,0.4431]{marks}"
-    assert all(r[6].replace(" ", "").endswith(marks) for r in rows)
+    assert rows[1][2].replace(" ", "") == f"0.4123[0.3810,0.4431]{marks}"
+    assert all(r[2].replace(" ", "").endswith(marks) and r[7].replace(" ", "").endswith(marks) for r in rows)
     if biased:
         assert 'id="note-order"' in html and 'href="#note-order"' in html
         assert "Biased: judged in the non-random order mm_ns." in text(html)
@@ -197,7 +197,7 @@ def test_a_board_published_before_intervals_renders_without_them() -> None:
     shown = text(html)
     assert "Intervals:" not in shown and "Tier" not in shown and "Pairwise differences" not in shown
     assert "[" not in "".join(c for row in body_rows(html, "board") for c in row)
-    ranks = re.findall(r'<tr><td class="rank">(\d+)</td><td class="run">([^<]+)</td>', html)
+    ranks = re.findall(r'<td class="rank" data-value="\d+">(\d+)</td>\s*<td class="run">([^<]+)</td>', html)
     assert ranks == [("1", "alpha"), ("2", "bravo"), ("4", "delta"), ("3", "charlie")]
     assert "0.4123 †" in shown  # the mark still follows the number
     assert "alpha, bravo" not in shown and "bravo, charlie" in shown  # the groups as before
@@ -242,6 +242,7 @@ def test_error_bars_never_go_negative_and_skip_rows_without_an_interval() -> Non
 
 def test_the_pages_fit_a_390_px_screen_with_each_interval_in_view(browser) -> None:  # type: ignore[no-untyped-def]
     css = (Path(__file__).resolve().parents[2] / "app/web/static/results.css").read_text()
+    script = (Path(__file__).resolve().parents[2] / "app/web/static/results.js").read_text()
     pages = {
         "leaderboard": render_board(_board(biased=True, warning="1 of 3 topic(s) have no judgements"), _significance()),
         "report": render_report(_report(biased=True), _significance()),
@@ -252,6 +253,8 @@ def test_the_pages_fit_a_390_px_screen_with_each_interval_in_view(browser) -> No
         url = route.request.url
         if url.endswith("/static/results.css"):
             route.fulfill(body=css, content_type="text/css")
+        elif "/static/results.js" in url:
+            route.fulfill(body=script, content_type="text/javascript")
         else:
             route.fulfill(body=pages[url.rsplit("/", 1)[1]], content_type="text/html")
 
@@ -261,7 +264,8 @@ def test_the_pages_fit_a_390_px_screen_with_each_interval_in_view(browser) -> No
         for name in pages:
             page.goto(f"http://pages.test/{name}")
             assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
-            for cell in page.query_selector_all("table.intervals td.score"):  # mean, interval and marks on screen
+            for cell in page.query_selector_all("table.intervals td.score.ranked, table.overall td.score"):
+                # the ranked measure's mean, interval and marks on screen (other measures scroll in their region)
                 box = cell.bounding_box()
                 assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, name
                 assert re.fullmatch(r"0\.\d{4} \[0\.\d{4}, 0\.\d{4}\] †( ‡)?", cell.inner_text().replace("\n", " "))

@@ -17,11 +17,11 @@ def test_published_pages_show_the_intervals_the_json_holds(  # type: ignore[no-u
     assert board["interval"]["text"] and {r["run"] for r in board["rows"]} == set(run_names)
     html = client.get(f"/campaigns/{campaign.id}/leaderboard").text
     shown = {r[1]: r for r in body_rows(html, "intervals")}
-    for row in board["rows"]:
+    for row in (r for rows in board["by_system_type"].values() for r in rows):  # ranked within the run type
         cells = shown[row["run"]]
         assert cells[0] == f"{row['rank']} ({row['rank_low']}–{row['rank_high']})"
-        assert cells[6] == f"{row['score']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
-        assert cells[7] == str(row["tier"])
+        assert cells[2] == f"{row['score']:.4f} [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+        assert cells[3] == str(row["tier"])
     assert f"Intervals: {board['interval']['text']}." in text(html)
     significance = client.get(f"/api/public/campaigns/{campaign.id}/significance").json()
     pairs = body_rows(html, "pairs")

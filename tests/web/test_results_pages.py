@@ -32,7 +32,7 @@ def test_published_leaderboard_and_report_in_a_browser(
         page.wait_for_selector("table.board")
         assert page.title().endswith("leaderboard · trecpool")
         shown = [
-            (cells[1], float(cells[6].split()[0]))  # the mean, before its interval
+            (cells[1], float(cells[2].split()[0]))  # the ranked measure's mean, before its interval
             for cells in (
                 [c.inner_text().strip() for c in row.query_selector_all("td")]
                 for row in page.query_selector_all("section:has(h2:text-matches('System type')) tbody tr")
@@ -43,9 +43,10 @@ def test_published_leaderboard_and_report_in_a_browser(
         twin = page.get_attribute("link[rel=alternate]", "href")
         assert client.get(twin).json()["rows"] == expected["rows"]
         page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
-        page.click("nav.measures a:text-is('P@10')")
+        page.select_option("#rank-measure", "P@10")
+        page.click("form.rank-by button")
         page.wait_for_url("**measure=P%4010")
-        assert "sorted by P@10" in page.inner_text("p.muted")
+        assert "ranked by P@10" in page.inner_text("p.muted")
         page.click("text=report")
         page.wait_for_selector("figure svg")
         assert len(page.query_selector_all("figure svg")) == 7  # + strata, inferred relevant, judged fraction
