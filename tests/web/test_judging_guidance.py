@@ -7,11 +7,11 @@ import io
 from pathlib import Path
 
 from PIL import Image
-from sqlalchemy import update
+from sqlalchemy import func, select, update
 
-from app.storage.models import Topic
+from app.storage.models import Judgement, JudgingTask, Topic
 from tests.api.helpers import make_assessor, setup_campaign
-from tests.web.pages import SETTLED, judge_link, shown_task
+from tests.web.pages import SETTLED, judge_link, shown_task, wait_status
 
 SHOTS = Path("/tmp/h")
 GUIDANCE = {
@@ -133,5 +133,68 @@ def test_sound_starts_as_the_campaign_says_until_the_assessor_chooses(
     page.keyboard.press("m")  # the assessor's choice, kept for the next visit
     assert page.text_content("#sound-state") == "Sound on"
     assert page.evaluate("JSON.parse(localStorage.getItem('trecpool.judging-prefs')).sound") is True
+    assert errors == []
+    page.close()
+
+
+def _held(sessions, assessor_id: int) -> list[int]:  # type: ignore[no-untyped-def]
+    """The tasks leased to the assessor, unanswered."""
+    with sessions() as session:
+        return sorted(
+            session.scalars(
+                select(JudgingTask.id).where(JudgingTask.leased_to == assessor_id, JudgingTask.done_at.is_(None))
+            )
+        )
+
+
+def test_a_break_key_releases_the_shots_and_any_key_resumes(
+    make_campaign, client, organiser, sessions, live_server, browser
+):
+    _, assessor_id, _ = _two_topic_pool(make_campaign, client, organiser, sessions, live_server)
+    page, errors = _open(browser, f"{live_server}{judge_link(client, organiser, assessor_id)}", 390, 844)
+    shown = shown_task(page)
+    assert int(shown) in _held(sessions, assessor_id) and len(_held(sessions, assessor_id)) == 2
+    page.keyboard.press("?")  # the help lists the break's key
+    assert "A break: your shots go back to the queue" in page.text_content("#help")
+    page.keyboard.press("Escape")
+    page.keyboard.press("z")
+    page.wait_for_selector("#paused:not([hidden])")
+    assert page.text_content(".paused-title") == "Paused" and page.is_hidden("#item")
+    wait_status(page, "Paused.")
+    page.wait_for_function("() => document.getElementById('main').getAttribute('aria-busy') === 'false'")
+    assert _held(sessions, assessor_id) == []  # the shown and the preloaded shot went back to the queue
+    page.screenshot(path=str(SHOTS / "h2b_paused_390.png"))
+    assert _no_horizontal_scroll(page)
+    page.keyboard.press("n")  # any key resumes; it judges nothing
+    page.wait_for_function(SETTLED, arg="")
+    assert page.is_hidden("#paused") and page.is_visible("#item") and shown_task(page) == shown
+    assert int(shown) in _held(sessions, assessor_id)
+    with sessions() as session:
+        assert (
+            session.scalar(select(func.count()).select_from(Judgement).where(Judgement.assessor_id == assessor_id)) == 0
+        )
+    assert errors == []
+    page.close()
+
+
+def test_an_idle_page_takes_a_break_by_itself(make_campaign, client, organiser, sessions, live_server, browser):
+    _, assessor_id, _ = _two_topic_pool(make_campaign, client, organiser, sessions, live_server)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # the page setting, shorter than any offered (the default is 180 s), set before the page reads it
+    page.add_init_script("localStorage.setItem('trecpool.judging-prefs', JSON.stringify({ idle: 2 }))")
+    page.goto(f"{live_server}{judge_link(client, organiser, assessor_id)}")
+    page.wait_for_function(SETTLED, arg="")
+    shown = shown_task(page)
+    assert page.input_value("#idle") == "2" and len(_held(sessions, assessor_id)) == 2
+    page.wait_for_selector("#paused:not([hidden])", timeout=10_000)
+    assert "Nothing was pressed for 2 seconds" in page.text_content("#paused-why")
+    page.wait_for_function("() => document.getElementById('main').getAttribute('aria-busy') === 'false'")
+    assert _held(sessions, assessor_id) == []
+    page.screenshot(path=str(SHOTS / "h2b_paused_1280.png"))
+    page.click("#resume")  # a pointer resumes too
+    page.wait_for_function(SETTLED, arg="")
+    assert page.is_visible("#item") and shown_task(page) == shown and page.is_hidden("#paused")
     assert errors == []
     page.close()

@@ -30,7 +30,8 @@
 
   const stored = readPrefs();
   // sound: the assessor's own choice (M) once made, else the campaign's setting (the step's audio_on), off until read
-  const prefs = Object.assign({ context: 2, speed: 1, sound: false }, stored);
+  const IDLE_CHOICES = [60, 180, 300, 600, 0]; // seconds without a key or pointer event before a break (0: never)
+  const prefs = Object.assign({ context: 2, speed: 1, sound: false, idle: 180 }, stored);
   let soundChosen = "sound" in stored;
   const state = {
     token: null,
@@ -43,6 +44,8 @@
     progress: null,
     maxGrade: 1, // the campaign's grade scale 0..maxGrade (1: binary)
     topicShown: null, // the topic whose description is on screen (a change is cued)
+    paused: false, // on a break: the leases were given back, a key resumes
+    lastActive: performance.now(), // the last key or pointer event (the idle timeout counts from it)
   };
 
   function readPrefs() {
@@ -52,6 +55,7 @@
       if (CONTEXTS.includes(stored.context)) valid.context = stored.context;
       if (SPEEDS.includes(stored.speed)) valid.speed = stored.speed;
       if (typeof stored.sound === "boolean") valid.sound = stored.sound;
+      if (Number.isInteger(stored.idle) && stored.idle >= 0 && stored.idle <= 86400) valid.idle = stored.idle;
       return valid;
     } catch {
       return {};
@@ -606,7 +610,7 @@
     updateCounts();
     preloadNext();
     scheduleKeyframes();
-    $("main").focus({ preventScroll: changed });
+    $("main").focus({ preventScroll: true }); // the page stays where the assessor scrolled it
     if (changed) window.scrollTo({ top: 0 }); // the cue, the new topic and its brief in view
   }
 
@@ -702,11 +706,12 @@
   }
 
   /** Run `action` now, or after the request under way: one key press waits (and runs only if the item it was pressed
-   * on is still shown), later ones are dropped; a key never applies to an item the assessor has not seen. */
-  function whenFree(action) {
+   * on is still shown, unless `any`: a break or a resume), later ones are dropped; a key never applies to an item the
+   * assessor has not seen. */
+  function whenFree(action, any = false) {
     if (state.inflight > 0) {
-      if (state.pending === null) {
-        state.pending = { action, task: state.shown ? state.shown.task_id : null };
+      if (state.pending === null || (any && !state.pending.any)) {
+        state.pending = { action, any, task: state.shown ? state.shown.task_id : null };
         setBusy();
       }
       return;
@@ -719,7 +724,7 @@
     const pending = state.pending;
     state.pending = null;
     setBusy();
-    if (pending && pending.task === (state.shown ? state.shown.task_id : null)) pending.action();
+    if (pending && (pending.any || pending.task === (state.shown ? state.shown.task_id : null))) pending.action();
   }
 
   /** A verdict (or "later") on the shown queue item: the next item shows at once, the request goes behind it. */
@@ -818,6 +823,65 @@
     });
   }
 
+  // ---- breaks: a key (Z or Pause) or the idle timeout gives the leases back; a key resumes ------------------------
+
+  /** Pause: the shown and preloaded shots go back to the queue (POST /api/judging/release), "Paused" until a key. */
+  function pause(why) {
+    whenFree(() => {
+      if (state.paused || !state.token) return;
+      state.paused = true;
+      state.back = -1;
+      state.shown = null;
+      state.queue = [];
+      if ($("help").open) $("help").close();
+      for (const player of players) player.clear();
+      $("item").hidden = true;
+      delete $("item").dataset.task;
+      document.querySelector(".tools").hidden = true;
+      showMessage("");
+      $("paused-why").textContent = why;
+      $("paused").hidden = false;
+      announce(`Paused. ${why} Press any key to resume.`);
+      api("POST", "/api/judging/release")
+        .catch(handleError)
+        .finally(afterRequest);
+      $("main").focus();
+    }, true); // a break waits for the request under way, whatever it shows next
+  }
+
+  /** Resume after a break: ask for the next shots as usual (the leases are taken afresh). */
+  function resume() {
+    if (!state.paused) return;
+    whenFree(() => {
+      state.paused = false;
+      $("paused").hidden = true;
+      document.querySelector(".tools").hidden = false;
+      announce("Resumed.");
+      step({})
+        .then(takeStep)
+        .catch(handleError)
+        .finally(afterRequest);
+    }, true);
+  }
+
+  function noteActivity() {
+    state.lastActive = performance.now();
+  }
+
+  function checkIdle() {
+    if (state.paused || !prefs.idle || !state.queue.length) return;
+    if (performance.now() - state.lastActive >= prefs.idle * 1000) {
+      const minutes = prefs.idle >= 120 ? `${Math.round(prefs.idle / 60)} minutes` : `${prefs.idle} seconds`;
+      pause(`Nothing was pressed for ${minutes}: your shots went back to the queue.`);
+    }
+  }
+
+  function setIdle(seconds) {
+    prefs.idle = seconds;
+    savePrefs();
+    noteActivity();
+  }
+
   // ---- input ------------------------------------------------------------------------------------------------------
 
   function toggleHelp() {
@@ -828,9 +892,20 @@
 
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (key === "?" && $("help").open) { // closes the help from its idle setting too
+      event.preventDefault();
+      toggleHelp();
+      return;
+    }
     const target = event.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
-    const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (state.paused) {
+      if (["Shift", "Control", "Alt", "Meta", "CapsLock", "Tab"].includes(key)) return;
+      event.preventDefault();
+      if (!event.repeat) resume();
+      return;
+    }
     if ($("help").open) {
       if (key === "?") {
         event.preventDefault();
@@ -846,6 +921,7 @@
       const off = `No grade ${chosen.off}: the scale runs from 0 to ${state.maxGrade}.`;
       action = chosen.off !== undefined ? () => announce(off) : () => judge(chosen.verdict, chosen.grade);
     }
+    else if (key === "z" || key === "Pause") action = () => pause("Your shots went back to the queue.");
     else if (key === "s") action = later;
     else if (key === "b" || key === "Backspace") action = goBack;
     else if (key === " ") action = replay;
@@ -906,6 +982,14 @@
     });
     $("speed-state").textContent = `${prefs.speed}×`;
     $("help-button").addEventListener("click", onClick(toggleHelp));
+    const idle = $("idle");
+    if (!IDLE_CHOICES.includes(prefs.idle)) idle.append(new Option(`after ${prefs.idle} s`, String(prefs.idle)));
+    idle.value = String(prefs.idle);
+    idle.addEventListener("change", () => setIdle(Number(idle.value)));
+    for (const type of ["keydown", "pointerdown", "pointermove", "wheel"]) {
+      document.addEventListener(type, noteActivity, { capture: true, passive: true });
+    }
+    window.setInterval(checkIdle, 500);
     $("help-close").addEventListener("click", () => $("help").close());
     $("help").addEventListener("close", () => $("main").focus());
     updateSound();
@@ -936,6 +1020,8 @@
     $("back").addEventListener("click", onClick(goBack));
     $("later").addEventListener("click", onClick(later));
     $("replay").addEventListener("click", onClick(replay));
+    $("pause").addEventListener("click", onClick(() => pause("Your shots went back to the queue.")));
+    $("resume").addEventListener("click", onClick(resume));
     try {
       takeStep(await step({}));
     } catch (error) {
