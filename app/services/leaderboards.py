@@ -49,7 +49,7 @@ from app.services.scores import (
     provenance,
 )
 from app.services.snapshots import frozen_significance, published_head, published_table
-from app.storage.models import Campaign, Evaluation, Run
+from app.storage.models import Campaign, Evaluation, LeaderboardSnapshot, Run, Team
 
 
 class Filters(BaseModel):
@@ -175,6 +175,35 @@ def anonymised(board: dict[str, Any], run_teams: dict[int, int], aliases: dict[i
         "rows": [renamed(r) for r in board["rows"]],
         "by_system_type": {k: [renamed(r) for r in rows] for k, rows in board["by_system_type"].items()},
     }
+
+
+def renamed_teams(document: Any, names: dict[str, str]) -> Any:
+    """A JSON document with every team name (a string equal to one, a dict key, or the `team/` of a `team/run` label)
+    replaced by its alias: a published report names teams in many places (overall rows, hits and novelty by team)."""
+    if isinstance(document, dict):
+        return {renamed_teams(k, names): renamed_teams(v, names) for k, v in document.items()}
+    if isinstance(document, list):
+        return [renamed_teams(v, names) for v in document]
+    if isinstance(document, str):
+        if document in names:
+            return names[document]
+        team, slash, rest = document.partition("/")
+        if slash and team in names:
+            return f"{names[team]}/{rest}"
+    return document
+
+
+def published_report(session: Session, snapshot: LeaderboardSnapshot) -> dict[str, Any]:
+    """A publication's report as the public reads it: team names replaced by their aliases when the campaign asks
+    (`anonymise_teams`, read now, as boards read it), with `anonymised` saying so."""
+    report: dict[str, Any] = snapshot.content["report"]
+    campaign = session.get(Campaign, snapshot.campaign_id)
+    if campaign is None or not campaign.anonymise_teams:
+        return report
+    aliases = team_aliases(session, campaign.id)
+    teams = session.execute(select(Team.id, Team.name).where(Team.campaign_id == campaign.id))
+    names = {name: aliases[team_id] for team_id, name in teams if team_id in aliases}
+    return {**renamed_teams(report, names), "anonymised": True}
 
 
 def board_document(

@@ -21,13 +21,14 @@ HEADERS = {
 }
 
 
-_FIGURES: dict[int, dict[str, str]] = {}
+_FIGURES: dict[tuple[int, bool], dict[str, str]] = {}
 MAX_CACHED = 64
 
 
 def report_figures(snapshot_id: int, report: dict[str, Any]) -> dict[str, str]:
-    """The report's figures as SVG, rendered once per (immutable) snapshot."""
-    if snapshot_id not in _FIGURES:
+    """The report's figures as SVG, rendered once per (immutable) snapshot and naming of teams (real or anonymous)."""
+    key = (snapshot_id, bool(report.get("anonymised")))
+    if key not in _FIGURES:
         from app.figures import report as plots  # matplotlib: only when a report is drawn
 
         if len(_FIGURES) >= MAX_CACHED:
@@ -45,8 +46,8 @@ def report_figures(snapshot_id: int, report: dict[str, Any]) -> dict[str, str]:
                     list(teams), [t["unique_hits"] for t in teams.values()], "unique relevant shots", colour="#1e7a3c"
                 )
         figures.update(analysis_figures(report))
-        _FIGURES[snapshot_id] = figures
-    return _FIGURES[snapshot_id]
+        _FIGURES[key] = figures
+    return _FIGURES[key]
 
 
 def analysis_figures(report: dict[str, Any]) -> dict[str, str]:
@@ -120,7 +121,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
     def report_page(request: Request, campaign_id: Id, session: Session = SessionDep) -> Response:
         """A published campaign report; its JSON twin is /api/public/campaigns/{id}/report."""
         snapshot = snapshots.published_snapshot(session, campaign_id)
-        report = snapshot.content["report"]
+        report = leaderboards.published_report(session, snapshot)
         return templates.TemplateResponse(
             request,
             "report.html",

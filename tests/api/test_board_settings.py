@@ -40,5 +40,10 @@ def test_baselines_and_anonymised_teams_on_the_public_board(make_campaign, clien
     )
     csv = client.get(f"/api/public/campaigns/{campaign.id}/leaderboard", params={"format": "csv"}).text
     assert "Team A" in csv and f"team{campaign.id}_" not in csv
+    # the report, frozen with real names, is read anonymised too: its JSON twin and its page (figures included)
+    report = client.get(f"/api/public/campaigns/{campaign.id}/report")
+    assert report.json()["anonymised"] is True and "Team A" in report.text and f"team{campaign.id}_" not in report.text
+    page = client.get(f"/campaigns/{campaign.id}/report").text
+    assert "Team A" in page and f"team{campaign.id}_" not in page
     live = client.get(f"/api/campaigns/{campaign.id}/leaderboard", headers=organiser).json()
     assert {r["team"] for r in live["rows"]} == {f"team{campaign.id}_{k}" for k in (0, 1)} and not live["anonymised"]
