@@ -35,7 +35,7 @@ from app.api.limits import RequestLimits
 from app.api.security import checked_credential, get_session, public
 from app.api.uploads import read_limited
 from app.config import Settings, get_settings
-from app.web import agreement_page, docs, login, mark_page, organiser_page, pages, results, team_console
+from app.web import agreement_page, console, docs, login, mark_page, organiser_page, pages, results, team_console
 from app.web.access_log import install_access_log_redaction
 
 ROUTERS = (
@@ -89,6 +89,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     app.include_router(agreement_page.make_router(public(), organiser.PANEL_ROLE, get_session))  # model vs people
     app.include_router(login.make_router(public(), get_session, checked_credential))  # /login, /logout: cookie
     app.include_router(team_console.make_router(public(), get_session, read_limited))  # /team/: runs, results
+    app.include_router(console.make_router(public(), get_session, read_limited))  # /console/: the organiser's pages
     docs.install_docs(app, public())
     install_error_handlers(app)
 

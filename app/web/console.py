@@ -1,0 +1,461 @@
+"""The organiser console under /console/: campaigns (list, create, edit, open/close), their topics and collection.
+
+Pages are rendered on the server from the organiser's session cookie (or a bearer header) and each has its JSON twin
+(`app/web/twins.py`); without a session a page redirects to `/login?next=<this page>` (JSON: 401) and every form
+carries the session's CSRF value (`app/web/session.py`), as in the team console. The data comes from the services
+(`campaigns`, `topics`, `collection`); a form's errors (the services' InvalidInput names fields, a file's lines) are
+shown in the page it came from, and nothing is stored on error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, UploadFile
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
+from starlette.datastructures import UploadFile as StarletteUpload
+
+from app import __version__
+from app.evaluation.formats.topics_file import TopicDef
+from app.services import campaigns as campaign_service
+from app.services import collection as collection_service
+from app.services import topics as topic_service
+from app.services.errors import InvalidInput, ServiceError, Unauthenticated
+from app.services.inputs import Id
+from app.storage.models import (
+    Assessor,
+    Campaign,
+    CampaignStatus,
+    CollectionItem,
+    Run,
+    TaskKind,
+    Team,
+    TeamResults,
+    Topic,
+)
+from app.web import session as web_session
+from app.web.twins import error_page, render, twin_paths, wants_json
+
+ReadUpload = Callable[[Request, UploadFile], bytes]
+STATUS = {"NotFound": 404, "Conflict": 409, "Forbidden": 403, "Unauthenticated": 401, "InvalidInput": 422}
+# (field, lowest, highest) of the whole-number settings, as the API bounds them
+NUMBERS = (
+    ("max_results", 1, 100_000),
+    ("max_runs_per_team", 1, 1000),
+    ("max_grade", 1, 10),
+    ("interleave_every", 0, 1000),
+)
+FLAGS = ("anonymise_teams", "audio_on")
+COUNTED = (("topics", Topic), ("teams", Team), ("assessors", Assessor), ("runs", Run), ("shots", CollectionItem))
+
+
+def status_of(error: ServiceError) -> int:
+    """The HTTP status of a service error (as the API answers it)."""
+    for cls in type(error).__mro__:
+        if cls.__name__ in STATUS:
+            return STATUS[cls.__name__]
+    return 400
+
+
+async def read_form(request: Request) -> FormData:
+    """The request's form (urlencoded or multipart), parsed once."""
+    return await request.form()
+
+
+def text_field(form: Mapping[str, Any], name: str) -> str:
+    """A text field of the form ('' when absent or a file)."""
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def settings_of(form: Mapping[str, Any], *, new: bool) -> dict[str, object]:
+    """The campaign settings a console form gives, checked as the API checks them; InvalidInput naming every bad
+    field. `new`: the create form (name and task kind too)."""
+    problems: list[dict[str, object]] = []
+    values: dict[str, object] = {}
+    if new:
+        name = text_field(form, "name").strip()
+        if not 1 <= len(name) <= 200:
+            problems.append({"field": "name", "message": "required, at most 200 characters"})
+        values["name"] = name
+        kind = text_field(form, "task_kind")
+        if kind not in TaskKind.__members__:
+            problems.append({"field": "task_kind", "message": "shots or moments"})
+        else:
+            values["task_kind"] = TaskKind(kind)
+    description = text_field(form, "description")
+    if len(description) > 100_000 or "\x00" in description:
+        problems.append({"field": "description", "message": "at most 100,000 characters"})
+    values["description"] = description
+    for field, low, high in NUMBERS:
+        raw = text_field(form, field).strip()
+        if raw.isascii() and raw.isdigit() and low <= int(raw) <= high:
+            values[field] = int(raw)
+        else:
+            problems.append({"field": field, "message": f"a whole number from {low} to {high}"})
+    results = text_field(form, "team_results")
+    if results not in TeamResults.__members__:
+        problems.append({"field": "team_results", "message": "own or hidden"})
+    else:
+        values["team_results"] = TeamResults(results)
+    template = text_field(form, "media_url_template").strip()
+    values["media_url_template"] = template or None
+    if template:
+        try:
+            campaign_service.check_url_template(template)
+        except InvalidInput as error:
+            problems.extend(error.errors)
+    for flag in FLAGS:
+        values[flag] = text_field(form, flag) in ("on", "true", "1", "yes")
+    if problems:
+        raise InvalidInput("the campaign was not saved: correct the fields named below", problems)
+    return values
+
+
+def topics_of_json(text: str) -> tuple[list[TopicDef], list[topic_service.TopicGuidance]]:
+    """The topics of the JSON form the API takes (a list of {number, title, description, guidelines, examples});
+    InvalidInput naming the line of a syntax error, or each bad topic by its place in the list."""
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput("topics JSON does not parse", [{"line": exc.lineno, "message": exc.msg}]) from None
+    if not isinstance(given, list) or not given:
+        raise InvalidInput("topics JSON must be a non-empty list", [{"field": "topics", "message": "a JSON list"}])
+    problems: list[dict[str, object]] = []
+    defs, guidance = [], []
+    for i, item in enumerate(given, 1):
+        where = f"topics[{i}]"
+        if not isinstance(item, dict):
+            problems.append({"field": where, "message": "an object with number and title"})
+            continue
+        number, title = item.get("number"), item.get("title")
+        description, guidelines = item.get("description", ""), item.get("guidelines", "")
+        if isinstance(number, int) and not isinstance(number, bool):
+            number = str(number)
+        if not isinstance(number, str) or not 1 <= len(number) <= 64 or any(c.isspace() for c in number):
+            problems.append({"field": f"{where}.number", "message": "required, no spaces, at most 64 characters"})
+        if not isinstance(title, str) or not 1 <= len(title) <= 10_000:
+            problems.append({"field": f"{where}.title", "message": "required text"})
+        if not isinstance(description, str) or not isinstance(guidelines, str):
+            problems.append({"field": where, "message": "description and guidelines are text"})
+        examples = item.get("examples", [])
+        pairs: list[tuple[str, str]] = []
+        if not isinstance(examples, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("url"), str) for e in examples
+        ):
+            problems.append({"field": f"{where}.examples", "message": "a list of {url, caption}"})
+        else:
+            pairs = [(e["url"], str(e.get("caption", ""))) for e in examples]
+        if not problems:
+            defs.append(TopicDef(str(number), str(title), str(description)))
+            guidance.append(topic_service.TopicGuidance(str(guidelines), tuple(pairs)))
+    if problems:
+        raise InvalidInput(f"{len(problems)} problem(s) in the topics JSON: nothing stored", problems[:100])
+    return defs, guidance
+
+
+def counts(session: Session, ids: list[int]) -> dict[int, dict[str, int]]:
+    """Per campaign: how many topics, teams, assessors, runs and collection shots it holds."""
+    out: dict[int, dict[str, int]] = {i: dict.fromkeys((k for k, _ in COUNTED), 0) for i in ids}
+    for key, model in COUNTED:
+        column = model.campaign_id
+        rows = session.execute(select(column, func.count()).where(column.in_(ids)).group_by(column))
+        for campaign_id, n in rows:
+            out[campaign_id][key] = n
+    return out
+
+
+def campaign_row(campaign: Campaign, n: Mapping[str, int]) -> dict[str, Any]:
+    """A campaign as the console lists it: its settings, status and counts."""
+    return {
+        "id": campaign.id,
+        "name": campaign.name,
+        "task_kind": campaign.task_kind.value,
+        "status": campaign.status.value,
+        "description": campaign.description,
+        "max_results": campaign.max_results,
+        "max_runs_per_team": campaign.max_runs_per_team,
+        "team_results": campaign.team_results.value,
+        "max_grade": campaign.max_grade,
+        "anonymise_teams": campaign.anonymise_teams,
+        "audio_on": campaign.audio_on,
+        "interleave_every": campaign.interleave_every,
+        "media_url_template": campaign.media_url_template,
+        "created_at": campaign.created_at,
+        "counts": dict(n),
+        "url": f"/console/campaigns/{campaign.id}",
+    }
+
+
+DEFAULTS = {"max_results": 1000, "max_runs_per_team": 10, "max_grade": 1, "interleave_every": 10, "audio_on": True}
+
+
+def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload) -> APIRouter:
+    """The organiser console's pages (declared `page_role`: a page checks its session itself, redirecting to /login);
+    `read_upload` reads an upload within the configured limits (the API's reader, handed in by the application)."""
+    router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[page_role])
+    SessionDep = Depends(session_dependency)
+    FormDep = Depends(read_form)
+
+    def signed_in(request: Request, session: Session) -> web_session.WebPrincipal | Response:
+        """The request's principal, or the answer to give without one: a redirect to /login (JSON: 401)."""
+        try:
+            web = web_session.current(request, session)
+        except Unauthenticated as error:
+            return error_page(request, 401, str(error))
+        if web is not None:
+            return web
+        if wants_json(request):
+            return JSONResponse({"detail": "sign in first: POST /login (form field token)", "errors": []}, 401)
+        return RedirectResponse(web_session.login_redirect(request), status_code=303)
+
+    def extra(web: web_session.WebPrincipal, **more: Any) -> dict[str, Any]:
+        """What every console template gets beyond its data: the CSRF value, who is signed in, the version."""
+        principal = web.principal
+        who = f"organiser of campaign {principal.campaign_id}" if principal.campaign_id else "organiser"
+        return {"csrf": web.csrf, "signed_in": True, "version": __version__, "who": who, **more}
+
+    def failed(request: Request, web: web_session.WebPrincipal, error: ServiceError) -> Response:
+        """A service error as a page (or the API's error body)."""
+        errors = error.errors if isinstance(error, InvalidInput) else []
+        return error_page(request, status_of(error), error.message, errors, extra=extra(web, home="/console/"))
+
+    def posted(request: Request, session: Session, form: FormData) -> web_session.WebPrincipal | Response:
+        """The principal of a console POST with its CSRF value checked, or the answer to give instead."""
+        web = signed_in(request, session)
+        if isinstance(web, Response):
+            return web
+        try:
+            web_session.check_csrf(web, form.get(web_session.CSRF_FIELD))
+        except ServiceError as error:
+            return failed(request, web, error)
+        return web
+
+    def problem(form: str, error: ServiceError, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A form's failure as the page shows it: which form, the message, the errors by field or line."""
+        errors = error.errors if isinstance(error, InvalidInput) else []
+        return {"form": form, "detail": error.message, "errors": errors, "given": dict(given or {})}
+
+    def home_page(
+        request: Request, session: Session, web: web_session.WebPrincipal, *, failure: dict[str, Any] | None = None
+    ) -> Response:
+        """The campaigns list with the create form (and the create form's errors)."""
+        campaigns = [
+            c for c in campaign_service.list_campaigns(session, web.principal) if web.principal.may_organise(c.id)
+        ]
+        n = counts(session, [c.id for c in campaigns])
+        data = {
+            "campaigns": [campaign_row(c, n[c.id]) for c in campaigns],
+            "may_create": web.principal.campaign_id is None,
+            "problem": failure,
+        }
+        status = 200 if failure is None else 422
+        more = extra(web, given=(failure or {}).get("given") or DEFAULTS, defaults=DEFAULTS)
+        return render(request, "console/home.html", data, extra=more, status_code=status)
+
+    def home(request: Request, session: Session = SessionDep) -> Response:
+        """The campaigns this organiser organises, and a form to create one."""
+        web = signed_in(request, session)
+        return web if isinstance(web, Response) else home_page(request, session, web)
+
+    for path in twin_paths("/console/"):
+        router.add_api_route(path, home, methods=["GET"], name="console_home" + ("_json" if ".json" in path else ""))
+
+    @router.get("/console")
+    def console_root() -> Response:
+        """The console lives at /console/."""
+        return RedirectResponse("/console/", status_code=308)
+
+    @router.post("/console/campaigns")
+    def create(request: Request, form: FormData = FormDep, session: Session = SessionDep) -> Response:
+        """Create a campaign (draft) from the form; field errors shown in the list page, nothing stored."""
+        web = posted(request, session, form)
+        if isinstance(web, Response):
+            return web
+        given = {k: v for k, v in form.items() if isinstance(v, str) and k != web_session.CSRF_FIELD}
+        try:
+            values = settings_of(form, new=True)
+            later = {k: values.pop(k) for k in ("anonymise_teams", "audio_on", "interleave_every")}
+            campaign = campaign_service.create_campaign(
+                session,
+                web.principal,
+                campaign_service.CampaignSpec(**values),  # type: ignore[arg-type]  # checked
+            )
+            campaign_service.update_campaign(session, web.principal, campaign.id, later)
+        except ServiceError as error:
+            session.rollback()
+            if wants_json(request):
+                return failed(request, web, error)
+            return home_page(request, session, web, failure=problem("create", error, given))
+        session.commit()
+        if wants_json(request):
+            return JSONResponse(jsonable_encoder({"created": campaign_row(campaign, {})}), status_code=201)
+        return RedirectResponse(f"/console/campaigns/{campaign.id}?created=1", status_code=303)
+
+    def campaign_page(
+        request: Request,
+        session: Session,
+        web: web_session.WebPrincipal,
+        campaign_id: int,
+        *,
+        failure: dict[str, Any] | None = None,
+        status_code: int = 200,
+    ) -> Response:
+        """A campaign's page: its settings form, open/close, topics and collection (and a form's errors)."""
+        try:
+            campaign = campaign_service.get_organised(session, web.principal, campaign_id)
+            topics = topic_service.list_topics(session, web.principal, campaign_id)
+            shots = collection_service.summarise(session, campaign)
+        except ServiceError as error:
+            return failed(request, web, error)
+        shown = ("created", "saved", "status", "topics", "shots")
+        notice = {k: request.query_params[k] for k in shown if k in request.query_params}
+        data = {
+            "campaign": campaign_row(campaign, counts(session, [campaign.id])[campaign.id]),
+            "topics": [
+                {
+                    "id": t.id,
+                    "number": t.number,
+                    "title": t.title,
+                    "description": t.description,
+                    "guidelines": t.guidelines,
+                    "examples": t.examples or [],
+                }
+                for t in topics
+            ],
+            "collection": {"n_shots": shots.n_shots, "n_videos": shots.n_videos},
+            "may_open": campaign.status in campaign_service.TRANSITIONS[CampaignStatus.open],
+            "may_close": campaign.status in campaign_service.TRANSITIONS[CampaignStatus.closed],
+            "may_add_topics": campaign.status in (CampaignStatus.draft, CampaignStatus.open),
+            "problem": failure,
+            "notice": notice or None,
+        }
+        given = (failure or {}).get("given") if failure and failure["form"] == "settings" else None
+        more = extra(web, given=given or data["campaign"])
+        return render(request, "console/campaign.html", data, extra=more, status_code=status_code)
+
+    def campaign(request: Request, campaign_id: Id, session: Session = SessionDep) -> Response:
+        """One campaign: settings, status, topics and collection."""
+        web = signed_in(request, session)
+        return web if isinstance(web, Response) else campaign_page(request, session, web, campaign_id)
+
+    for path in reversed(twin_paths("/console/campaigns/{campaign_id}")):  # `{campaign_id}` would take "1.json"
+        name = "console_campaign" + ("_json" if ".json" in path else "")
+        router.add_api_route(path, campaign, methods=["GET"], name=name)
+
+    def changed(
+        request: Request, session: Session, web: web_session.WebPrincipal, campaign_id: int, form_name: str,
+        change: Callable[[], str], given: Mapping[str, Any] | None = None,
+    ) -> Response:  # fmt: skip
+        """Run one change of a campaign's page: committed and back to the page with `change()`'s notice, or rolled
+        back and the page again with the error in the form it came from."""
+        try:
+            notice = change()
+        except ServiceError as error:
+            session.rollback()
+            if wants_json(request):
+                return failed(request, web, error)
+            failure = problem(form_name, error, given)
+            return campaign_page(request, session, web, campaign_id, failure=failure, status_code=status_of(error))
+        session.commit()
+        if wants_json(request):
+            return JSONResponse({"campaign_id": campaign_id, "done": notice})
+        return RedirectResponse(f"/console/campaigns/{campaign_id}?{notice}", status_code=303)
+
+    @router.post("/console/campaigns/{campaign_id}")
+    def edit(request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep) -> Response:
+        """Change a campaign's settings (max_results only until submissions close)."""
+        web = posted(request, session, form)
+        if isinstance(web, Response):
+            return web
+        given: dict[str, object] = {k: v for k, v in form.items() if isinstance(v, str) and k != web_session.CSRF_FIELD}
+        for flag in FLAGS:
+            given[flag] = flag in form
+
+        def change() -> str:
+            campaign = campaign_service.get_organised(session, web.principal, campaign_id)
+            values = settings_of(form, new=False)
+            if values["max_results"] == campaign.max_results:
+                values.pop("max_results")  # unchanged: allowed after submissions closed too
+            campaign_service.update_campaign(session, web.principal, campaign_id, values)
+            return "saved=1"
+
+        return changed(request, session, web, campaign_id, "settings", change, given)
+
+    def status_route(target: CampaignStatus) -> Callable[..., Response]:
+        def set_status(
+            request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep
+        ) -> Response:
+            web = posted(request, session, form)
+            if isinstance(web, Response):
+                return web
+
+            def change() -> str:
+                campaign_service.set_status(session, web.principal, campaign_id, target)
+                return f"status={target.value}"
+
+            return changed(request, session, web, campaign_id, "status", change)
+
+        set_status.__doc__ = f"Move the campaign to {target.value} (submissions {target.value})."
+        return set_status
+
+    router.add_api_route("/console/campaigns/{campaign_id}/open", status_route(CampaignStatus.open), methods=["POST"])
+    router.add_api_route(
+        "/console/campaigns/{campaign_id}/close", status_route(CampaignStatus.closed), methods=["POST"]
+    )
+
+    @router.post("/console/campaigns/{campaign_id}/topics")
+    def add_topics(
+        request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep
+    ) -> Response:
+        """Add topics from a file (TRECVID lines or topics XML) or the API's JSON (guidelines and examples too)."""
+        web = posted(request, session, form)
+        if isinstance(web, Response):
+            return web
+        upload, text = form.get("file"), text_field(form, "topics_json")
+
+        def change() -> str:
+            if isinstance(upload, StarletteUpload) and upload.filename:
+                data = read_upload(request, upload)  # type: ignore[arg-type]  # FastAPI's UploadFile is Starlette's
+                max_errors = request.app.state.settings.max_errors
+                rows = topic_service.add_topics_file(session, web.principal, campaign_id, data, max_errors=max_errors)
+            elif text.strip():
+                defs, guidance = topics_of_json(text)
+                rows = topic_service.add_topics(session, web.principal, campaign_id, defs, guidance)
+            else:
+                raise InvalidInput(
+                    "choose a topics file or paste topics JSON", [{"field": "file", "message": "required"}]
+                )
+            return f"topics={len(rows)}"
+
+        return changed(request, session, web, campaign_id, "topics", change, {"topics_json": text})
+
+    @router.post("/console/campaigns/{campaign_id}/collection")
+    def collection(
+        request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep
+    ) -> Response:
+        """Replace the collection (master shot reference: `shot_id video_id start end` lines) from a file."""
+        web = posted(request, session, form)
+        if isinstance(web, Response):
+            return web
+        upload, template = form.get("file"), text_field(form, "media_url_template").strip()
+
+        def change() -> str:
+            if not isinstance(upload, StarletteUpload) or not upload.filename:
+                raise InvalidInput("choose a collection file", [{"field": "file", "message": "required"}])
+            data = read_upload(request, upload)  # type: ignore[arg-type]  # FastAPI's UploadFile is Starlette's
+            summary = collection_service.replace_collection(
+                session, web.principal, campaign_id, data, media_url_template=template or None,
+                max_errors=request.app.state.settings.max_errors,
+            )  # fmt: skip
+            return f"shots={summary.n_shots}"
+
+        return changed(request, session, web, campaign_id, "collection", change, {"media_url_template": template})
+
+    return router
