@@ -141,6 +141,7 @@
     $("going-back").hidden = !going_back;
     const video = $("video");
     $("placeholder-video").textContent = item.video_id;
+    $("placeholder-text").textContent = "No video";
     if (item.media_url) {
       video.hidden = false;
       $("placeholder").hidden = true;
@@ -261,9 +262,46 @@
     say(`Marked ${fmt(s)} – ${fmt(t)} s`);
   }
 
+  /** What a media load error says: the host that did not answer (the page cannot tell a missing file from it). */
+  function unreachable(src) {
+    let host = src;
+    try {
+      host = new URL(src, location.href).host;
+    } catch (error) {
+      // an unparsable address is named as it is
+    }
+    return `The media host ${host} is unreachable`;
+  }
+
+  function toggleHelp() {
+    const help = $("help");
+    if (help.open) help.close();
+    else help.showModal();
+  }
+
+  function togglePlay() {
+    const video = $("video");
+    if (video.hidden || video.readyState === 0) return say("No video to play");
+    if (video.paused) video.play().catch(() => say("The video cannot play here"));
+    else video.pause();
+  }
+
+  function replay() {
+    if (!state.item) return;
+    seek(state.item.start);
+    const video = $("video");
+    if (!video.hidden && video.readyState > 0) video.play().catch(() => say("The video cannot play here"));
+  }
+
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
+    if (key === "?") {
+      toggleHelp();
+      event.preventDefault();
+      return;
+    }
+    if ($("help").open) return; // the dialog's own keys (Esc, Tab, Enter on Close)
     if (!state.item) {
       if ((key === "b" || key === "B") && state.inflight === 0) goBack(); // back from "all done"
       return;
@@ -292,13 +330,9 @@
       else submit(state.segments);
     } else if (key === "n" || key === "N") submit([]);
     else if (key === "b" || key === "B") goBack();
-    else if (key === " ") {
-      const video = $("video");
-      if (!video.hidden && video.readyState > 0) {
-        if (video.paused) video.play().catch(() => say("The video cannot play here"));
-        else video.pause();
-      }
-    } else return;
+    else if (key === "r" || key === "R") replay();
+    else if (key === " ") togglePlay();
+    else return;
     event.preventDefault();
   }
 
@@ -337,6 +371,8 @@
       const seg = state.segments[drag.index];
       if (drag.edge === 0 && t < seg[1]) seg[0] = Math.max(0, t);
       if (drag.edge === 1 && t > seg[0]) seg[1] = Math.min(t, maxTime());
+      seek(seg[drag.edge]); // the video shows the frame at the dragged edge
+      return;
     }
     render();
   }
@@ -371,9 +407,12 @@
       }
     });
     video.addEventListener("error", () => {
-      if (!video.getAttribute("src")) return;
+      const src = video.getAttribute("src");
+      if (!src) return;
       video.hidden = true;
+      $("placeholder-text").textContent = unreachable(src);
       $("placeholder").hidden = false;
+      say(`${unreachable(src)}: video ${state.item ? state.item.video_id : ""} did not load. You can still mark it.`);
     });
   }
 
@@ -390,6 +429,11 @@
     $("accept").addEventListener("click", () => onKey(new KeyboardEvent("keydown", { key: "a" })));
     $("submit").addEventListener("click", () => onKey(new KeyboardEvent("keydown", { key: "Enter" })));
     $("none").addEventListener("click", () => submit([]));
+    $("back").addEventListener("click", () => state.inflight === 0 && goBack());
+    $("play").addEventListener("click", togglePlay);
+    $("replay").addEventListener("click", replay);
+    $("help-button").addEventListener("click", toggleHelp);
+    $("help").addEventListener("close", () => (state.item ? $("timeline") : $("main")).focus());
     try {
       await loadNext();
     } catch (error) {

@@ -1,0 +1,137 @@
+"""The moment marking page's tools in chromium: the help overlay (every key, ? and Esc), the Back/Play/Replay buttons
+in view at 1280x900, a dragged edge moving the video to its time, a media host that does not answer named as
+unreachable, and axe-core on the page and its help."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.helpers import MOMENT_RUNS
+from tests.web.judging_media import silence_wav
+from tests.web.pages import axe_violations
+
+SETTLED = """() => document.getElementById('main').getAttribute('aria-busy') === 'false'
+    && document.getElementById('item').dataset.item !== undefined"""
+LOADED = "() => { const v = document.getElementById('video'); return !v.hidden && v.readyState >= 1; }"
+HELP_KEYS = ["Space", "R", "← →", "[", "]", "A", "Tab", "Esc", "Delete Backspace", "Enter", "N", "B", "?"]
+
+
+def _media(route, body: bytes) -> None:  # type: ignore[no-untyped-def]
+    """Answer a media request with byte ranges, as media hosts do (so that the player can seek)."""
+    wanted = route.request.headers.get("range", "")
+    headers = {"Accept-Ranges": "bytes", "Content-Type": "audio/wav"}
+    if not wanted.startswith("bytes="):
+        route.fulfill(status=200, body=body, headers=headers)
+        return
+    first, _, last = wanted.removeprefix("bytes=").split(",")[0].partition("-")
+    begin, stop = int(first or 0), min(int(last) if last else len(body) - 1, len(body) - 1)
+    headers["Content-Range"] = f"bytes {begin}-{stop}/{len(body)}"
+    route.fulfill(status=206, body=body[begin : stop + 1], headers=headers)
+
+
+def _mark_link(make_campaign, client, organiser) -> str:  # type: ignore[no-untyped-def]
+    """A closed moment campaign with media on media.invalid, its moment pool assigned to one assessor: their link."""
+    campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="http://media.invalid/{video_id}.wav")
+    assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
+    _, team = campaign.team()
+    for name, text in MOMENT_RUNS.items():
+        assert campaign.upload(team, text, name=name).status_code == 201
+    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
+    pool = client.post(
+        f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 2, "iou": 0.5, "seed": 11}, headers=organiser
+    ).json()
+    body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "ann"}, headers=organiser).json()
+    assignments = [{"topic": t, "assessor_id": body["id"]} for t in ("1", "2")]
+    response = client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments}, headers=organiser)
+    assert response.status_code == 201, response.text
+    link = client.post(f"/api/assessors/{body['id']}/judge-link", headers=organiser).json()["judge_url"]
+    return link[link.index("#") :]
+
+
+def _open(browser, live_server, fragment: str, *, reachable: bool = True, **context):  # type: ignore[no-untyped-def]
+    """The marking page at 1280x900 in a fresh context; the media host answers, or refuses the connection."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, **context)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    wav = silence_wav(60)
+    if reachable:
+        page.route("http://media.invalid/**", lambda route: _media(route, wav))
+    else:
+        page.route("http://media.invalid/**", lambda route: route.abort("connectionrefused"))
+    page.goto(f"{live_server}/mark{fragment}")
+    page.wait_for_function(SETTLED)
+    return ctx, page, errors
+
+
+def _in_view(page, selector: str) -> bool:  # type: ignore[no-untyped-def]
+    box = page.locator(selector).bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900
+
+
+def test_help_lists_every_key_and_the_buttons_are_in_view(make_campaign, client, organiser, live_server, browser):
+    ctx, page, errors = _open(browser, live_server, _mark_link(make_campaign, client, organiser), bypass_csp=True)
+    assert page.evaluate("window.scrollY") == 0
+    for selector in ("#accept", "#submit", "#none", "#back", "#play", "#replay", "#help-button"):
+        assert _in_view(page, selector), selector
+    assert axe_violations(page) == []
+    item = page.get_attribute("#item", "data-item")
+    page.keyboard.press("?")
+    assert page.is_visible("#help")
+    keys = [" ".join(dt.split()) for dt in page.locator("#help dt").all_text_contents()]
+    assert keys == HELP_KEYS
+    assert axe_violations(page) == []
+    page.keyboard.press("n")  # keys other than ? and Esc do nothing while the help is open
+    page.wait_for_timeout(200)
+    assert page.get_attribute("#item", "data-item") == item and page.text_content("#status") == ""
+    page.keyboard.press("?")
+    assert page.is_hidden("#help")
+    page.click("#help-button")
+    assert page.is_visible("#help")
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#help")
+    assert not errors
+    ctx.close()
+
+
+def test_dragging_an_edge_moves_the_video_to_it(make_campaign, client, organiser, live_server, browser):
+    ctx, page, errors = _open(browser, live_server, _mark_link(make_campaign, client, organiser))
+    page.wait_for_function(LOADED)
+    page.keyboard.press("a")  # the proposal as a moment, its edges draggable
+    start, end = page.evaluate(
+        "() => document.getElementById('segment-list').textContent.replace(' s', '').split(' – ').map(Number)"
+    )
+    timeline = page.locator("#timeline").bounding_box()
+    lo, hi = (float(page.text_content(s).removesuffix(" s")) for s in ("#tick-start", "#tick-end"))
+    assert timeline is not None
+    for edge, target in ((".segment .edge.right", end + 3.0), (".segment .edge.left", start - 2.0)):
+        box = page.locator(edge).bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        x = timeline["x"] + (target - lo) / (hi - lo) * timeline["width"]
+        page.mouse.move(x, box["y"] + box["height"] / 2, steps=5)
+        # while dragging, the video stands at the edge's time (within the timeline's 0.1 s rounding)
+        current = page.evaluate("document.getElementById('video').currentTime")
+        shown = page.text_content("#segment-list li")
+        page.mouse.up()
+        dragged = end + 3.0 if "right" in edge else start - 2.0
+        assert current == pytest.approx(dragged, abs=0.15), (edge, shown)
+        assert float(page.text_content("#playhead-text")) == pytest.approx(dragged, abs=0.15)
+    assert page.text_content("#segment-list li") == f"{start - 2.0:.1f} – {end + 3.0:.1f} s"
+    assert not errors
+    ctx.close()
+
+
+def test_an_unreachable_media_host_is_named(make_campaign, client, organiser, live_server, browser):
+    ctx, page, errors = _open(browser, live_server, _mark_link(make_campaign, client, organiser), reachable=False)
+    page.wait_for_function("() => !document.getElementById('placeholder').hidden")
+    assert page.text_content("#placeholder-text") == "The media host media.invalid is unreachable"
+    assert page.is_hidden("#video")
+    assert page.text_content("#status").startswith("The media host media.invalid is unreachable")
+    item = page.get_attribute("#item", "data-item")
+    page.keyboard.press("n")  # marking goes on without the video
+    page.wait_for_function(f"() => document.getElementById('item').dataset.item !== '{item}'")
+    page.wait_for_function("() => document.getElementById('progress-text').textContent.startsWith('1 of')")
+    assert not errors
+    ctx.close()
