@@ -333,7 +333,20 @@
   const active = () => players[activeIndex];
   const spare = () => players[1 - activeIndex];
 
+  /** No media for the shot, or a load that failed: then the media host is named as unreachable. */
   function showPlaceholder() {
+    const item = active().item;
+    let text = "No video for this shot";
+    if (item && item.media_url) {
+      let host = item.media_url;
+      try {
+        host = new URL(item.media_url, location.href).host;
+      } catch (error) {
+        // an unparsable address is named as it is
+      }
+      text = `The media host ${host} is unreachable`;
+    }
+    $("placeholder-text").textContent = text;
     active().video.pause();
     active().video.hidden = true;
     $("placeholder").hidden = false;
