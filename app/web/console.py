@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request, UploadFile
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, RedirectResponse, Response
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 from starlette.datastructures import UploadFile as StarletteUpload
@@ -25,14 +26,19 @@ from app import __version__
 from app.evaluation.formats.topics_file import TopicDef
 from app.services import campaigns as campaign_service
 from app.services import collection as collection_service
+from app.services import teams as team_service
+from app.services import tokens as token_service
 from app.services import topics as topic_service
-from app.services.errors import InvalidInput, ServiceError, Unauthenticated
+from app.services.errors import InvalidInput, NotFound, ServiceError, Unauthenticated
 from app.services.inputs import Id
 from app.storage.models import (
+    ApiToken,
     Assessor,
+    AssessorKind,
     Campaign,
     CampaignStatus,
     CollectionItem,
+    Role,
     Run,
     TaskKind,
     Team,
@@ -193,6 +199,37 @@ def campaign_row(campaign: Campaign, n: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
+def live_tokens(session: Session, campaign_id: int) -> dict[tuple[str, int], int]:
+    """How many live (unrevoked, unexpired) tokens each team and assessor of the campaign holds, browser sessions
+    included: keyed ("team", id) and ("assessor", id)."""
+    moment = token_service.now()
+    rows = session.execute(
+        select(ApiToken.team_id, ApiToken.assessor_id, func.count())
+        .outerjoin(Team, Team.id == ApiToken.team_id)
+        .outerjoin(Assessor, Assessor.id == ApiToken.assessor_id)
+        .where(or_(Team.campaign_id == campaign_id, Assessor.campaign_id == campaign_id))
+        .where(ApiToken.revoked_at.is_(None), or_(ApiToken.expires_at.is_(None), ApiToken.expires_at > moment))
+        .group_by(ApiToken.team_id, ApiToken.assessor_id)
+    )
+    return {("team", t) if t is not None else ("assessor", a or 0): n for t, a, n in rows}
+
+
+def provenance_of(form: Mapping[str, Any]) -> dict[str, Any]:
+    """A model assessor's provenance from the form (empty fields left out; parameters as a JSON object)."""
+    given: dict[str, Any] = {k: text_field(form, k).strip() for k in ("model", "version", "config_hash")}
+    given = {k: v for k, v in given.items() if v or k == "model"}
+    raw = text_field(form, "parameters").strip()
+    if raw:
+        try:
+            given["parameters"] = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            message = f"line {exc.lineno}: {exc.msg}"
+            raise InvalidInput(
+                "parameters are not JSON", [{"field": "provenance.parameters", "message": message}]
+            ) from None
+    return given
+
+
 DEFAULTS = {"max_results": 1000, "max_runs_per_team": 10, "max_grade": 1, "interleave_every": 10, "audio_on": True}
 
 
@@ -305,16 +342,21 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         campaign_id: int,
         *,
         failure: dict[str, Any] | None = None,
+        secret: dict[str, Any] | None = None,
         status_code: int = 200,
     ) -> Response:
-        """A campaign's page: its settings form, open/close, topics and collection (and a form's errors)."""
+        """A campaign's page: its settings form, open/close, topics, collection, teams and assessors (and a form's
+        errors, or a new token shown this once: never in the JSON twin of the page)."""
         try:
             campaign = campaign_service.get_organised(session, web.principal, campaign_id)
             topics = topic_service.list_topics(session, web.principal, campaign_id)
             shots = collection_service.summarise(session, campaign)
+            teams = team_service.list_teams(session, web.principal, campaign_id)
+            assessors = team_service.list_assessors(session, web.principal, campaign_id)
         except ServiceError as error:
             return failed(request, web, error)
-        shown = ("created", "saved", "status", "topics", "shots")
+        shown = ("created", "saved", "status", "topics", "shots", "revoked")
+        live = live_tokens(session, campaign_id)
         notice = {k: request.query_params[k] for k in shown if k in request.query_params}
         data = {
             "campaign": campaign_row(campaign, counts(session, [campaign.id])[campaign.id]),
@@ -330,6 +372,17 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
                 for t in topics
             ],
             "collection": {"n_shots": shots.n_shots, "n_videos": shots.n_videos},
+            "teams": [{"id": t.id, "name": t.name, "live_tokens": live.get(("team", t.id), 0)} for t in teams],
+            "assessors": [
+                {
+                    "id": a.id,
+                    "name": a.name,
+                    "kind": a.kind,
+                    "provenance": a.provenance,
+                    "live_tokens": live.get(("assessor", a.id), 0),
+                }
+                for a in assessors
+            ],
             "may_open": campaign.status in campaign_service.TRANSITIONS[CampaignStatus.open],
             "may_close": campaign.status in campaign_service.TRANSITIONS[CampaignStatus.closed],
             "may_add_topics": campaign.status in (CampaignStatus.draft, CampaignStatus.open),
@@ -337,7 +390,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             "notice": notice or None,
         }
         given = (failure or {}).get("given") if failure and failure["form"] == "settings" else None
-        more = extra(web, given=given or data["campaign"])
+        more = extra(web, given=given or data["campaign"], secret=secret)
         return render(request, "console/campaign.html", data, extra=more, status_code=status_code)
 
     def campaign(request: Request, campaign_id: Id, session: Session = SessionDep) -> Response:
@@ -351,10 +404,11 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
 
     def changed(
         request: Request, session: Session, web: web_session.WebPrincipal, campaign_id: int, form_name: str,
-        change: Callable[[], str], given: Mapping[str, Any] | None = None,
+        change: Callable[[], str | dict[str, Any]], given: Mapping[str, Any] | None = None,
     ) -> Response:  # fmt: skip
-        """Run one change of a campaign's page: committed and back to the page with `change()`'s notice, or rolled
-        back and the page again with the error in the form it came from."""
+        """Run one change of a campaign's page: committed and back to the page with `change()`'s notice (a str), or
+        the page itself showing the secret `change()` made (a dict: a token is shown once, never put in a URL); or
+        rolled back and the page again with the error in the form it came from."""
         try:
             notice = change()
         except ServiceError as error:
@@ -364,6 +418,10 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             failure = problem(form_name, error, given)
             return campaign_page(request, session, web, campaign_id, failure=failure, status_code=status_of(error))
         session.commit()
+        if isinstance(notice, dict):
+            if wants_json(request):
+                return JSONResponse(jsonable_encoder({"campaign_id": campaign_id, **notice}), status_code=201)
+            return campaign_page(request, session, web, campaign_id, secret=notice)
         if wants_json(request):
             return JSONResponse({"campaign_id": campaign_id, "done": notice})
         return RedirectResponse(f"/console/campaigns/{campaign_id}?{notice}", status_code=303)
@@ -457,5 +515,108 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             return f"shots={summary.n_shots}"
 
         return changed(request, session, web, campaign_id, "collection", change, {"media_url_template": template})
+
+    def judge_url(request: Request, session: Session, assessor_id: int) -> tuple[str, Any]:
+        """A new one-time judging link of a person, as the URL of the page (judging or marking) and its expiry."""
+        lifetime = request.app.state.settings.judge_link_seconds
+        link, expires_at = token_service.issue_judge_link(session, None, assessor_id, lifetime)
+        kind = team_service.assessor_task_kind(session, assessor_id)
+        page = "mark_page" if kind is TaskKind.moments else "judge_page"
+        return f"{request.url_for(page)}#{urlencode({'link': link})}", expires_at
+
+    @router.post("/console/campaigns/{campaign_id}/teams")
+    def create_team(
+        request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep
+    ) -> Response:
+        """Register a team; its token is shown this once."""
+        web = posted(request, session, form)
+        if isinstance(web, Response):
+            return web
+        name = text_field(form, "name").strip()
+
+        def change() -> dict[str, Any]:
+            if not 1 <= len(name) <= 200:
+                raise InvalidInput("the team was not added", [{"field": "name", "message": "1 to 200 characters"}])
+            team, token = team_service.create_team(session, web.principal, campaign_id, name)
+            return {"made": "team", "id": team.id, "name": team.name, "token": token}
+
+        return changed(request, session, web, campaign_id, "team", change, {"name": name})
+
+    @router.post("/console/campaigns/{campaign_id}/assessors")
+    def create_assessor(
+        request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep
+    ) -> Response:
+        """Register an assessor: a person (token and one-time judging link shown this once) or a model (its
+        provenance: model, version, configuration hash, parameters)."""
+        web = posted(request, session, form)
+        if isinstance(web, Response):
+            return web
+        given = {k: text_field(form, k) for k in ("name", "kind", "model", "version", "config_hash", "parameters")}
+
+        def change() -> dict[str, Any]:
+            name, kind = given["name"].strip(), given["kind"] or "human"
+            if not 1 <= len(name) <= 200:
+                raise InvalidInput("the assessor was not added", [{"field": "name", "message": "1 to 200 characters"}])
+            if kind not in AssessorKind.__members__:
+                raise InvalidInput("the assessor was not added", [{"field": "kind", "message": "human or model"}])
+            model = AssessorKind(kind) is AssessorKind.model
+            provenance = provenance_of(form) if model else None
+            assessor, token = team_service.create_assessor(
+                session, web.principal, campaign_id, name, kind=AssessorKind(kind), provenance=provenance
+            )
+            made = {"made": "assessor", "id": assessor.id, "name": assessor.name, "kind": kind, "token": token}
+            if not model:
+                made["judge_url"], made["judge_url_expires_at"] = judge_url(request, session, assessor.id)
+            return made
+
+        return changed(request, session, web, campaign_id, "assessor", change, given)
+
+    def member_route(role: Role, action: str) -> Callable[..., Response]:
+        def act(request: Request, member_id: Id, form: FormData = FormDep, session: Session = SessionDep) -> Response:
+            web = posted(request, session, form)
+            if isinstance(web, Response):
+                return web
+            member: Team | Assessor | None = (
+                session.get(Team, member_id) if role is Role.team else session.get(Assessor, member_id)
+            )
+            try:
+                if member is None:
+                    raise NotFound(f"{role.value} {member_id} not found")
+                campaign_service.get_organised(session, web.principal, member.campaign_id)
+            except ServiceError as error:
+                return failed(request, web, error)
+            assert member is not None
+            owner = {"team_id": member.id} if role is Role.team else {"assessor_id": member.id}
+
+            def change() -> str | dict[str, Any]:
+                made: dict[str, Any] = {"made": role.value, "id": member.id, "name": member.name, "action": action}
+                if action == "revoke":
+                    n = token_service.revoke_member_tokens(session, **owner)
+                    return f"revoked={n}"
+                if action == "rotate":
+                    _, made["token"] = token_service.issue_member_token(
+                        session, web.principal, role, member.id, revoke_previous=True
+                    )
+                made["judge_url"], made["judge_url_expires_at"] = (
+                    judge_url(request, session, member.id) if isinstance(member, Assessor) and member.kind == "human"
+                    else (None, None)
+                )  # fmt: skip
+                return made
+
+            return changed(request, session, web, member.campaign_id, f"{role.value}-{member.id}", change)
+
+        act.__doc__ = {
+            "rotate": f"A new token for the {role.value}, its previous tokens revoked (shown this once).",
+            "revoke": f"Revoke every token of the {role.value} (and an assessor's unused judging links).",
+            "link": "A new one-time judging link for a person.",
+        }[action]
+        return act
+
+    for role, plural in ((Role.team, "teams"), (Role.assessor, "assessors")):
+        for action in ("rotate", "revoke", "link") if role is Role.assessor else ("rotate", "revoke"):
+            path = f"/console/{plural}/{{member_id}}/{action}"
+            router.add_api_route(
+                path, member_route(role, action), methods=["POST"], name=f"console_{role.value}_{action}"
+            )
 
     return router

@@ -194,3 +194,97 @@ def test_an_organiser_sets_up_a_campaign_in_the_console(browser, live_server, cl
         assert status == 403 and named(client, organiser, name)[0]["status"] == "closed"
     finally:
         context.close()
+
+
+def sign_in(page, live_server: str, token: str, target: str) -> None:  # type: ignore[no-untyped-def]
+    """Sign in through /login, coming back to `target`."""
+    page.goto(f"{live_server}{target}")
+    page.fill("#token", token)
+    page.click("button:has-text('Sign in')")
+    page.wait_for_url(f"{live_server}{target}")
+
+
+def test_teams_and_assessors_in_the_console(browser, live_server, client, organiser) -> None:  # type: ignore[no-untyped-def]
+    name = f"members-{uuid4().hex[:8]}"
+    made = client.post("/api/campaigns", json={"name": name, "task_kind": "shots"}, headers=organiser).json()
+    campaign = f"/console/campaigns/{made['id']}"
+    api = f"/api/campaigns/{made['id']}"
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+
+    def works(token: str) -> int:
+        return client.get(api, headers={"Authorization": f"Bearer {token}"}).status_code
+
+    try:
+        sign_in(page, live_server, organiser["Authorization"].split()[1], campaign)
+
+        # a team: its token shown once, and it works
+        page.fill("#team-name", "alpha")
+        page.click("button:has-text('Add team')")
+        assert "Team alpha added" in page.inner_text("#secret")
+        first = page.input_value("#secret-token")
+        assert works(first) == 200
+        check_page(page, "team_token")
+        page.goto(f"{live_server}{campaign}")
+        assert page.locator("#secret").count() == 0 and first not in page.content()  # shown once only
+        assert first not in page.request.get(f"{live_server}{campaign}.json").text()
+
+        # bad names: named in the page, nothing stored
+        page.fill("#team-name", "alpha")
+        page.click("button:has-text('Add team')")
+        assert "exists already" in page.inner_text("#team-errors")
+        page.fill("#team-name", "  ")
+        send(page, "button:has-text('Add team')")
+        assert "name: 1 to 200 characters" in page.inner_text("#team-errors")
+        assert [t["name"] for t in client.get(f"{api}/teams", headers=organiser).json()] == ["alpha"]
+
+        # rotate: a new token, the previous one revoked; revoke: none left
+        page.click("button[aria-label='New token of alpha']")
+        second = page.input_value("#secret-token")
+        assert second != first and works(second) == 200 and works(first) == 401
+        assert page.locator("#teams tr[data-team='alpha'] td").nth(1).inner_text() == "1"
+        page.click("button[aria-label='Revoke tokens of alpha']")
+        page.wait_for_url(f"{live_server}{campaign}?revoked=1")
+        assert works(second) == 401
+        assert page.locator("#teams tr[data-team='alpha'] td").nth(1).inner_text() == "0"
+
+        # a person: token and a one-time judging link
+        page.fill("#assessor-name", "ann")
+        page.click("button:has-text('Add assessor')")
+        assert "Assessor ann added" in page.inner_text("#secret")
+        link = page.input_value("#secret-link")
+        assert link.startswith(f"{live_server}/judge#link=") and works(page.input_value("#secret-token")) == 200
+        check_page(page, "assessor_link")
+        page.click("button[aria-label='New judging link of ann']")
+        assert page.input_value("#secret-link") not in (link, "") and page.locator("#secret-token").count() == 0
+
+        # a model: its provenance required and checked, then stored
+        page.fill("#assessor-name", "judge-llm")
+        page.select_option("#assessor-kind", "model")
+        page.click("button:has-text('Add assessor')")
+        assert "provenance.model" in page.inner_text("#assessor-errors")
+        page.fill("#assessor-model", "qwen-vl")
+        page.fill("#assessor-parameters", '{"temperature": 0,\n "top_p": }')
+        page.click("button:has-text('Add assessor')")
+        assert "provenance.parameters: line 2:" in page.inner_text("#assessor-errors")
+        assert page.input_value("#assessor-model") == "qwen-vl"
+        check_page(page, "assessor_errors")
+        page.fill("#assessor-version", "2.5")
+        page.fill("#assessor-config_hash", "abc123")
+        page.fill("#assessor-parameters", '{"temperature": 0}')
+        page.click("button:has-text('Add assessor')")
+        assert "Assessor judge-llm added" in page.inner_text("#secret") and page.locator("#secret-link").count() == 0
+        assessors = {a["name"]: a for a in client.get(f"{api}/assessors", headers=organiser).json()}
+        assert assessors["judge-llm"]["kind"] == "model" and assessors["judge-llm"]["provenance"] == {
+            "model": "qwen-vl", "version": "2.5", "config_hash": "abc123", "parameters": {"temperature": 0}
+        }  # fmt: skip
+        assert "model: qwen-vl 2.5" in page.inner_text("#assessors tr[data-assessor='judge-llm']")
+        assert page.locator("button[aria-label='New judging link of judge-llm']").count() == 0
+        check_page(page, "members")
+
+        # the JSON twin lists them, without secrets
+        twin = page.request.get(f"{live_server}{campaign}.json").json()
+        assert [(a["name"], a["kind"]) for a in twin["assessors"]] == [("ann", "human"), ("judge-llm", "model")]
+        assert twin["teams"] == [{"id": twin["teams"][0]["id"], "name": "alpha", "live_tokens": 0}]
+    finally:
+        context.close()
