@@ -15,14 +15,37 @@
   const TOKEN_KEY = "trecpool.assessor-token";
   const PREFS_KEY = "trecpool.judging-prefs";
   const LABELS = { relevant: "Relevant", not_relevant: "Not relevant", unsure: "Unsure" };
-  const VERDICT_KEYS = new Map([
-    ["r", "relevant"],
-    ["1", "relevant"],
-    ["n", "not_relevant"],
-    ["0", "not_relevant"],
-    ["u", "unsure"],
+  // Keys the assessor can rebind (the help's "Change keys"), stored in localStorage; the digits, Backspace (back) and
+  // Pause (a break) stay as they are. On a graded scale the relevant key is grade 1 and the not-relevant key grade 0.
+  const KEYS_KEY = "trecpool.judging-keys";
+  const DEFAULT_KEYS = { relevant: "r", not_relevant: "n", unsure: "u", later: "s", back: "b", replay: " ", pause: "z" };
+  const ACTION_NAMES = {
+    relevant: "Relevant",
+    not_relevant: "Not relevant",
+    unsure: "Unsure",
+    later: "Later",
+    back: "Back",
+    replay: "Replay",
+    pause: "A break",
+  };
+  // the page's keys that cannot be rebound, with what they do (a key is refused when bound already)
+  const FIXED_KEYS = new Map([
+    ["?", "This help"],
+    ["p", "Pause or play"],
+    ["m", "Sound on or off"],
+    ["[", "Slower"],
+    ["]", "Faster"],
+    ["c", "Context"],
+    ["ArrowLeft", "One second back"],
+    ["ArrowRight", "One second forward"],
+    ["Backspace", "Back"],
+    ["Pause", "A break"],
+    ["Escape", "Closing a dialog"],
+    ["Tab", "Moving between buttons"],
+    ["Enter", "Pressing a button"],
+    ...[..."0123456789"].map((d) => [d, "Grades"]),
   ]);
-  const LETTER_GRADES = new Map([["r", 1], ["n", 0]]); // on a graded scale, R and N keep their meaning
+  const keys = readKeys();
   const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 2];
   const CONTEXTS = [0, 1, 2, 5];
   const KEYFRAMES = 5;
@@ -61,6 +84,37 @@
       return {};
     }
   }
+
+  /** The assessor's key bindings: the stored ones when every one is a single key, none fixed, no two alike. */
+  function readKeys() {
+    try {
+      const stored = JSON.parse(localStorage.getItem(KEYS_KEY) || "{}");
+      const merged = { ...DEFAULT_KEYS };
+      for (const action of Object.keys(DEFAULT_KEYS)) {
+        if (typeof stored[action] === "string" && stored[action].length === 1) merged[action] = stored[action];
+      }
+      const values = Object.values(merged);
+      if (new Set(values).size !== values.length || values.some((k) => FIXED_KEYS.has(k))) return { ...DEFAULT_KEYS };
+      return merged;
+    } catch {
+      return { ...DEFAULT_KEYS };
+    }
+  }
+
+  function saveKeys() {
+    try {
+      const changed = Object.keys(keys).some((action) => keys[action] !== DEFAULT_KEYS[action]);
+      if (changed) localStorage.setItem(KEYS_KEY, JSON.stringify(keys));
+      else localStorage.removeItem(KEYS_KEY);
+    } catch {
+      // private mode: the bindings last for this page only
+    }
+  }
+
+  /** A key as the page shows it: Space, a capital letter, or the key's name. */
+  const keyLabel = (key) => (key === " " ? "Space" : key.length === 1 ? key.toUpperCase() : key);
+  /** A key as aria-keyshortcuts names it. */
+  const keyShortcut = (key) => (key === " " ? "Space" : key);
 
   function savePrefs() {
     try {
@@ -143,9 +197,13 @@
 
   /** The verdict and grade a key gives ({ verdict, grade } or null); a digit above the scale gives { off: digit }. */
   function keyVerdict(key) {
-    if (!graded()) return VERDICT_KEYS.has(key) ? { verdict: VERDICT_KEYS.get(key) } : null;
-    if (key === "u") return { verdict: "unsure" };
-    let grade = LETTER_GRADES.get(key);
+    if (key === keys.unsure) return { verdict: "unsure" };
+    if (!graded()) {
+      if (key === keys.relevant || key === "1") return { verdict: "relevant" };
+      if (key === keys.not_relevant || key === "0") return { verdict: "not_relevant" };
+      return null;
+    }
+    let grade = key === keys.relevant ? 1 : key === keys.not_relevant ? 0 : undefined;
     if (grade === undefined && /^[0-9]$/.test(key)) grade = Number(key);
     if (grade === undefined) return null;
     if (grade > state.maxGrade) return { off: grade };
@@ -156,6 +214,109 @@
     const element = document.createElement("kbd");
     element.textContent = text;
     return element;
+  }
+
+  /** A <kbd> showing the key bound to `action`, kept current by showKeys. */
+  function boundKbd(action) {
+    const element = kbd(keyLabel(keys[action]));
+    element.dataset.bind = action;
+    return element;
+  }
+
+  /** Show the current bindings: every <kbd data-bind>, the buttons' aria-keyshortcuts, the change-keys dialog. */
+  function showKeys() {
+    for (const element of document.querySelectorAll("kbd[data-bind]")) {
+      element.textContent = keyLabel(keys[element.dataset.bind]);
+    }
+    for (const button of document.querySelectorAll("[data-bind-action]")) {
+      const extra = button.dataset.bindExtra ? ` ${button.dataset.bindExtra}` : "";
+      button.setAttribute("aria-keyshortcuts", `${keyShortcut(keys[button.dataset.bindAction])}${extra}`);
+    }
+    for (const button of document.querySelectorAll(".verdicts.graded [data-grade]")) {
+      const g = Number(button.dataset.grade);
+      const named = g === 0 ? "not_relevant" : g === 1 ? "relevant" : null;
+      if (named) button.setAttribute("aria-keyshortcuts", `${g} ${keyShortcut(keys[named])}`);
+    }
+  }
+
+  /** The change-keys dialog: one row per action with its key and a Change button; Reset; refusals said in place. */
+  function setUpKeysDialog() {
+    const dialog = $("keys");
+    const list = $("keys-list");
+    let capturing = null; // the action waiting for its new key
+    const say = (text) => {
+      $("keys-status").textContent = text;
+    };
+    const render = () => {
+      list.replaceChildren();
+      for (const action of Object.keys(DEFAULT_KEYS)) {
+        const dt = document.createElement("dt");
+        dt.textContent = ACTION_NAMES[action];
+        const dd = document.createElement("dd");
+        const button = document.createElement("button");
+        button.type = "button";
+        button.dataset.change = action;
+        button.setAttribute("aria-label", `Change the key of ${ACTION_NAMES[action]}`);
+        button.textContent = capturing === action ? "Press a key…" : "Change";
+        dd.append(boundKbd(action), " ", button);
+        list.append(dt, dd);
+      }
+    };
+    list.addEventListener("click", (event) => {
+      const action = event.target.closest("[data-change]")?.dataset.change;
+      if (!action) return;
+      capturing = action;
+      render();
+      list.querySelector(`[data-change="${action}"]`).focus();
+      say(`Press the new key for ${ACTION_NAMES[action]} (Esc keeps ${keyLabel(keys[action])}).`);
+    });
+    dialog.addEventListener("keydown", (event) => {
+      if (!capturing) return;
+      if (["Shift", "Control", "Alt", "Meta", "CapsLock"].includes(event.key)) return;
+      event.preventDefault();
+      event.stopPropagation();
+      const action = capturing;
+      const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+      capturing = null;
+      if (key === "Escape") say(`Kept ${keyLabel(keys[action])} for ${ACTION_NAMES[action]}.`);
+      else if (event.ctrlKey || event.metaKey || event.altKey || key.length !== 1 && !FIXED_KEYS.has(key)) {
+        say(`Refused: ${ACTION_NAMES[action]} takes a single key without Ctrl, Alt or Meta.`);
+      } else {
+        const other = Object.keys(keys).find((a) => a !== action && keys[a] === key);
+        const fixed = FIXED_KEYS.get(key);
+        if (other || fixed) {
+          say(`Refused: ${keyLabel(key)} is already bound to ${other ? ACTION_NAMES[other] : fixed}.`);
+        } else {
+          keys[action] = key;
+          saveKeys();
+          say(`${ACTION_NAMES[action]} is now ${keyLabel(key)}.`);
+        }
+      }
+      render();
+      showKeys();
+      list.querySelector(`[data-change="${action}"]`).focus();
+    }, true);
+    dialog.addEventListener("cancel", (event) => {
+      if (capturing) event.preventDefault();
+    });
+    $("keys-reset").addEventListener("click", () => {
+      Object.assign(keys, DEFAULT_KEYS);
+      saveKeys();
+      capturing = null;
+      render();
+      showKeys();
+      say("Every key is back to its default.");
+    });
+    $("keys-button").addEventListener("click", () => {
+      capturing = null;
+      say("");
+      render();
+      dialog.showModal();
+    });
+    dialog.addEventListener("close", () => {
+      capturing = null;
+      if ($("help").open) $("keys-button").focus();
+    });
   }
 
   /** A graded scale: one button per grade, then unsure; the help lists its keys. Binary pages keep their markup. */
@@ -172,16 +333,18 @@
       button.dataset.verdict = g === 0 ? "not_relevant" : "relevant";
       button.dataset.grade = String(g);
       button.style.setProperty("--strength", String(g / maxGrade));
-      const keys = [...(g <= 9 ? [String(g)] : []), ...(g === 0 ? ["n"] : g === 1 ? ["r"] : [])];
-      if (keys.length) button.setAttribute("aria-keyshortcuts", keys.join(" "));
-      button.setAttribute("aria-label", `${verdictText(button.dataset.verdict, g)}${keys.length ? "" : " (no key)"}`);
+      const named = g === 0 ? "not_relevant" : g === 1 ? "relevant" : null;
+      const shortcuts = [...(g <= 9 ? [String(g)] : []), ...(named ? [keyShortcut(keys[named])] : [])];
+      if (shortcuts.length) button.setAttribute("aria-keyshortcuts", shortcuts.join(" "));
+      const noKey = shortcuts.length ? "" : " (no key)";
+      button.setAttribute("aria-label", `${verdictText(button.dataset.verdict, g)}${noKey}`);
       const number = document.createElement("span");
       number.className = "grade-number";
       number.textContent = String(g);
       const words = document.createElement("span");
       words.className = "grade-words";
       words.textContent = gradeWords(g);
-      if (g === 0 || g === 1) words.append(" ", kbd(g === 0 ? "N" : "R"));
+      if (named) words.append(" ", boundKbd(named));
       button.append(number, words);
       buttons.push(button);
     }
@@ -191,17 +354,20 @@
     unsure.setAttribute("aria-keyshortcuts", "u");
 
     const rows = [];
-    const row = (keys, text) => {
+    const row = (labels, text) => {
       const dt = document.createElement("dt");
-      for (const [i, key] of keys.entries()) dt.append(...(i ? [" "] : []), key === "…" ? "…" : kbd(key));
-      if (!keys.length) dt.textContent = "(its button)";
+      for (const [i, key] of labels.entries()) {
+        const shown = key === "…" ? "…" : key in DEFAULT_KEYS ? boundKbd(key) : kbd(key);
+        dt.append(...(i ? [" "] : []), shown);
+      }
+      if (!labels.length) dt.textContent = "(its button)";
       const dd = document.createElement("dd");
       dd.textContent = text;
       dt.dataset.keys = dd.dataset.keys = "graded";
       rows.push(dt, dd);
     };
-    row(["0", "N"], "Grade 0: not relevant");
-    row(["1", "R"], "Grade 1: relevant");
+    row(["0", "not_relevant"], "Grade 0: not relevant");
+    row(["1", "relevant"], "Grade 1: relevant");
     const middle = Math.min(maxGrade - 1, 9); // grades 2..middle between the named ends
     if (middle === 2) row(["2"], "Grade 2: more relevant");
     else if (middle > 2) row(["2", "…", String(middle)], `Grades 2 to ${middle}: more relevant, the higher the more`);
@@ -905,6 +1071,7 @@
 
   function onKey(event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if ($("keys").open) return; // the change-keys dialog takes its own keys
     const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     if (key === "?" && $("help").open) { // closes the help from its idle setting too
       event.preventDefault();
@@ -928,16 +1095,16 @@
     }
     let action = null;
     if (key === "?") action = toggleHelp;
-    else if (!state.token || ($("item").hidden && key !== "b" && key !== "Backspace")) action = null;
+    else if (!state.token || ($("item").hidden && key !== keys.back && key !== "Backspace")) action = null;
     else if (keyVerdict(key)) {
       const chosen = keyVerdict(key);
       const off = `No grade ${chosen.off}: the scale runs from 0 to ${state.maxGrade}.`;
       action = chosen.off !== undefined ? () => announce(off) : () => judge(chosen.verdict, chosen.grade);
     }
-    else if (key === "z" || key === "Pause") action = () => pause("Your shots went back to the queue.");
-    else if (key === "s") action = later;
-    else if (key === "b" || key === "Backspace") action = goBack;
-    else if (key === " ") action = replay;
+    else if (key === keys.pause || key === "Pause") action = () => pause("Your shots went back to the queue.");
+    else if (key === keys.later) action = later;
+    else if (key === keys.back || key === "Backspace") action = goBack;
+    else if (key === keys.replay) action = replay;
     else if (key === "p") action = togglePlay;
     else if (key === "m") action = toggleSound;
     else if (key === "[") action = () => changeSpeed(-1);
@@ -995,6 +1162,8 @@
     });
     $("speed-state").textContent = `${prefs.speed}×`;
     $("help-button").addEventListener("click", onClick(toggleHelp));
+    setUpKeysDialog();
+    showKeys();
     const idle = $("idle");
     if (!IDLE_CHOICES.includes(prefs.idle)) idle.append(new Option(`after ${prefs.idle} s`, String(prefs.idle)));
     idle.value = String(prefs.idle);
