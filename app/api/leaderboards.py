@@ -269,7 +269,7 @@ def live_report(campaign_id: Id, session: SessionDep, principal: Organiser) -> d
 @router.get("/public/campaigns/{campaign_id}/report", dependencies=[public()])
 def published_report(campaign_id: Id, session: SessionDep) -> dict[str, object]:
     """The report frozen with the published leaderboard."""
-    return leaderboards.published_report(session, snapshots.published_snapshot(session, campaign_id))
+    return snapshots.published_report(session, snapshots.published_snapshot(session, campaign_id))
 
 
 @router.post("/campaigns/{campaign_id}/publish", status_code=201)

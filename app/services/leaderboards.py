@@ -11,23 +11,22 @@ Every row carries its run's interval of the board's measure (`ci_low`, `ci_high`
 size and adjusted p-values, tiers and rank intervals (`board_intervals`). Numbers stored before intervals existed
 show none (null).
 
-A board's rows also carry what the campaign says of each run at render time (`run_marks`): `baseline` (marked by an
-organiser; baselines are ranked like any run, so a tier says which runs cannot be told from them) and `submitted_at`;
+A board's rows also carry what the campaign says of each run at render time (`scores.run_marks`): `baseline` (marked
+by an organiser; baselines are ranked like any run, so a tier says which runs cannot be told from them) and
+`submitted_at`;
 `by_system_type` ranks each run type's rows 1..n within it, with rank intervals and tiers among that type's runs.
 A published board shows "Team A", "Team B", ... (in the order of the teams' first submissions) instead of team names
-when the campaign's `anonymise_teams` is set; organisers' live boards keep the names.
+when the campaign's `anonymise_teams` is set (`scores.team_aliases`; the published report too:
+`snapshots.published_report`); organisers' live boards keep the names.
 """
 
 from __future__ import annotations
 
 import math
-import string
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
 from sqlalchemy.orm import Session, object_session
 
 from app.evaluation.statistics.intervals import CORRECTIONS
@@ -47,9 +46,11 @@ from app.services.scores import (
     measure_index,
     measure_name,
     provenance,
+    run_marks,
+    team_aliases,
 )
 from app.services.snapshots import frozen_significance, published_head, published_table
-from app.storage.models import Campaign, Evaluation, LeaderboardSnapshot, Run, Team
+from app.storage.models import Campaign, Evaluation, Run
 
 
 class Filters(BaseModel):
@@ -128,40 +129,6 @@ def ranked_by_type(table: ScoreTable, m: int, rows: list[dict[str, Any]]) -> dic
     return grouped
 
 
-def run_marks(session: Session, campaign_id: int) -> dict[int, dict[str, object]]:
-    """Each run's `baseline` mark and `submitted_at` (ISO 8601), read when a board is built."""
-    found = session.execute(select(Run.id, Run.baseline, Run.created_at).where(Run.campaign_id == campaign_id))
-    return {run_id: {"baseline": baseline, "submitted_at": _iso(created)} for run_id, baseline, created in found}
-
-
-def _iso(moment: datetime | None) -> str | None:
-    """A time as ISO 8601 (None stays None)."""
-    return moment.isoformat() if moment is not None else None
-
-
-def alias(k: int) -> str:
-    """The k-th anonymous team name (0-based): Team A .. Team Z, Team AA, Team AB, ..."""
-    letters = ""
-    k += 1
-    while k:
-        k, rest = divmod(k - 1, 26)
-        letters = string.ascii_uppercase[rest] + letters
-    return f"Team {letters}"
-
-
-def team_aliases(session: Session, campaign_id: int) -> dict[int, str]:
-    """Every team of the campaign with runs -> its anonymous name, in the order of the teams' first submissions
-    (ties by the first run's id), so a team keeps its name however the board is filtered or sorted."""
-    found = session.execute(
-        select(Run.team_id, Run.created_at, Run.id).where(Run.campaign_id == campaign_id).order_by(Run.id)
-    )
-    first: dict[int, tuple[datetime, int]] = {}
-    for team_id, created, run_id in found:
-        if team_id not in first or (created, run_id) < first[team_id]:
-            first[team_id] = (created, run_id)
-    return {team_id: alias(k) for k, team_id in enumerate(sorted(first, key=first.__getitem__))}
-
-
 def anonymised(board: dict[str, Any], run_teams: dict[int, int], aliases: dict[int, str]) -> dict[str, Any]:
     """The board with each row's team (run id -> team id) replaced by its anonymous name (`anonymised` set)."""
 
@@ -175,35 +142,6 @@ def anonymised(board: dict[str, Any], run_teams: dict[int, int], aliases: dict[i
         "rows": [renamed(r) for r in board["rows"]],
         "by_system_type": {k: [renamed(r) for r in rows] for k, rows in board["by_system_type"].items()},
     }
-
-
-def renamed_teams(document: Any, names: dict[str, str]) -> Any:
-    """A JSON document with every team name (a string equal to one, a dict key, or the `team/` of a `team/run` label)
-    replaced by its alias: a published report names teams in many places (overall rows, hits and novelty by team)."""
-    if isinstance(document, dict):
-        return {renamed_teams(k, names): renamed_teams(v, names) for k, v in document.items()}
-    if isinstance(document, list):
-        return [renamed_teams(v, names) for v in document]
-    if isinstance(document, str):
-        if document in names:
-            return names[document]
-        team, slash, rest = document.partition("/")
-        if slash and team in names:
-            return f"{names[team]}/{rest}"
-    return document
-
-
-def published_report(session: Session, snapshot: LeaderboardSnapshot) -> dict[str, Any]:
-    """A publication's report as the public reads it: team names replaced by their aliases when the campaign asks
-    (`anonymise_teams`, read now, as boards read it), with `anonymised` saying so."""
-    report: dict[str, Any] = snapshot.content["report"]
-    campaign = session.get(Campaign, snapshot.campaign_id)
-    if campaign is None or not campaign.anonymise_teams:
-        return report
-    aliases = team_aliases(session, campaign.id)
-    teams = session.execute(select(Team.id, Team.name).where(Team.campaign_id == campaign.id))
-    names = {name: aliases[team_id] for team_id, name in teams if team_id in aliases}
-    return {**renamed_teams(report, names), "anonymised": True}
 
 
 def board_document(

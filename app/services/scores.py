@@ -8,8 +8,10 @@ evaluation (`score_table`, one COPY) or what one board shows (`leaderboard_table
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -261,3 +263,37 @@ def provenance(campaign: Campaign, evaluation: Evaluation) -> dict[str, object]:
         "unjudged_topics": version.unjudged_topics if version is not None else None,
         "warning": warning,
     }
+
+
+def run_marks(session: Session, campaign_id: int) -> dict[int, dict[str, object]]:
+    """Each run's `baseline` mark and `submitted_at` (ISO 8601), read when a board is built."""
+    found = session.execute(select(Run.id, Run.baseline, Run.created_at).where(Run.campaign_id == campaign_id))
+    return {run_id: {"baseline": baseline, "submitted_at": _iso(created)} for run_id, baseline, created in found}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    """A time as ISO 8601 (None stays None)."""
+    return moment.isoformat() if moment is not None else None
+
+
+def alias(k: int) -> str:
+    """The k-th anonymous team name (0-based): Team A .. Team Z, Team AA, Team AB, ..."""
+    letters = ""
+    k += 1
+    while k:
+        k, rest = divmod(k - 1, 26)
+        letters = string.ascii_uppercase[rest] + letters
+    return f"Team {letters}"
+
+
+def team_aliases(session: Session, campaign_id: int) -> dict[int, str]:
+    """Every team of the campaign with runs -> its anonymous name, in the order of the teams' first submissions
+    (ties by the first run's id), so a team keeps its name however the board is filtered or sorted."""
+    found = session.execute(
+        select(Run.team_id, Run.created_at, Run.id).where(Run.campaign_id == campaign_id).order_by(Run.id)
+    )
+    first: dict[int, tuple[datetime, int]] = {}
+    for team_id, created, run_id in found:
+        if team_id not in first or (created, run_id) < first[team_id]:
+            first[team_id] = (created, run_id)
+    return {team_id: alias(k) for k, team_id in enumerate(sorted(first, key=first.__getitem__))}

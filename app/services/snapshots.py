@@ -23,8 +23,9 @@ from app.services.scores import (
     json_number,
     leaderboard_table,
     provenance,
+    team_aliases,
 )
-from app.storage.models import Campaign, Evaluation, LeaderboardSnapshot
+from app.storage.models import Campaign, Evaluation, LeaderboardSnapshot, Team
 
 SNAPSHOT_FORMAT = 2  # snapshots since issue 12 hold the score table; older ones hold prebuilt boards
 RUN_FIELDS = ("id", "name", "team_id", "system_type", "training_type", "novelty", "priority")
@@ -168,3 +169,32 @@ def published_head(head: dict[str, Any]) -> dict[str, object]:
         **{k: head[k] for k in ("campaign", "evaluation_id", "qrels_version_id")},
         **{k: head.get(k) for k in ("judging_order", "qrels_judges", "unjudged_topics", "warning")},
     }
+
+
+def renamed_teams(document: Any, names: dict[str, str]) -> Any:
+    """A JSON document with every team name (a string equal to one, a dict key, or the `team/` of a `team/run` label)
+    replaced by its alias: a published report names teams in many places (overall rows, hits and novelty by team)."""
+    if isinstance(document, dict):
+        return {renamed_teams(k, names): renamed_teams(v, names) for k, v in document.items()}
+    if isinstance(document, list):
+        return [renamed_teams(v, names) for v in document]
+    if isinstance(document, str):
+        if document in names:
+            return names[document]
+        team, slash, rest = document.partition("/")
+        if slash and team in names:
+            return f"{names[team]}/{rest}"
+    return document
+
+
+def published_report(session: Session, snapshot: LeaderboardSnapshot) -> dict[str, Any]:
+    """A publication's report as the public reads it: team names replaced by their aliases when the campaign asks
+    (`anonymise_teams`, read now, as boards read it), with `anonymised` saying so."""
+    report: dict[str, Any] = snapshot.content["report"]
+    campaign = session.get(Campaign, snapshot.campaign_id)
+    if campaign is None or not campaign.anonymise_teams:
+        return report
+    aliases = team_aliases(session, campaign.id)
+    teams = session.execute(select(Team.id, Team.name).where(Team.campaign_id == campaign.id))
+    names = {name: aliases[team_id] for team_id, name in teams if team_id in aliases}
+    return {**renamed_teams(report, names), "anonymised": True}

@@ -121,7 +121,7 @@ def make_router(page_role: Any, session_dependency: Any) -> APIRouter:
     def report_page(request: Request, campaign_id: Id, session: Session = SessionDep) -> Response:
         """A published campaign report; its JSON twin is /api/public/campaigns/{id}/report."""
         snapshot = snapshots.published_snapshot(session, campaign_id)
-        report = leaderboards.published_report(session, snapshot)
+        report = snapshots.published_report(session, snapshot)
         return templates.TemplateResponse(
             request,
             "report.html",

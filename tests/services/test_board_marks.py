@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.services.leaderboards import Filters, alias, anonymised, board_document
-from app.services.scores import RunInfo, ScoreTable
+from app.services.leaderboards import Filters, anonymised, board_document
+from app.services.scores import RunInfo, ScoreTable, alias
 
 
 def _table() -> ScoreTable:
