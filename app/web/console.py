@@ -246,6 +246,8 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             web = web_session.current(request, session)
         except Unauthenticated as error:
             return error_page(request, 401, str(error))
+        if web is not None and web.principal.role is not Role.organiser:
+            return error_page(request, 403, "the organiser console needs an organiser's token: sign in with one")
         if web is not None:
             return web
         if wants_json(request):

@@ -224,6 +224,8 @@ def test_teams_and_assessors_in_the_console(browser, live_server, client, organi
         assert "Team alpha added" in page.inner_text("#secret")
         first = page.input_value("#secret-token")
         assert works(first) == 200
+        team_view = client.get("/console/index.json", headers={"Authorization": f"Bearer {first}"})
+        assert team_view.status_code == 403 and "organiser" in team_view.json()["detail"]
         check_page(page, "team_token")
         page.goto(f"{live_server}{campaign}")
         assert page.locator("#secret").count() == 0 and first not in page.content()  # shown once only
