@@ -217,6 +217,10 @@ def test_teams_and_assessors_in_the_console(browser, live_server, client, organi
 
     try:
         sign_in(page, live_server, organiser["Authorization"].split()[1], campaign)
+        # an error page of the console leads back to the console, not to the team console
+        page.goto(f"{live_server}/console/campaigns/999999999")
+        assert page.get_by_role("link", name="Back to the organiser console").count() == 1
+        page.goto(f"{live_server}{campaign}")
 
         # a team: its token shown once, and it works
         page.fill("#team-name", "alpha")
