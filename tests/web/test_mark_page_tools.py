@@ -5,7 +5,9 @@ unreachable, and axe-core on the page and its help."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
+from app.storage.models import MomentPoolItem
 from tests.api.helpers import MOMENT_RUNS
 from tests.web.judging_media import silence_wav
 from tests.web.pages import axe_violations
@@ -31,6 +33,11 @@ def _media(route, body: bytes) -> None:  # type: ignore[no-untyped-def]
 
 def _mark_link(make_campaign, client, organiser) -> str:  # type: ignore[no-untyped-def]
     """A closed moment campaign with media on media.invalid, its moment pool assigned to one assessor: their link."""
+    return _mark_pool(make_campaign, client, organiser)[0]
+
+
+def _mark_pool(make_campaign, client, organiser) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """As _mark_link, with the pool's id."""
     campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="http://media.invalid/{video_id}.wav")
     assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
     _, team = campaign.team()
@@ -45,13 +52,27 @@ def _mark_link(make_campaign, client, organiser) -> str:  # type: ignore[no-unty
     response = client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments}, headers=organiser)
     assert response.status_code == 201, response.text
     link = client.post(f"/api/assessors/{body['id']}/judge-link", headers=organiser).json()["judge_url"]
-    return link[link.index("#") :]
+    return link[link.index("#") :], pool["id"]
 
 
-def _open(browser, live_server, fragment: str, *, reachable: bool = True, **context):  # type: ignore[no-untyped-def]
-    """The marking page at 1280x900 in a fresh context; the media host answers, or refuses the connection."""
+def _open(browser, live_server, fragment: str, *, reachable: bool = True, following=None, **context):  # type: ignore[no-untyped-def]
+    """The marking page at 1280x900 in a fresh context; the media host answers, or refuses the connection;
+    `following` (item id -> the next item's video) adds next_media_url to the answers of /next."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, **context)
     page = ctx.new_page()
+    if following is not None:
+
+        def answer_next(route) -> None:  # type: ignore[no-untyped-def]
+            response = route.fetch()
+            if response.status != 200:
+                route.fulfill(response=response)
+                return
+            body = response.json()
+            video = following.get(body["item_id"])
+            body["next_media_url"] = f"http://media.invalid/{video}.wav" if video else None
+            route.fulfill(response=response, json=body)
+
+        page.route("**/api/moment-judging/next", answer_next)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     wav = silence_wav(60)
@@ -133,5 +154,46 @@ def test_an_unreachable_media_host_is_named(make_campaign, client, organiser, li
     page.keyboard.press("n")  # marking goes on without the video
     page.wait_for_function(f"() => document.getElementById('item').dataset.item !== '{item}'")
     page.wait_for_function("() => document.getElementById('progress-text').textContent.startsWith('1 of')")
+    assert not errors
+    ctx.close()
+
+
+def test_the_next_items_video_is_preloaded(make_campaign, client, organiser, live_server, browser, sessions):
+    fragment, pool_id = _mark_pool(make_campaign, client, organiser)
+    with sessions() as session:
+        items = session.scalars(
+            select(MomentPoolItem)
+            .where(MomentPoolItem.pool_id == pool_id)
+            .order_by(MomentPoolItem.topic_id, MomentPoolItem.judging_order)
+        ).all()
+        order = [(item.id, item.video_id) for item in items]
+    following = {a: video for (a, _), (_, video) in zip(order, order[1:], strict=False)}
+    ctx, page, errors = _open(browser, live_server, fragment, following=following)
+    swaps = kept = 0
+    for k, (item_id, video) in enumerate(order):
+        assert page.get_attribute("#item", "data-item") == str(item_id)
+        assert page.get_attribute("#video", "src") == f"http://media.invalid/{video}.wav"
+        nxt = following.get(item_id)
+        if nxt is not None and nxt != video:
+            # a hidden second player holds the next item's video, loaded before the key press
+            page.wait_for_function(
+                "u => { const v = document.getElementById('video-next');"
+                " return v.hidden && v.getAttribute('src') === u && v.readyState >= 1; }",
+                arg=f"http://media.invalid/{nxt}.wav",
+            )
+            page.evaluate("window.__next = document.getElementById('video-next')")
+        else:
+            page.evaluate("window.__next = document.getElementById('video')")  # the same video goes on playing
+        page.keyboard.press("n")
+        if nxt is None:
+            page.wait_for_function("() => !document.getElementById('message').hidden")
+            break
+        page.wait_for_function(f"() => document.getElementById('item').dataset.item === '{order[k + 1][0]}'")
+        assert page.evaluate("document.getElementById('video') === window.__next")
+        assert page.is_visible("#video") and page.is_hidden("#video-next")
+        start = float(page.text_content("#playhead-text"))
+        page.wait_for_function("t => Math.abs(document.getElementById('video').currentTime - t) < 0.05", arg=start)
+        swaps, kept = (swaps + 1, kept) if nxt != video else (swaps, kept + 1)
+    assert swaps >= 1 and swaps + kept == len(order) - 1
     assert not errors
     ctx.close()

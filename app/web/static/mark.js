@@ -139,24 +139,51 @@
     $("video-id").textContent = item.video_id;
     $("proposal").textContent = `${fmt(item.start)} – ${fmt(item.end)} s`;
     $("going-back").hidden = !going_back;
-    const video = $("video");
     $("placeholder-video").textContent = item.video_id;
     $("placeholder-text").textContent = "No video";
-    if (item.media_url) {
-      video.hidden = false;
-      $("placeholder").hidden = true;
-      video.src = item.media_url;
-    } else {
-      video.removeAttribute("src");
-      video.hidden = true;
-      $("placeholder").hidden = false;
+    const video = showVideo(item.media_url);
+    if (video.getAttribute("src") && video.readyState > 0 && Number.isFinite(video.duration)) {
+      state.duration = video.duration; // loaded already (preloaded, or the same video as the item before)
     }
     setView();
     state.playhead = round(item.start);
+    if (video.getAttribute("src") && video.readyState > 0) video.currentTime = state.playhead;
     $("message").hidden = true;
     $("item").hidden = false;
     render();
     $("timeline").focus();
+  }
+
+  /** The <video> that shows `url`: the shown one when it holds it already, the preloaded one swapped in when that
+   * holds it (the ids move with the roles: #video is shown, #video-next preloads), else the shown one loading it. */
+  function showVideo(url) {
+    let video = $("video");
+    const spare = $("video-next");
+    video.pause();
+    if (url && video.getAttribute("src") !== url && spare.getAttribute("src") === url && !spare.error) {
+      video.hidden = true;
+      video.id = "video-swap";
+      spare.id = "video";
+      video.id = "video-next";
+      video = spare;
+    }
+    if (!url) {
+      video.removeAttribute("src");
+      video.hidden = true;
+      $("placeholder").hidden = false;
+      return video;
+    }
+    video.hidden = false;
+    $("placeholder").hidden = true;
+    if (video.getAttribute("src") !== url || video.error) video.src = url;
+    return video;
+  }
+
+  /** Load the next item's video in the hidden player while this one is marked (the answer's next_media_url). */
+  function preload(url) {
+    const spare = $("video-next");
+    if (!url || url === $("video").getAttribute("src") || (spare.getAttribute("src") === url && !spare.error)) return;
+    spare.src = url;
   }
 
   async function refreshProgress() {
@@ -177,6 +204,7 @@
       return;
     }
     show(item, false);
+    preload(item.next_media_url);
   }
 
   async function submit(segments) {
@@ -392,23 +420,24 @@
     render();
   }
 
-  function wireMedia() {
-    const video = $("video");
+  function wireMedia(video) {
+    const shown = () => video.id === "video"; // the other player is preloading: its events wait for its turn
     video.addEventListener("loadedmetadata", () => {
+      if (!shown()) return;
       if (Number.isFinite(video.duration)) state.duration = video.duration;
       if (state.item) setView();
       video.currentTime = state.playhead;
       render();
     });
     video.addEventListener("timeupdate", () => {
-      if (!video.paused) {
+      if (shown() && !video.paused) {
         state.playhead = round(video.currentTime);
         render();
       }
     });
     video.addEventListener("error", () => {
       const src = video.getAttribute("src");
-      if (!src) return;
+      if (!src || !shown()) return;
       video.hidden = true;
       $("placeholder-text").textContent = unreachable(src);
       $("placeholder").hidden = false;
@@ -421,7 +450,8 @@
     if (taken.error) return fatal(`Your marking link was not accepted (${taken.error}). Ask your organiser for a new one.`);
     if (!taken.token) return fatal("Open the link your organiser sent you (it ends in #link=...).");
     state.token = taken.token;
-    wireMedia();
+    wireMedia($("video"));
+    wireMedia($("video-next"));
     document.addEventListener("keydown", onKey);
     $("timeline").addEventListener("mousedown", onDown);
     document.addEventListener("mousemove", onMove);
