@@ -197,3 +197,14 @@ def test_the_next_items_video_is_preloaded(make_campaign, client, organiser, liv
     assert swaps >= 1 and swaps + kept == len(order) - 1
     assert not errors
     ctx.close()
+
+
+def test_the_page_fits_390_px(make_campaign, client, organiser, live_server, browser):
+    ctx, page, errors = _open(browser, live_server, _mark_link(make_campaign, client, organiser), bypass_csp=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.keyboard.press("?")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert axe_violations(page) == []
+    assert not errors
+    ctx.close()
