@@ -117,3 +117,13 @@ def test_keys_are_rebound_from_the_help_refused_when_bound_and_reset(
     assert page.evaluate("localStorage.getItem('trecpool.judging-keys')") is None
     assert not errors
     page.context.close()
+
+
+def test_back_later_replay_and_break_are_in_view_at_1280_by_900(make_campaign, client, organiser, live_server, browser):
+    page, errors = _judging_page(make_campaign, client, organiser, live_server, browser, MEDIA)
+    assert page.evaluate("window.scrollY") == 0
+    for selector in ("#back", "#later", "#replay", "#pause", ".verdicts .relevant"):
+        box = page.locator(selector).bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, (selector, box)
+    assert not errors
+    page.context.close()
