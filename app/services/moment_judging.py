@@ -169,6 +169,9 @@ class MarkView:
     segments: Annotated[
         list[list[float]] | None, Field(description="Your own marks, when you go back (null before you mark)")
     ] = None
+    next_media_url: Annotated[
+        str | None, Field(description="The media of your item after this one, for the page to preload (null: none)")
+    ] = None
 
 
 def _assessor(session: Session, principal: Principal) -> int:
@@ -219,13 +222,18 @@ def next_item(session: Session, principal: Principal) -> MarkView | None:
     """The caller's next unmarked proposal (topic by topic, in the seeded judging order); None when done."""
     me = _assessor(session, principal)
     mine = select(MomentJudgement.item_id).where(MomentJudgement.assessor_id == me)
-    item = session.scalar(
+    items = session.scalars(
         _assigned_items(session, principal, me)
         .where(MomentPoolItem.id.not_in(mine))
         .order_by(MomentPoolItem.topic_id, MomentPoolItem.judging_order)
-        .limit(1)
-    )
-    return _view(session, item, None) if item is not None else None
+        .limit(2)
+    ).all()
+    if not items:
+        return None
+    view = _view(session, items[0], None)
+    if len(items) == 2:  # the item after it: only its media, which the page preloads
+        view = replace(view, next_media_url=_view(session, items[1], None).media_url)
+    return view
 
 
 def _own_item(session: Session, principal: Principal, item_id: int) -> tuple[int, MomentPoolItem]:

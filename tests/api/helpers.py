@@ -303,6 +303,7 @@ MOMENT_BLIND_KEYS = {
     "end",
     "media_url",
     "segments",
+    "next_media_url",
 }
 
 

@@ -20,6 +20,8 @@ def test_marking_agreement_truth_and_evaluation(moment_pool, client, organiser):
     assert [i["topic"] for i in seen] == ["1", "1", "1", "2", "2"]  # topic by topic
     assert all(set(i) == MOMENT_BLIND_KEYS for i in seen)  # no run, rank or count
     assert all(i["segments"] is None for i in seen)
+    # each answer of /next names the media of the item after it (the page preloads it), the last one none
+    assert [i["next_media_url"] for i in seen] == [i["media_url"] for i in seen[1:]] + [None]
     first = seen[0]
     assert first["media_url"] == f"https://media.example/{first['video_id']}.mp4" and first["topic_title"] == "topic 1"
     assert client.get("/api/moment-judging/progress", headers=ann).json() == {"marked": 5, "total": 5}
