@@ -72,3 +72,42 @@ def shown_task(page) -> str:  # type: ignore[no-untyped-def]
 def wait_status(page, prefix: str) -> None:  # type: ignore[no-untyped-def]
     """Wait until the aria-live region announces a message starting with `prefix`."""
     page.wait_for_function("p => document.getElementById('status').textContent.startsWith(p)", arg=prefix)
+
+
+SIZES = ((390, 844), (1280, 800))  # a phone and a laptop: every page fits both
+
+
+def fits(page) -> bool:  # type: ignore[no-untyped-def]
+    """No horizontal scroll."""
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def check_page(page, name: str, shots: str) -> None:  # type: ignore[no-untyped-def]
+    """axe-clean and no horizontal scroll at both SIZES; a screenshot at each (`shots`: a path with {name}, {width})."""
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        assert fits(page), f"{name} scrolls sideways at {width} px"
+        Path(shots).parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=shots.format(name=name, width=width), full_page=True)
+    assert axe_violations(page) == []
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+
+def marking_pool(make_campaign, client: TestClient, organiser: dict[str, str]) -> tuple[Any, dict[str, Any], int]:  # type: ignore[no-untyped-def]
+    """A closed moment campaign, its depth-2 moment pool, and one assessor (ann) owning both topics."""
+    from tests.api.helpers import MOMENT_RUNS
+
+    campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="http://media.invalid/{video_id}.wav")
+    assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
+    _, team = campaign.team()
+    for name, text in MOMENT_RUNS.items():
+        assert campaign.upload(team, text, name=name).status_code == 201
+    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
+    pool = client.post(
+        f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 2, "iou": 0.5, "seed": 11}, headers=organiser
+    ).json()
+    body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "ann"}, headers=organiser).json()
+    assignments = [{"topic": t, "assessor_id": body["id"]} for t in ("1", "2")]
+    response = client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments}, headers=organiser)
+    assert response.status_code == 201, response.text
+    return campaign, pool, body["id"]

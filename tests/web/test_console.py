@@ -6,13 +6,11 @@ field refused; each page axe-clean and without horizontal scroll at 390 px and 1
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from uuid import uuid4
 
-from tests.web.pages import axe_violations
+from tests.web.pages import check_page
 
 SHOTS = "/tmp/h/h4_{name}_{width}.png"
-SIZES = ((390, 844), (1280, 800))
 TOPICS_JSON = json.dumps(
     [
         {"number": "101", "title": "a dog on a beach", "description": "Find shots of a dog on sand.",
@@ -25,22 +23,6 @@ TOPICS_JSON = json.dumps(
 BROKEN_JSON = '[\n {"number": "101",\n  "title": "x",,\n }\n]'
 COLLECTION = "s1 v1 0 1.5\ns2 v1 1.5 3\ns3 v2 0 2\n"
 BAD_COLLECTION = "s1 v1 0 1.5\ns2 v1 late 3\ns3 v2 0 2\n"
-
-
-def fits(page) -> bool:  # type: ignore[no-untyped-def]
-    """No horizontal scroll."""
-    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-
-def check_page(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    """axe-clean and no horizontal scroll at both sizes; a screenshot at each."""
-    for width, height in SIZES:
-        page.set_viewport_size({"width": width, "height": height})
-        assert fits(page), f"{name} scrolls sideways at {width} px"
-        Path("/tmp/h").mkdir(exist_ok=True)
-        page.screenshot(path=SHOTS.format(name=name, width=width), full_page=True)
-    assert axe_violations(page) == []
-    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def send(page, selector: str) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +49,7 @@ def test_an_organiser_sets_up_a_campaign_in_the_console(browser, live_server, cl
         page.fill("#token", token)
         page.click("button:has-text('Sign in')")
         page.wait_for_url(f"{live_server}/console/")
-        check_page(page, "home")
+        check_page(page, "home", SHOTS)
 
         # bad settings: every bad field named in the page, the values kept, nothing stored
         page.fill("#create-name", name)
@@ -80,7 +62,7 @@ def test_an_organiser_sets_up_a_campaign_in_the_console(browser, live_server, cl
         assert page.get_attribute("#create-max_grade", "aria-invalid") == "true"
         assert page.input_value("#create-name") == name and page.input_value("#create-max_grade") == "11"
         assert named(client, organiser, name) == []
-        check_page(page, "create_errors")
+        check_page(page, "create_errors", SHOTS)
 
         # a good campaign: every setting stored as given
         page.fill("#create-max_grade", "2")
@@ -96,7 +78,7 @@ def test_an_organiser_sets_up_a_campaign_in_the_console(browser, live_server, cl
         assert (made["anonymise_teams"], made["audio_on"], made["team_results"]) == (True, False, "hidden")
         campaign = f"{live_server}/console/campaigns/{made['id']}"
         assert "Campaign created" in page.inner_text("#notice")
-        check_page(page, "campaign")
+        check_page(page, "campaign", SHOTS)
 
         # listed with its counts, and in the JSON twin (Link header)
         page.goto(f"{live_server}/console/")
@@ -137,7 +119,7 @@ def test_an_organiser_sets_up_a_campaign_in_the_console(browser, live_server, cl
         assert "line 3:" in page.inner_text("#topics-errors")
         assert page.input_value("#topics-json") == BROKEN_JSON
         assert client.get(topics_api, headers=organiser).json() == []
-        check_page(page, "topics_errors")
+        check_page(page, "topics_errors", SHOTS)
         page.fill("#topics-json", TOPICS_JSON)
         page.click("button:has-text('Add topics')")
         page.wait_for_url(f"{campaign}?topics=2")
@@ -180,7 +162,7 @@ def test_an_organiser_sets_up_a_campaign_in_the_console(browser, live_server, cl
         page.wait_for_url(f"{campaign}?status=closed")
         assert named(client, organiser, name)[0]["status"] == "closed"
         assert page.locator("button:has-text('Open submissions')").count() == 1  # a closed campaign may reopen
-        check_page(page, "campaign_full")
+        check_page(page, "campaign_full", SHOTS)
 
         # the campaign page's JSON twin
         twin = page.request.get(f"{campaign}.json").json()
@@ -230,7 +212,7 @@ def test_teams_and_assessors_in_the_console(browser, live_server, client, organi
         assert works(first) == 200
         team_view = client.get("/console/index.json", headers={"Authorization": f"Bearer {first}"})
         assert team_view.status_code == 403 and "organiser" in team_view.json()["detail"]
-        check_page(page, "team_token")
+        check_page(page, "team_token", SHOTS)
         page.goto(f"{live_server}{campaign}")
         assert page.locator("#secret").count() == 0 and first not in page.content()  # shown once only
         assert first not in page.request.get(f"{live_server}{campaign}.json").text()
@@ -260,7 +242,7 @@ def test_teams_and_assessors_in_the_console(browser, live_server, client, organi
         assert "Assessor ann added" in page.inner_text("#secret")
         link = page.input_value("#secret-link")
         assert link.startswith(f"{live_server}/judge#link=") and works(page.input_value("#secret-token")) == 200
-        check_page(page, "assessor_link")
+        check_page(page, "assessor_link", SHOTS)
         page.click("button[aria-label='New judging link of ann']")
         assert page.input_value("#secret-link") not in (link, "") and page.locator("#secret-token").count() == 0
 
@@ -274,7 +256,7 @@ def test_teams_and_assessors_in_the_console(browser, live_server, client, organi
         page.click("button:has-text('Add assessor')")
         assert "provenance.parameters: line 2:" in page.inner_text("#assessor-errors")
         assert page.input_value("#assessor-model") == "qwen-vl"
-        check_page(page, "assessor_errors")
+        check_page(page, "assessor_errors", SHOTS)
         page.fill("#assessor-version", "2.5")
         page.fill("#assessor-config_hash", "abc123")
         page.fill("#assessor-parameters", '{"temperature": 0}')
@@ -286,7 +268,7 @@ def test_teams_and_assessors_in_the_console(browser, live_server, client, organi
         }  # fmt: skip
         assert "model: qwen-vl 2.5" in page.inner_text("#assessors tr[data-assessor='judge-llm']")
         assert page.locator("button[aria-label='New judging link of judge-llm']").count() == 0
-        check_page(page, "members")
+        check_page(page, "members", SHOTS)
 
         # the JSON twin lists them, without secrets
         twin = page.request.get(f"{live_server}{campaign}.json").json()

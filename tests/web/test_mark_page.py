@@ -13,6 +13,7 @@ from sqlalchemy import select
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from app.storage.models import MomentJudgement, MomentPoolItem
 from tests.api.helpers import MOMENT_BLIND_KEYS, MOMENT_RUNS, auth, wait_done
+from tests.web.pages import marking_pool
 
 # the page is settled: nothing in flight, and an item other than `shown` is on screen, or the queue is done
 SETTLED = """shown => {
@@ -47,24 +48,6 @@ def _media(route, body: bytes) -> None:  # type: ignore[no-untyped-def]
     route.fulfill(status=206, body=body[begin : stop + 1], headers=headers)
 
 
-def _pool(make_campaign, client, organiser) -> tuple[object, dict, int]:  # type: ignore[no-untyped-def]
-    """A closed moment campaign, its depth-2 moment pool, and one assessor owning both topics."""
-    campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="http://media.invalid/{video_id}.wav")
-    assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
-    _, team = campaign.team()
-    for name, text in MOMENT_RUNS.items():
-        assert campaign.upload(team, text, name=name).status_code == 201
-    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
-    pool = client.post(
-        f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 2, "iou": 0.5, "seed": 11}, headers=organiser
-    ).json()
-    body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "ann"}, headers=organiser).json()
-    assignments = [{"topic": t, "assessor_id": body["id"]} for t in ("1", "2")]
-    response = client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments}, headers=organiser)
-    assert response.status_code == 201, response.text
-    return campaign, pool, body["id"]
-
-
 def _shown(page) -> str:  # type: ignore[no-untyped-def]
     return page.get_attribute("#item", "data-item") or ""
 
@@ -83,7 +66,7 @@ def _submit(page, key: str) -> None:  # type: ignore[no-untyped-def]
 def test_marking_by_keyboard_stores_segments_and_evaluates_on_them(
     make_campaign, client, organiser, live_server, sessions, browser
 ):
-    campaign, pool, assessor_id = _pool(make_campaign, client, organiser)
+    campaign, pool, assessor_id = marking_pool(make_campaign, client, organiser)
     link = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser).json()["judge_url"]
     fragment = link[link.index("#") :]
     page = browser.new_page(viewport={"width": 1100, "height": 1000})
@@ -188,15 +171,15 @@ def test_the_mark_page_is_a_shell_with_safe_headers(client):
     assert client.get("/static/mark.css").status_code == 200
 
 
-def test_an_assessor_token_cannot_read_the_pool(make_campaign, client, organiser):
-    campaign, pool, assessor_id = _pool(make_campaign, client, organiser)
+def test_an_assessor_token_cannot_read_themarking_pool(make_campaign, client, organiser):
+    campaign, pool, assessor_id = marking_pool(make_campaign, client, organiser)
     token = client.post(f"/api/assessors/{assessor_id}/tokens", headers=organiser).json()["token"]
     for path in (f"/api/moment-pools/{pool['id']}", f"/api/moment-pools/{pool['id']}/agreement"):
         assert client.get(path, headers=auth(token)).status_code == 403
 
 
 def test_marks_given_in_another_tab_are_not_overwritten(make_campaign, client, organiser, live_server, browser):
-    _, _, assessor_id = _pool(make_campaign, client, organiser)
+    _, _, assessor_id = marking_pool(make_campaign, client, organiser)
     link = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser).json()["judge_url"]
     page = browser.new_page()
     page.route("http://media.invalid/**", lambda route: _media(route, _silent_wav(60)))

@@ -8,9 +8,8 @@ import pytest
 from sqlalchemy import select
 
 from app.storage.models import MomentPoolItem
-from tests.api.helpers import MOMENT_RUNS
 from tests.web.judging_media import silence_wav
-from tests.web.pages import axe_violations
+from tests.web.pages import axe_violations, marking_pool
 
 SETTLED = """() => document.getElementById('main').getAttribute('aria-busy') === 'false'
     && document.getElementById('item').dataset.item !== undefined"""
@@ -38,20 +37,8 @@ def _mark_link(make_campaign, client, organiser) -> str:  # type: ignore[no-unty
 
 def _mark_pool(make_campaign, client, organiser) -> tuple[str, int]:  # type: ignore[no-untyped-def]
     """As _mark_link, with the pool's id."""
-    campaign = make_campaign(n_topics=2, task_kind="moments", media_url_template="http://media.invalid/{video_id}.wav")
-    assert campaign.set_collection("s1 vidA 0 60\ns2 vidB 0 60\n").status_code == 200
-    _, team = campaign.team()
-    for name, text in MOMENT_RUNS.items():
-        assert campaign.upload(team, text, name=name).status_code == 201
-    assert client.post(f"/api/campaigns/{campaign.id}/close", headers=organiser).status_code == 200
-    pool = client.post(
-        f"/api/campaigns/{campaign.id}/moment-pools", json={"depth": 2, "iou": 0.5, "seed": 11}, headers=organiser
-    ).json()
-    body = client.post(f"/api/campaigns/{campaign.id}/assessors", json={"name": "ann"}, headers=organiser).json()
-    assignments = [{"topic": t, "assessor_id": body["id"]} for t in ("1", "2")]
-    response = client.post(f"/api/pools/{pool['id']}/assignments", json={"assignments": assignments}, headers=organiser)
-    assert response.status_code == 201, response.text
-    link = client.post(f"/api/assessors/{body['id']}/judge-link", headers=organiser).json()["judge_url"]
+    _, pool, assessor_id = marking_pool(make_campaign, client, organiser)
+    link = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser).json()["judge_url"]
     return link[link.index("#") :], pool["id"]
 
 

@@ -10,30 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.api.helpers import evaluate_campaign, new_campaign
-from tests.web.pages import axe_violations
+from tests.web.pages import check_page
 
 QRELS = "".join(f"{t} 0 d{i} {int(i <= 4)}\n" for t in ("1", "2") for i in range(1, 9))
 GOOD = "".join(f"{t} Q0 d{d} {r + 1} {10 - r} mine\n" for t in ("1", "2") for r, d in enumerate((1, 5, 2, 6)))
 BAD = "1 Q0 d1 1 1 x\n3 Q0 d2 1 1 x\n1 Q0 d3 one 1 x\n"
 OTHER = "".join(f"{t} Q0 d{d} {r + 1} {10 - r} theirs\n" for t in ("1", "2") for r, d in enumerate((3, 2, 7)))
 SHOTS = "/tmp/h/h3_{name}_{width}.png"
-SIZES = ((390, 844), (1280, 800))
-
-
-def fits(page) -> bool:  # type: ignore[no-untyped-def]
-    """No horizontal scroll."""
-    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
-
-
-def check_page(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    """axe-clean and no horizontal scroll at both sizes; a screenshot at each."""
-    for width, height in SIZES:
-        page.set_viewport_size({"width": width, "height": height})
-        assert fits(page), f"{name} scrolls sideways at {width} px"
-        Path("/tmp/h").mkdir(exist_ok=True)
-        page.screenshot(path=SHOTS.format(name=name, width=width), full_page=True)
-    assert axe_violations(page) == []
-    page.set_viewport_size({"width": 1280, "height": 800})
 
 
 def upload(page, name: str, content: str) -> None:  # type: ignore[no-untyped-def]
@@ -63,7 +46,7 @@ def test_a_team_s_day_in_the_console(browser, live_server, client, organiser, ca
         # not signed in: sent to /login, and back once signed in
         page.goto(f"{live_server}/team/")
         assert page.url == f"{live_server}/login?next=%2Fteam%2F"
-        check_page(page, "login")
+        check_page(page, "login", SHOTS)
         page.fill("#token", token)
         page.click("button:has-text('Sign in')")
         page.wait_for_url(f"{live_server}/team/")
@@ -74,7 +57,7 @@ def test_a_team_s_day_in_the_console(browser, live_server, client, organiser, ca
         errors = page.inner_text("#upload-errors")
         assert "Not stored" in errors and "line 2:" in errors and "line 3:" in errors and "line 1:" not in errors
         assert client.get(mine, headers=ours).json() == []
-        check_page(page, "errors")
+        check_page(page, "errors", SHOTS)
 
         # two good runs, one withdrawn while submissions are open
         upload(page, "a1", GOOD)
@@ -82,7 +65,7 @@ def test_a_team_s_day_in_the_console(browser, live_server, client, organiser, ca
         upload(page, "a2", GOOD.replace("mine", "second"))
         assert [r["name"] for r in client.get(mine, headers=ours).json()] == ["a1", "a2"]
         assert page.locator("#runs tbody tr").count() == 2
-        check_page(page, "runs")
+        check_page(page, "runs", SHOTS)
         page.click("button[aria-label='Withdraw run a2']")
         page.wait_for_load_state()
         assert "Run a2 withdrawn" in page.inner_text("main")
@@ -108,7 +91,7 @@ def test_a_team_s_day_in_the_console(browser, live_server, client, organiser, ca
         page.goto(f"{live_server}/team/results")
         results = page.inner_text("#results")
         assert "a1" in results and "theirs" not in page.content()
-        check_page(page, "results")
+        check_page(page, "results", SHOTS)
         page.goto(f"{live_server}/team/runs/{run_id}/report")
         text = page.inner_text("main")
         assert "Recall-precision curve" in text and "Per topic against the median and best" in text
@@ -116,7 +99,7 @@ def test_a_team_s_day_in_the_console(browser, live_server, client, organiser, ca
         # AP of a1 on each topic: (1 + 2/3) / 4 = 0.4167 (d1 at 1, d2 at 3; R = 4)
         assert page.locator("table.per-topic tbody tr").first.inner_text().split("\t")[1] == "0.4167"
         assert "theirs" not in page.content()
-        check_page(page, "report")
+        check_page(page, "report", SHOTS)
 
         # the bundle: one HTML file with every run's report
         page.goto(f"{live_server}/team/")
