@@ -293,6 +293,22 @@ ANN = {
 
 
 # what an assessor sees of a moment proposal: nothing of runs, ranks or counts
+# the blind view of a judging task: exactly these keys, nothing of runs, ranks, teams or counts
+TASK_VIEW_KEYS = {
+    "task_id",
+    "topic",
+    "topic_title",
+    "topic_description",
+    "topic_guidelines",
+    "topic_examples",
+    "shot_id",
+    "video_id",
+    "start",
+    "end",
+    "media_url",
+    "verdict",
+    "grade",
+}
 MOMENT_BLIND_KEYS = {
     "item_id",
     "topic",

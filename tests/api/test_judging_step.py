@@ -7,23 +7,7 @@ import json
 from sqlalchemy import event, select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
-from tests.api.helpers import depth_pool, step
-
-ITEM_FIELDS = {
-    "task_id",
-    "topic",
-    "topic_title",
-    "topic_description",
-    "topic_guidelines",
-    "topic_examples",
-    "shot_id",
-    "video_id",
-    "start",
-    "end",
-    "media_url",
-    "verdict",
-    "grade",
-}
+from tests.api.helpers import TASK_VIEW_KEYS, depth_pool, step
 
 
 def test_each_verdict_returns_the_next_items_and_the_one_ahead_stays_next(make_campaign, client, organiser, sessions):
@@ -56,7 +40,7 @@ def test_each_verdict_returns_the_next_items_and_the_one_ahead_stays_next(make_c
         shown = out["next"]
     assert len(seen) == len({i["task_id"] for i in seen}) == size
     # blind: items carry exactly these fields, and nothing of runs, ranks, teams or counts of runs
-    assert all(set(item) == ITEM_FIELDS for item in seen)
+    assert all(set(item) == TASK_VIEW_KEYS for item in seen)
     dump = json.dumps([seen, out])
     for secret in [*run_names, "secret-tag", "team", "rank", "n_runs", "stratum", "round"]:
         assert secret not in dump

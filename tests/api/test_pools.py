@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.storage.models import Judgement, JudgementChange, JudgingTask, PoolItem
-from tests.api.helpers import judge_all, judge_in_process, make_assessor, setup_campaign
+from tests.api.helpers import TASK_VIEW_KEYS, judge_all, judge_in_process, make_assessor, setup_campaign
 
 
 def test_pool_build_is_reproducible_and_counts(make_campaign, client, organiser):
@@ -87,21 +87,7 @@ def test_blind_judging_flow(make_campaign, client, organiser, sessions):
     assert {item["topic"] for item in seen} == {"1"}
     assert len(seen) == next(t["sampled"] for t in pool["topics"] if t["topic"] == "1")
     # blind: the payload has exactly these fields and says nothing of runs, ranks, teams or counts
-    assert set(seen[0]) == {
-        "task_id",
-        "topic",
-        "topic_title",
-        "topic_description",
-        "topic_guidelines",
-        "topic_examples",
-        "shot_id",
-        "video_id",
-        "start",
-        "end",
-        "media_url",
-        "verdict",
-        "grade",
-    }
+    assert set(seen[0]) == TASK_VIEW_KEYS
     assert seen[0]["media_url"].startswith("https://m.example/v")
     dump = json.dumps(seen)
     for secret in run_names + ["secret-tag", "team", "rank", "n_runs", "stratum"]:

@@ -129,6 +129,19 @@ class MediaServer(http.server.ThreadingHTTPServer):
 # ---- WebM (Matroska) writing: just what a player needs to play and seek one VP8 track ------------------------------
 
 
+def serve_with_ranges(route, body: bytes) -> None:  # type: ignore[no-untyped-def]
+    """Answer a Playwright-routed media request with byte ranges, as media hosts do (so that the player can seek)."""
+    wanted = route.request.headers.get("range", "")
+    headers = {"Accept-Ranges": "bytes", "Content-Type": "audio/wav"}
+    if not wanted.startswith("bytes="):
+        route.fulfill(status=200, body=body, headers=headers)
+        return
+    first, _, last = wanted.removeprefix("bytes=").split(",")[0].partition("-")
+    begin, stop = int(first or 0), min(int(last) if last else len(body) - 1, len(body) - 1)
+    headers["Content-Range"] = f"bytes {begin}-{stop}/{len(body)}"
+    route.fulfill(status=206, body=body[begin : stop + 1], headers=headers)
+
+
 def _size(n: int) -> bytes:
     """An EBML element size, always in 8 bytes (so that sizes never change the layout)."""
     return bytes([0x01]) + n.to_bytes(7, "big")

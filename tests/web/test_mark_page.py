@@ -3,9 +3,7 @@ blind payloads, the stored segments, and an evaluation on the ground truth cut f
 
 from __future__ import annotations
 
-import io
 import json
-import wave
 
 import pytest
 from sqlalchemy import select
@@ -13,6 +11,7 @@ from sqlalchemy import select
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from app.storage.models import MomentJudgement, MomentPoolItem
 from tests.api.helpers import MOMENT_BLIND_KEYS, MOMENT_RUNS, auth, wait_done
+from tests.web.judging_media import serve_with_ranges, silence_wav
 from tests.web.pages import marking_pool
 
 # the page is settled: nothing in flight, and an item other than `shown` is on screen, or the queue is done
@@ -22,30 +21,6 @@ SETTLED = """shown => {
     const done = !document.getElementById('message').hidden;
     return !busy && ((item !== undefined && item !== shown) || done);
 }"""
-
-
-def _silent_wav(seconds: int, rate: int = 8000) -> bytes:
-    """A silent mono WAV (a <video> element plays it like a video without pictures)."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(1)
-        out.setframerate(rate)
-        out.writeframes(b"\x80" * (seconds * rate))
-    return buffer.getvalue()
-
-
-def _media(route, body: bytes) -> None:  # type: ignore[no-untyped-def]
-    """Answer a media request with byte ranges, as media hosts do (so that the player can seek)."""
-    wanted = route.request.headers.get("range", "")
-    headers = {"Accept-Ranges": "bytes", "Content-Type": "audio/wav"}
-    if not wanted.startswith("bytes="):
-        route.fulfill(status=200, body=body, headers=headers)
-        return
-    first, _, last = wanted.removeprefix("bytes=").split(",")[0].partition("-")
-    begin, stop = int(first or 0), min(int(last) if last else len(body) - 1, len(body) - 1)
-    headers["Content-Range"] = f"bytes {begin}-{stop}/{len(body)}"
-    route.fulfill(status=206, body=body[begin : stop + 1], headers=headers)
 
 
 def _shown(page) -> str:  # type: ignore[no-untyped-def]
@@ -74,8 +49,8 @@ def test_marking_by_keyboard_stores_segments_and_evaluates_on_them(
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     responses = []
     page.on("response", lambda r: responses.append(r) if "/api/moment-judging/" in r.url else None)
-    wav = _silent_wav(60)
-    page.route("http://media.invalid/**", lambda route: _media(route, wav))
+    wav = silence_wav(60)
+    page.route("http://media.invalid/**", lambda route: serve_with_ranges(route, wav))
     page.goto(f"{live_server}/mark{fragment}")
     page.wait_for_function(SETTLED, arg="")
     assert "link" not in page.url and page.url.endswith("/mark")
@@ -182,7 +157,7 @@ def test_marks_given_in_another_tab_are_not_overwritten(make_campaign, client, o
     _, _, assessor_id = marking_pool(make_campaign, client, organiser)
     link = client.post(f"/api/assessors/{assessor_id}/judge-link", headers=organiser).json()["judge_url"]
     page = browser.new_page()
-    page.route("http://media.invalid/**", lambda route: _media(route, _silent_wav(60)))
+    page.route("http://media.invalid/**", lambda route: serve_with_ranges(route, silence_wav(60)))
     page.goto(f"{live_server}/mark{link[link.index('#') :]}")
     page.wait_for_function(SETTLED, arg="")
     item, video = _shown(page), page.text_content("#video-id")

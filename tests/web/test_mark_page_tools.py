@@ -8,26 +8,13 @@ import pytest
 from sqlalchemy import select
 
 from app.storage.models import MomentPoolItem
-from tests.web.judging_media import silence_wav
+from tests.web.judging_media import serve_with_ranges, silence_wav
 from tests.web.pages import axe_violations, marking_pool
 
 SETTLED = """() => document.getElementById('main').getAttribute('aria-busy') === 'false'
     && document.getElementById('item').dataset.item !== undefined"""
 LOADED = "() => { const v = document.getElementById('video'); return !v.hidden && v.readyState >= 1; }"
 HELP_KEYS = ["Space", "R", "← →", "[", "]", "A", "Tab", "Esc", "Delete Backspace", "Enter", "N", "B", "?"]
-
-
-def _media(route, body: bytes) -> None:  # type: ignore[no-untyped-def]
-    """Answer a media request with byte ranges, as media hosts do (so that the player can seek)."""
-    wanted = route.request.headers.get("range", "")
-    headers = {"Accept-Ranges": "bytes", "Content-Type": "audio/wav"}
-    if not wanted.startswith("bytes="):
-        route.fulfill(status=200, body=body, headers=headers)
-        return
-    first, _, last = wanted.removeprefix("bytes=").split(",")[0].partition("-")
-    begin, stop = int(first or 0), min(int(last) if last else len(body) - 1, len(body) - 1)
-    headers["Content-Range"] = f"bytes {begin}-{stop}/{len(body)}"
-    route.fulfill(status=206, body=body[begin : stop + 1], headers=headers)
 
 
 def _mark_link(make_campaign, client, organiser) -> str:  # type: ignore[no-untyped-def]
@@ -64,7 +51,7 @@ def _open(browser, live_server, fragment: str, *, reachable: bool = True, follow
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     wav = silence_wav(60)
     if reachable:
-        page.route("http://media.invalid/**", lambda route: _media(route, wav))
+        page.route("http://media.invalid/**", lambda route: serve_with_ranges(route, wav))
     else:
         page.route("http://media.invalid/**", lambda route: route.abort("connectionrefused"))
     page.goto(f"{live_server}/mark{fragment}")
