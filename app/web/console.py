@@ -22,14 +22,13 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 from starlette.datastructures import UploadFile as StarletteUpload
 
-from app import __version__
 from app.evaluation.formats.topics_file import TopicDef
 from app.services import campaigns as campaign_service
 from app.services import collection as collection_service
 from app.services import teams as team_service
 from app.services import tokens as token_service
 from app.services import topics as topic_service
-from app.services.errors import InvalidInput, NotFound, ServiceError, Unauthenticated
+from app.services.errors import InvalidInput, NotFound, ServiceError
 from app.services.inputs import Id
 from app.storage.models import (
     ApiToken,
@@ -45,11 +44,11 @@ from app.storage.models import (
     TeamResults,
     Topic,
 )
+from app.web import console_kit as kit
 from app.web import session as web_session
-from app.web.twins import error_page, render, twin_paths, wants_json
+from app.web.twins import render, twin_paths, wants_json
 
 ReadUpload = Callable[[Request, UploadFile], bytes]
-STATUS = {"NotFound": 404, "Conflict": 409, "Forbidden": 403, "Unauthenticated": 401, "InvalidInput": 422}
 # (field, lowest, highest) of the whole-number settings, as the API bounds them
 NUMBERS = (
     ("max_results", 1, 100_000),
@@ -61,56 +60,37 @@ FLAGS = ("anonymise_teams", "audio_on")
 COUNTED = (("topics", Topic), ("teams", Team), ("assessors", Assessor), ("runs", Run), ("shots", CollectionItem))
 
 
-def status_of(error: ServiceError) -> int:
-    """The HTTP status of a service error (as the API answers it)."""
-    for cls in type(error).__mro__:
-        if cls.__name__ in STATUS:
-            return STATUS[cls.__name__]
-    return 400
-
-
-async def read_form(request: Request) -> FormData:
-    """The request's form (urlencoded or multipart), parsed once."""
-    return await request.form()
-
-
-def text_field(form: Mapping[str, Any], name: str) -> str:
-    """A text field of the form ('' when absent or a file)."""
-    value = form.get(name)
-    return value if isinstance(value, str) else ""
-
-
 def settings_of(form: Mapping[str, Any], *, new: bool) -> dict[str, object]:
     """The campaign settings a console form gives, checked as the API checks them; InvalidInput naming every bad
     field. `new`: the create form (name and task kind too)."""
     problems: list[dict[str, object]] = []
     values: dict[str, object] = {}
     if new:
-        name = text_field(form, "name").strip()
+        name = kit.text_field(form, "name").strip()
         if not 1 <= len(name) <= 200:
             problems.append({"field": "name", "message": "required, at most 200 characters"})
         values["name"] = name
-        kind = text_field(form, "task_kind")
+        kind = kit.text_field(form, "task_kind")
         if kind not in TaskKind.__members__:
             problems.append({"field": "task_kind", "message": "shots or moments"})
         else:
             values["task_kind"] = TaskKind(kind)
-    description = text_field(form, "description")
+    description = kit.text_field(form, "description")
     if len(description) > 100_000 or "\x00" in description:
         problems.append({"field": "description", "message": "at most 100,000 characters"})
     values["description"] = description
     for field, low, high in NUMBERS:
-        raw = text_field(form, field).strip()
+        raw = kit.text_field(form, field).strip()
         if raw.isascii() and raw.isdigit() and low <= int(raw) <= high:
             values[field] = int(raw)
         else:
             problems.append({"field": field, "message": f"a whole number from {low} to {high}"})
-    results = text_field(form, "team_results")
+    results = kit.text_field(form, "team_results")
     if results not in TeamResults.__members__:
         problems.append({"field": "team_results", "message": "own or hidden"})
     else:
         values["team_results"] = TeamResults(results)
-    template = text_field(form, "media_url_template").strip()
+    template = kit.text_field(form, "media_url_template").strip()
     values["media_url_template"] = template or None
     if template:
         try:
@@ -118,7 +98,7 @@ def settings_of(form: Mapping[str, Any], *, new: bool) -> dict[str, object]:
         except InvalidInput as error:
             problems.extend(error.errors)
     for flag in FLAGS:
-        values[flag] = text_field(form, flag) in ("on", "true", "1", "yes")
+        values[flag] = kit.text_field(form, flag) in ("on", "true", "1", "yes")
     if problems:
         raise InvalidInput("the campaign was not saved: correct the fields named below", problems)
     return values
@@ -216,9 +196,9 @@ def live_tokens(session: Session, campaign_id: int) -> dict[tuple[str, int], int
 
 def provenance_of(form: Mapping[str, Any]) -> dict[str, Any]:
     """A model assessor's provenance from the form (empty fields left out; parameters as a JSON object)."""
-    given: dict[str, Any] = {k: text_field(form, k).strip() for k in ("model", "version", "config_hash")}
+    given: dict[str, Any] = {k: kit.text_field(form, k).strip() for k in ("model", "version", "config_hash")}
     given = {k: v for k, v in given.items() if v or k == "model"}
-    raw = text_field(form, "parameters").strip()
+    raw = kit.text_field(form, "parameters").strip()
     if raw:
         try:
             given["parameters"] = json.loads(raw)
@@ -238,48 +218,23 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
     `read_upload` reads an upload within the configured limits (the API's reader, handed in by the application)."""
     router = APIRouter(tags=["web"], include_in_schema=False, dependencies=[page_role])
     SessionDep = Depends(session_dependency)
-    FormDep = Depends(read_form)
+    FormDep = Depends(kit.read_form)
 
     def signed_in(request: Request, session: Session) -> web_session.WebPrincipal | Response:
-        """The request's principal, or the answer to give without one: a redirect to /login (JSON: 401)."""
-        try:
-            web = web_session.current(request, session)
-        except Unauthenticated as error:
-            return error_page(request, 401, str(error))
-        if web is not None and web.principal.role is not Role.organiser:
-            return error_page(request, 403, "the organiser console needs an organiser's token: sign in with one")
-        if web is not None:
-            return web
-        if wants_json(request):
-            return JSONResponse({"detail": "sign in first: POST /login (form field token)", "errors": []}, 401)
-        return RedirectResponse(web_session.login_redirect(request), status_code=303)
+        """The organiser's principal, or the answer to give without one (a redirect to /login; JSON: 401)."""
+        return kit.signed_in(request, session, Role.organiser)
 
     def extra(web: web_session.WebPrincipal, **more: Any) -> dict[str, Any]:
-        """What every console template gets beyond its data: the CSRF value, who is signed in, the version."""
-        principal = web.principal
-        who = f"organiser of campaign {principal.campaign_id}" if principal.campaign_id else "organiser"
-        return {"csrf": web.csrf, "signed_in": True, "version": __version__, "who": who, **more}
+        """What every console template gets beyond its data."""
+        return kit.extra(web, **more)
 
     def failed(request: Request, web: web_session.WebPrincipal, error: ServiceError) -> Response:
         """A service error as a page (or the API's error body)."""
-        errors = error.errors if isinstance(error, InvalidInput) else []
-        return error_page(request, status_of(error), error.message, errors, extra=extra(web, home="/console/"))
+        return kit.failed(request, web, error, home="/console/")
 
     def posted(request: Request, session: Session, form: FormData) -> web_session.WebPrincipal | Response:
-        """The principal of a console POST with its CSRF value checked, or the answer to give instead."""
-        web = signed_in(request, session)
-        if isinstance(web, Response):
-            return web
-        try:
-            web_session.check_csrf(web, form.get(web_session.CSRF_FIELD))
-        except ServiceError as error:
-            return failed(request, web, error)
-        return web
-
-    def problem(form: str, error: ServiceError, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """A form's failure as the page shows it: which form, the message, the errors by field or line."""
-        errors = error.errors if isinstance(error, InvalidInput) else []
-        return {"form": form, "detail": error.message, "errors": errors, "given": dict(given or {})}
+        """The organiser's principal of a console POST with its CSRF value checked, or the answer to give instead."""
+        return kit.posted(request, session, form, Role.organiser)
 
     def home_page(
         request: Request, session: Session, web: web_session.WebPrincipal, *, failure: dict[str, Any] | None = None
@@ -331,7 +286,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             session.rollback()
             if wants_json(request):
                 return failed(request, web, error)
-            return home_page(request, session, web, failure=problem("create", error, given))
+            return home_page(request, session, web, failure=kit.problem("create", error, given))
         session.commit()
         if wants_json(request):
             return JSONResponse(jsonable_encoder({"created": campaign_row(campaign, {})}), status_code=201)
@@ -408,25 +363,16 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         request: Request, session: Session, web: web_session.WebPrincipal, campaign_id: int, form_name: str,
         change: Callable[[], str | dict[str, Any]], given: Mapping[str, Any] | None = None,
     ) -> Response:  # fmt: skip
-        """Run one change of a campaign's page: committed and back to the page with `change()`'s notice (a str), or
-        the page itself showing the secret `change()` made (a dict: a token is shown once, never put in a URL); or
-        rolled back and the page again with the error in the form it came from."""
-        try:
-            notice = change()
-        except ServiceError as error:
-            session.rollback()
-            if wants_json(request):
-                return failed(request, web, error)
-            failure = problem(form_name, error, given)
-            return campaign_page(request, session, web, campaign_id, failure=failure, status_code=status_of(error))
-        session.commit()
-        if isinstance(notice, dict):
-            if wants_json(request):
-                return JSONResponse(jsonable_encoder({"campaign_id": campaign_id, **notice}), status_code=201)
-            return campaign_page(request, session, web, campaign_id, secret=notice)
-        if wants_json(request):
-            return JSONResponse({"campaign_id": campaign_id, "done": notice})
-        return RedirectResponse(f"/console/campaigns/{campaign_id}?{notice}", status_code=303)
+        """Run one change of a campaign's page (`kit.changed`): back to the page with a notice, the page showing a
+        secret made this once, or the page with the error in the form it came from."""
+        return kit.changed(
+            request, session, web, form_name=form_name, change=change, given=given,
+            back=f"/console/campaigns/{campaign_id}",
+            again=lambda failure, status: campaign_page(
+                request, session, web, campaign_id, failure=failure, status_code=status
+            ),
+            shown=lambda secret: campaign_page(request, session, web, campaign_id, secret=secret),
+        )  # fmt: skip
 
     @router.post("/console/campaigns/{campaign_id}")
     def edit(request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep) -> Response:
@@ -478,7 +424,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         web = posted(request, session, form)
         if isinstance(web, Response):
             return web
-        upload, text = form.get("file"), text_field(form, "topics_json")
+        upload, text = form.get("file"), kit.text_field(form, "topics_json")
 
         def change() -> str:
             if isinstance(upload, StarletteUpload) and upload.filename:
@@ -504,7 +450,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         web = posted(request, session, form)
         if isinstance(web, Response):
             return web
-        upload, template = form.get("file"), text_field(form, "media_url_template").strip()
+        upload, template = form.get("file"), kit.text_field(form, "media_url_template").strip()
 
         def change() -> str:
             if not isinstance(upload, StarletteUpload) or not upload.filename:
@@ -534,7 +480,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         web = posted(request, session, form)
         if isinstance(web, Response):
             return web
-        name = text_field(form, "name").strip()
+        name = kit.text_field(form, "name").strip()
 
         def change() -> dict[str, Any]:
             if not 1 <= len(name) <= 200:
@@ -553,7 +499,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         web = posted(request, session, form)
         if isinstance(web, Response):
             return web
-        given = {k: text_field(form, k) for k in ("name", "kind", "model", "version", "config_hash", "parameters")}
+        given = {k: kit.text_field(form, k) for k in ("name", "kind", "model", "version", "config_hash", "parameters")}
 
         def change() -> dict[str, Any]:
             name, kind = given["name"].strip(), given["kind"] or "human"

@@ -17,26 +17,17 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
-from app import __version__
 from app.services import runs as run_service
 from app.services import team_reports, visibility
-from app.services.errors import InvalidInput, ServiceError, Unauthenticated
+from app.services.errors import InvalidInput, ServiceError
 from app.services.inputs import Id
 from app.services.tables import attachment
+from app.web import console_kit as kit
 from app.web import session as web_session
-from app.web.twins import error_page, render, twin_paths, wants_json
+from app.web.twins import render, twin_paths, wants_json
 
 ReadUpload = Callable[[Request, UploadFile], bytes]
-STATUS = {"NotFound": 404, "Conflict": 409, "Forbidden": 403, "Unauthenticated": 401, "InvalidInput": 422}
 FIELDS = ("name", "system_type", "training_type", "novelty", "priority", "description")
-
-
-def status_of(error: ServiceError) -> int:
-    """The HTTP status of a service error (as the API answers it)."""
-    for cls in type(error).__mro__:
-        if cls.__name__ in STATUS:
-            return STATUS[cls.__name__]
-    return 400
 
 
 def figures(report: dict[str, Any]) -> dict[str, str]:
@@ -66,30 +57,10 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
     SessionDep = Depends(session_dependency)
 
     def signed_in(request: Request, session: Session) -> web_session.WebPrincipal | Response:
-        """The request's principal, or the answer to give without one: a redirect to /login (JSON: 401)."""
-        try:
-            web = web_session.current(request, session)
-        except Unauthenticated as error:
-            return error_page(request, 401, str(error))
-        if web is not None:
-            return web
-        if wants_json(request):
-            return JSONResponse({"detail": "sign in first: POST /login (form field token)", "errors": []}, 401)
-        return RedirectResponse(web_session.login_redirect(request), status_code=303)
+        """The request's principal, or the answer to give without one (a redirect to /login; JSON: 401)."""
+        return kit.signed_in(request, session)
 
-    def extra(web: web_session.WebPrincipal, **more: Any) -> dict[str, Any]:
-        """What every console template gets beyond its data: the CSRF value, who is signed in, the version."""
-        return {"csrf": web.csrf, "signed_in": True, "version": __version__, "who": who(web), **more}
-
-    def who(web: web_session.WebPrincipal) -> str:
-        """A short line naming the signed-in principal."""
-        principal = web.principal
-        return f"team token (team {principal.team_id})" if principal.team_id else principal.role.value
-
-    def failed(request: Request, web: web_session.WebPrincipal, error: ServiceError) -> Response:
-        """A service error as a page (or the API's error body)."""
-        errors = error.errors if isinstance(error, InvalidInput) else []
-        return error_page(request, status_of(error), error.message, errors, extra=extra(web))
+    extra, failed = kit.extra, kit.failed
 
     def home_page(
         request: Request,
@@ -171,7 +142,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             session.rollback()
             errors = error.errors if isinstance(error, InvalidInput) else []
             upload = {"ok": False, "detail": error.message, "errors": errors, "given": given}
-            return home_page(request, session, web, upload=upload, status_code=status_of(error))
+            return home_page(request, session, web, upload=upload, status_code=kit.status_of(error))
         session.commit()
         if wants_json(request):
             return JSONResponse(jsonable_encoder({"submitted": team_reports.run_summary(run)}), status_code=201)
