@@ -35,7 +35,19 @@ from app.api.limits import RequestLimits
 from app.api.security import checked_credential, get_session, public
 from app.api.uploads import read_limited
 from app.config import Settings, get_settings
-from app.web import agreement_page, console, docs, login, mark_page, organiser_page, pages, results, team_console
+from app.web import (
+    agreement_page,
+    console,
+    console_pools,
+    console_results,
+    docs,
+    login,
+    mark_page,
+    organiser_page,
+    pages,
+    results,
+    team_console,
+)
 from app.web.access_log import install_access_log_redaction
 
 ROUTERS = (
@@ -90,6 +102,8 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     app.include_router(login.make_router(public(), get_session, checked_credential))  # /login, /logout: cookie
     app.include_router(team_console.make_router(public(), get_session, read_limited))  # /team/: runs, results
     app.include_router(console.make_router(public(), get_session, read_limited))  # /console/: the organiser's pages
+    app.include_router(console_pools.make_router(public(), get_session, read_limited))  # pool, judging, adjudication
+    app.include_router(console_results.make_router(public(), get_session, read_limited))  # qrels, evaluations, board
     docs.install_docs(app, public())
     install_error_handlers(app)
 
