@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -57,6 +58,7 @@ NUMBERS = (
     ("interleave_every", 0, 1000),
 )
 FLAGS = ("anonymise_teams", "audio_on")
+DATES = ("submission_opens_at", "submission_closes_at")  # datetime-local fields, in UTC
 COUNTED = (("topics", Topic), ("teams", Team), ("assessors", Assessor), ("runs", Run), ("shots", CollectionItem))
 
 
@@ -99,9 +101,27 @@ def settings_of(form: Mapping[str, Any], *, new: bool) -> dict[str, object]:
             problems.extend(error.errors)
     for flag in FLAGS:
         values[flag] = kit.text_field(form, flag) in ("on", "true", "1", "yes")
+    for field in DATES:
+        try:
+            values[field] = utc_moment(kit.text_field(form, field))
+        except ValueError:
+            problems.append({"field": field, "message": "a date and time (UTC), e.g. 2026-09-01T12:00, or empty"})
+    opens, closes = values.get("submission_opens_at"), values.get("submission_closes_at")
+    if isinstance(opens, datetime) and isinstance(closes, datetime) and closes <= opens:
+        problems.append({"field": "submission_closes_at", "message": "must be after the opening"})
     if problems:
         raise InvalidInput("the campaign was not saved: correct the fields named below", problems)
     return values
+
+
+def utc_moment(raw: str) -> datetime | None:
+    """A form's date and time (a datetime-local value, read as UTC; seconds optional) or None when empty;
+    ValueError otherwise."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    moment = datetime.fromisoformat(raw)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def topics_of_json(text: str) -> tuple[list[TopicDef], list[topic_service.TopicGuidance]]:
@@ -173,6 +193,8 @@ def campaign_row(campaign: Campaign, n: Mapping[str, int]) -> dict[str, Any]:
         "audio_on": campaign.audio_on,
         "interleave_every": campaign.interleave_every,
         "media_url_template": campaign.media_url_template,
+        "submission_opens_at": campaign.submission_opens_at,
+        "submission_closes_at": campaign.submission_closes_at,
         "created_at": campaign.created_at,
         "counts": dict(n),
         "url": f"/console/campaigns/{campaign.id}",

@@ -6,6 +6,7 @@ the application (`make_router(public())` in `app.server`); the same access test 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,16 @@ HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 templates = Jinja2Templates(directory=HERE / "templates")
+
+
+def datetime_local(moment: datetime | str | None) -> str:
+    """A time as a datetime-local form value in UTC ('' for none; text, as typed, kept)."""
+    if moment is None or isinstance(moment, str):
+        return moment or ""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M")
+
+
+templates.env.filters["datetime_local"] = datetime_local
 
 # The page URL carries a one-time judging link (never a token) in its fragment (`#link=...`, which no browser sends
 # to a server) until the script trades it, by POST, for a session token kept in sessionStorage: never leak it to
