@@ -38,7 +38,14 @@ BULK_JSON_ROUTES = frozenset(
 )
 UPLOAD_MEDIA_TYPE = "multipart/form-data"
 # the pages' forms that upload files (not in the OpenAPI document: pages are left out of it)
-WEB_UPLOAD_ROUTES = frozenset({("POST", "/team/runs")})
+WEB_UPLOAD_ROUTES = frozenset(
+    {
+        ("POST", "/team/runs"),
+        ("POST", "/console/campaigns/{campaign_id}/topics"),
+        ("POST", "/console/campaigns/{campaign_id}/collection"),
+        ("POST", "/console/campaigns/{campaign_id}/qrels/upload"),
+    }
+)
 
 
 def _has_body(headers: Headers) -> bool:

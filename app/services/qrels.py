@@ -83,10 +83,14 @@ def topics_without(session: Session, campaign_id: int, judged: Iterable[str]) ->
     return topic_order(set(topic_ids_by_number(session, campaign_id)) - set(judged))
 
 
-def refuse_incomplete(what: str, unjudged: int, total: int, items: str, topics: list[str], verb: str) -> Conflict:
+class Incomplete(Conflict):
+    """A cut refused because judging is incomplete (a Conflict: 409), which `allow_incomplete` overrides."""
+
+
+def refuse_incomplete(what: str, unjudged: int, total: int, items: str, topics: list[str], verb: str) -> Incomplete:
     """The Conflict of a cut that would leave topics without any judgement, saying how much is unjudged (raised
     unless the request says allow_incomplete)."""
-    return Conflict(
+    return Incomplete(
         f"{what} is not judged enough to cut: {unjudged} of {total} {items} {verb}; {len(topics)} topic(s) "
         f"without any judgement ({named(topics)}); pass allow_incomplete: true to cut it anyway"
     )
