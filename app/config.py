@@ -78,6 +78,12 @@ class Settings(BaseSettings):
     judge_session_seconds: float = Field(
         default=7 * 24 * 3600.0, gt=0, description="Lifetime of the session token a judging link is traded for."
     )
+    web_session_seconds: float = Field(
+        default=12 * 3600.0,
+        gt=0,
+        le=366 * 24 * 3600.0,
+        description="Lifetime of the browser session (cookie and its token) a console sign-in at /login starts.",
+    )
     model_judging_per_minute: int = Field(
         default=6000,
         ge=1,

@@ -41,7 +41,11 @@ def _form_page(request: Request, next_url: str, error: str | None, status_code: 
         "next": next_url,
         "error": error,
     }
-    extra = {"csrf": value, "version": __version__, "hours": round(web_session.SESSION_SECONDS / 3600)}
+    extra = {
+        "csrf": value,
+        "version": __version__,
+        "hours": round(request.app.state.settings.web_session_seconds / 3600),
+    }
     response = render(request, "login.html", data, extra=extra, status_code=status_code)
     response.set_cookie(
         LOGIN_CSRF_COOKIE,
@@ -85,7 +89,8 @@ def make_router(page_role: Any, session_dependency: Any, throttled: Throttled) -
         if not token:
             return _form_page(request, next_url, "token: enter your token.", 422)
         try:
-            plain, principal = throttled(request, token, lambda t: web_session.sign_in(session, t or ""))
+            lifetime = request.app.state.settings.web_session_seconds
+            plain, principal = throttled(request, token, lambda t: web_session.sign_in(session, t or "", lifetime))
         except Unauthenticated as error:
             return _form_page(request, next_url, f"token: {error}", 401)
         except Forbidden as error:
@@ -93,7 +98,7 @@ def make_router(page_role: Any, session_dependency: Any, throttled: Throttled) -
         session.commit()
         target = next_url or HOME.get(principal.role, "/")
         response = RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
-        web_session.set_cookie(request, response, plain)
+        web_session.set_cookie(request, response, plain, lifetime)
         response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
         return response
 
