@@ -286,11 +286,13 @@ def live_significance(
     n_resamples: int = 10_000,
     seed: int = 0,
     correction: str = "holm",
+    evaluation_id: int | None = None,
 ) -> dict[str, object]:
-    """Significance groups of the current evaluation's top runs passing the filters (organisers only)."""
+    """Significance groups of a finished evaluation's (the newest when None) top runs passing the filters
+    (organisers only)."""
     measure = measure_name(measure)
     campaign = get_organised(session, principal, campaign_id)
-    evaluation = finished_evaluation(session, campaign_id, None)
+    evaluation = finished_evaluation(session, campaign_id, evaluation_id)
     measure = measure or default_measure(campaign, list(evaluation.measures["names"]))
     table = leaderboard_table(session, campaign, evaluation, measure)
     return significance(
