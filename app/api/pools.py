@@ -130,10 +130,46 @@ def _out(session: SessionDep, pool: Pool) -> PoolOut:
     )
 
 
-@router.post("/campaigns/{campaign_id}/pools", status_code=201, response_model=PoolOut)
-def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
-    """Build the pool of a closed campaign (reproducible from the returned seed)."""
-    spec = pools.PoolSpec(
+class StratumCount(BaseModel):
+    """A stratum's items of one topic: pooled, and sampled to be judged."""
+
+    pooled: int
+    sampled: int
+
+
+class TopicCount(BaseModel):
+    """A topic's items: pooled and sampled, in all and per stratum (keyed by its 1-based number)."""
+
+    topic: str
+    pooled: int
+    sampled: int
+    strata: dict[str, StratumCount]
+
+
+class PoolTotals(BaseModel):
+    """Topics with pooled items, and the pooled and sampled items of all of them."""
+
+    topics: int
+    pooled: int
+    sampled: int
+
+
+class PoolPreviewOut(BaseModel):
+    """What a build with the same body would store, counted: its seed (build with it to get exactly this pool)."""
+
+    campaign_id: int
+    kind: str
+    seed: int
+    strata: list[list[float]]
+    order: str
+    run_ids: list[int]
+    topics: list[TopicCount]
+    totals: PoolTotals
+
+
+def pool_spec(body: PoolIn) -> pools.PoolSpec:
+    """The service's spec of a build request."""
+    return pools.PoolSpec(
         kind=body.kind,
         depth=body.depth,
         strata=body.strata,
@@ -144,9 +180,21 @@ def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Or
         order=body.order,
         verification=pools.VerificationSpec(**body.verification.model_dump()) if body.verification else None,
     )
-    pool = pools.create_pool(session, principal, campaign_id, spec)
+
+
+@router.post("/campaigns/{campaign_id}/pools", status_code=201, response_model=PoolOut)
+def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
+    """Build the pool of a closed campaign (reproducible from the returned seed)."""
+    pool = pools.create_pool(session, principal, campaign_id, pool_spec(body))
     session.commit()
     return _out(session, pool)
+
+
+@router.post("/campaigns/{campaign_id}/pools/preview", response_model=PoolPreviewOut)
+def preview_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """The pool a build with this body would store, per topic and stratum (pooled and sampled items) and in total,
+    with its seed (drawn when the body has none): nothing is stored; the same checks and errors as a build."""
+    return pools.preview_pool(session, principal, campaign_id, pool_spec(body))
 
 
 @router.get("/pools/{pool_id}", response_model=PoolOut)

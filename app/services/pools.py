@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, func, insert, literal, select, text
@@ -12,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
 from app.evaluation.pools.builders import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
+from app.evaluation.records import RunTable
 from app.services import judging_orders
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
@@ -147,8 +150,34 @@ def current_pool(session: Session, campaign_id: int) -> Pool | None:
     return session.scalar(select(Pool).where(Pool.campaign_id == campaign_id).order_by(Pool.id.desc()).limit(1))
 
 
-def create_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> Pool:
-    """Build and store the pool of a closed shots campaign; replaces an earlier pool with no judgements yet."""
+@dataclass(frozen=True)
+class _Plan:
+    """A pool checked against its campaign and built in memory, nothing stored yet."""
+
+    campaign: Campaign
+    strata: tuple[Stratum, ...]
+    runs: list[Run]
+    seed: int
+    tables: list[RunTable]
+    table: PoolTable
+    verification: dict[str, object] | None
+    previous: Pool | None  # the campaign's pool without judgements, which a build replaces
+
+
+def has_judgements(session: Session, pool_id: int) -> bool:
+    """Whether a shot pool has any verdict: a person's judgement or a model's."""
+    judged = session.scalar(
+        select(func.count()).select_from(Judgement).join(PoolItem).where(PoolItem.pool_id == pool_id)
+    )
+    judged = judged or session.scalar(
+        select(func.count()).select_from(ModelVerdict).join(PoolItem).where(PoolItem.pool_id == pool_id)
+    )
+    return bool(judged)
+
+
+def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> _Plan:
+    """Check a spec against the campaign (kind, status, strata, order, verification, an earlier pool's judgements,
+    the runs selected) and build its pool in memory: what `create_pool` stores and `preview_pool` counts."""
     campaign = get_organised(session, principal, campaign_id)
     if campaign.task_kind is not TaskKind.shots:
         raise Forbidden("moment campaigns take moment pools: POST /api/campaigns/{id}/moment-pools")
@@ -161,21 +190,22 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
         raise InvalidInput("unknown judging order", [{"field": "order", "message": str(exc)}]) from None
     verification = _verification_params(session, campaign_id, spec.verification) if spec.verification else None
     previous = current_pool(session, campaign_id)
-    if previous is not None:
-        judged = session.scalar(
-            select(func.count()).select_from(Judgement).join(PoolItem).where(PoolItem.pool_id == previous.id)
-        )
-        judged = judged or session.scalar(
-            select(func.count()).select_from(ModelVerdict).join(PoolItem).where(PoolItem.pool_id == previous.id)
-        )
-        if judged:
-            raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
-        session.execute(delete(Pool).where(Pool.id == previous.id))
+    if previous is not None and has_judgements(session, previous.id):
+        raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
     runs = _select_runs(session, campaign, spec)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     tables = load_runs(session, [r.id for r in runs])
     table = build_pool(tables, strata=strata, seed=seed)
-    planned, lists = judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
+    return _Plan(campaign, strata, runs, seed, tables, table, verification, previous)
+
+
+def create_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> Pool:
+    """Build and store the pool of a closed shots campaign; replaces an earlier pool with no judgements yet."""
+    plan = _plan(session, principal, campaign_id, spec)
+    campaign, strata, runs, seed, table = plan.campaign, plan.strata, plan.runs, plan.seed, plan.table
+    if plan.previous is not None:
+        session.execute(delete(Pool).where(Pool.id == plan.previous.id))
+    planned, lists = judging_orders.initial_orders(plan.tables, table, spec.order, seed, strata[-1].last)
     table = replace(table, judging_order=planned)
     params: dict[str, object] = {
         "strata": [[s.first, s.last, s.rate] for s in strata],
@@ -185,8 +215,8 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
         "run_ids": [r.id for r in runs],
         "order": spec.order,
     }
-    if verification is not None:
-        params["verification"] = verification
+    if plan.verification is not None:
+        params["verification"] = plan.verification
     pool = Pool(campaign_id=campaign_id, kind=spec.kind, params=params, seed=seed)
     session.add(pool)
     session.flush()
@@ -201,6 +231,52 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     session.execute(text("ANALYZE pool_items"))
     session.execute(text("ANALYZE judging_tasks"))
     return pool
+
+
+def preview_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> dict[str, object]:
+    """What `create_pool` would build from the spec, counted and not stored: the seed (drawn when the spec has
+    none: build with it to get this pool), the strata, the runs, per topic and stratum the pooled and sampled items
+    (as `topic_counts` gives them of the stored pool) and the totals. The same checks as a build, the same errors."""
+    plan = _plan(session, principal, campaign_id, spec)
+    table = plan.table
+    pooled: dict[str, Counter[str]] = defaultdict(Counter)
+    sampled: dict[str, Counter[str]] = defaultdict(Counter)
+    rows = zip(table.topics.tolist(), table.strata.tolist(), table.sampled.tolist(), strict=True)
+    for topic, stratum, chosen in rows:
+        pooled[str(topic)][str(stratum)] += 1
+        sampled[str(topic)][str(stratum)] += int(bool(chosen))
+    order = session.scalars(select(Topic.number).where(Topic.campaign_id == campaign_id).order_by(Topic.number))
+    topics = [
+        {
+            "topic": number,
+            "pooled": sum(pooled[number].values()),
+            "sampled": sum(sampled[number].values()),
+            "strata": {
+                s: {"pooled": pooled[number][s], "sampled": sampled[number][s]} for s in sorted(pooled[number], key=int)
+            },
+        }
+        for number in order
+        if number in pooled
+    ]
+    return {
+        "campaign_id": campaign_id,
+        "kind": spec.kind,
+        "seed": plan.seed,
+        "strata": [[s.first, s.last, s.rate] for s in plan.strata],
+        "order": spec.order,
+        "run_ids": [r.id for r in plan.runs],
+        "topics": topics,
+        "totals": totals(topics),
+    }
+
+
+def totals(topics: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The pooled and sampled items of every topic of `topic_counts` (or a preview's), summed."""
+    return {
+        "topics": len(topics),
+        "pooled": sum(int(t["pooled"]) for t in topics),
+        "sampled": sum(int(t["sampled"]) for t in topics),
+    }
 
 
 def _store_items(session: Session, pool: Pool, table: PoolTable, topic_ids: dict[str, int]) -> None:
@@ -351,3 +427,15 @@ def assign_topics(
         campaign.status = CampaignStatus.judging  # judging starts with the first assignment: no verdict comes sooner
     session.flush()
     return made
+
+
+def list_assignments(session: Session, principal: Principal, pool_id: int) -> list[dict[str, object]]:
+    """The pool's topics given to assessors: topic number and assessor id, by topic then assessor."""
+    pool = get_pool(session, principal, pool_id)
+    rows = session.execute(
+        select(Topic.number, Assignment.assessor_id)
+        .join(Topic, Topic.id == Assignment.topic_id)
+        .where(Assignment.pool_id == pool.id)
+        .order_by(Topic.number, Assignment.assessor_id)
+    )
+    return [{"topic": number, "assessor_id": assessor_id} for number, assessor_id in rows]

@@ -39,6 +39,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/campaigns/{campaign_id}/open"): ORG,
     ("GET", "/api/campaigns/{campaign_id}/overview"): ORG,
     ("POST", "/api/campaigns/{campaign_id}/pools"): ORG,
+    ("POST", "/api/campaigns/{campaign_id}/pools/preview"): ORG,
     ("POST", "/api/campaigns/{campaign_id}/publish"): ORG,
     ("GET", "/api/campaigns/{campaign_id}/qrels"): ORG,
     ("POST", "/api/campaigns/{campaign_id}/qrels"): ORG,
