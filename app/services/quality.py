@@ -10,11 +10,13 @@ from sqlalchemy.orm import Session, aliased
 
 from app.evaluation.statistics.agreement import cohen_kappa, neighbour_disagreements
 from app.services.auth import Principal
+from app.services.collection import format_media_url
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.judging import GRADES
 from app.services.pools import get_pool
 from app.storage.models import (
     Assessor,
+    Campaign,
     CollectionItem,
     Judgement,
     JudgementChange,
@@ -122,21 +124,56 @@ def needs_adjudication(rounds: dict[int, Judgement]) -> bool:
 
 
 def adjudication_queue(session: Session, principal: Principal, pool_id: int) -> list[dict[str, object]]:
-    """Items an organiser must decide: disagreements between rounds, and `unsure` verdicts."""
+    """Items an organiser must decide: disagreements between rounds, and `unsure` verdicts; each with its topic (number
+    and title), shot, the shot's video, window and media URL (None without a collection row or a template), the
+    verdicts by round and, per round, who gave the verdict (`judgements`: the assessor's id and name)."""
     pool = get_pool(session, principal, pool_id)
     by_item = verdicts_by_round(session, pool)
     pending = [item_id for item_id, rounds in by_item.items() if needs_adjudication(rounds)]
     items = {i.id: i for i in session.scalars(select(PoolItem).where(PoolItem.id.in_(pending)))}
-    topics = {t.id: t.number for t in session.scalars(select(Topic).where(Topic.campaign_id == pool.campaign_id))}
-    return [
-        {
-            "pool_item_id": item_id,
-            "topic": topics[items[item_id].topic_id],
-            "shot_id": items[item_id].docno,
-            "verdicts": {str(r): j.verdict.value for r, j in sorted(by_item[item_id].items())},
-        }
-        for item_id in sorted(pending)
-    ]
+    topics = {t.id: t for t in session.scalars(select(Topic).where(Topic.campaign_id == pool.campaign_id))}
+    names = {a.id: a.name for a in session.scalars(select(Assessor).where(Assessor.campaign_id == pool.campaign_id))}
+    campaign = session.get(Campaign, pool.campaign_id)
+    template = campaign.media_url_template if campaign is not None else None
+    shots = {
+        c.shot_id: c
+        for c in session.scalars(
+            select(CollectionItem).where(
+                CollectionItem.campaign_id == pool.campaign_id,
+                CollectionItem.shot_id.in_({i.docno for i in items.values()}),
+            )
+        )
+    }
+    out: list[dict[str, object]] = []
+    for item_id in sorted(pending):
+        item = items[item_id]
+        shot = shots.get(item.docno)
+        rounds = sorted(by_item[item_id].items())
+        out.append(
+            {
+                "pool_item_id": item_id,
+                "topic": topics[item.topic_id].number,
+                "topic_title": topics[item.topic_id].title,
+                "shot_id": item.docno,
+                "verdicts": {str(r): j.verdict.value for r, j in rounds},
+                "judgements": [
+                    {
+                        "round": r,
+                        "verdict": j.verdict.value,
+                        "assessor_id": j.assessor_id,
+                        "assessor": names.get(j.assessor_id) if j.assessor_id is not None else None,
+                    }
+                    for r, j in rounds
+                ],
+                "video_id": shot.video_id if shot else None,
+                "start": shot.start if shot else None,
+                "end": shot.end if shot else None,
+                "media_url": format_media_url(template, shot.shot_id, shot.video_id, shot.start, shot.end)
+                if shot
+                else None,
+            }
+        )
+    return out
 
 
 def adjudicate(session: Session, principal: Principal, pool_id: int, item_id: int, verdict: Verdict) -> None:
