@@ -229,9 +229,12 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
 
     # ------------------------------------------------------------------------------------------------ the pool page
 
-    def pool_view(session: Session, web: web_session.WebPrincipal, campaign: Campaign) -> dict[str, Any]:
-        """The pool page's data: the campaign's pool (parameters, counts, progress, statistics) or none, the
-        assessors, topics and assignments, and whether a (re)build is allowed."""
+    def pool_view(
+        session: Session, web: web_session.WebPrincipal, campaign: Campaign, *, with_statistics: bool
+    ) -> dict[str, Any]:
+        """The pool page's data: the campaign's pool (parameters, counts, progress and, when asked, its statistics,
+        which read every pooled run) or none, the assessors, topics and assignments, and whether a (re)build is
+        allowed."""
         principal = web.principal
         topics = topic_service.list_topics(session, principal, campaign.id)
         titles = {t.number: t.title for t in topics}
@@ -285,8 +288,9 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             data["progress"] = {"assessors": progress["assessors"]}
             if pools.verification_of(pool) is not None:
                 data["verification"] = jsonable_encoder(verification.progress(session, principal, pool.id))
-            data["statistics"] = pools.statistics(session, principal, pool.id)
-            data["statistics"].pop("topics", None)  # the counts are shown above
+            if with_statistics:
+                data["statistics"] = pools.statistics(session, principal, pool.id)
+                data["statistics"].pop("topics", None)  # the counts are shown above
         data["pool"] = shown
         data["may_build"] = not shown["judged"]
         return data
@@ -305,7 +309,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         """The pool page (with a form's errors, or a preview of the pool the build form would store)."""
         try:
             campaign = campaign_service.get_organised(session, web.principal, campaign_id)
-            data = pool_view(session, web, campaign)
+            data = pool_view(session, web, campaign, with_statistics="statistics" in request.query_params)
         except ServiceError as error:
             return failed(request, web, error)
         data["preview"] = preview

@@ -282,7 +282,11 @@ def test_progress_and_quality_control(closed, signed, client, organiser, session
     assert f'<td class="num">{len(seen)}/{len(seen)}</td>' in row and "<td>ann, bob</td>" in row
     assert f'<tr><td>ann</td><td>1</td><td class="num">{len(seen)}</td>' in page
     stats = client.get(f"/api/pools/{pool_id}/stats", headers=organiser).json()
-    assert twin["statistics"]["judged_share"] == stats["judged_share"] and twin["statistics"]["runs"] == stats["runs"]
+    assert twin["statistics"] is None and 'id="show-statistics"' in page  # on demand: it reads every run
+    shown = web.get(f"{path}/pool.json?statistics=1").json()["statistics"]
+    assert shown["judged_share"] == stats["judged_share"] and shown["runs"] == stats["runs"]
+    share = f"mean {stats['judged_share']['mean'] * 100:.1f}%"
+    assert share in web.get(f"{path}/pool?statistics=1").text
 
     # bad fields: named, nothing queued
     bad = web.post(f"{path}/quality-control", data={"csrf_token": csrf, "min_runs": "2", "window": "0"})
@@ -437,6 +441,29 @@ def test_the_preview_endpoint_checks_as_the_build_does(make_campaign, client, or
     assert pools_of(sessions, open_campaign.id) == 0
 
 
+def test_only_the_campaign_s_organisers_see_its_pages(closed, client, make_campaign, sessions) -> None:  # type: ignore[no-untyped-def]
+    from app.services.auth import issue_token
+    from app.storage.database import session_scope
+    from app.storage.models import Role
+
+    campaign, path = closed
+    anonymous = TestClient(client.app, base_url="http://testserver")
+    away = anonymous.get(f"{path}/pool", follow_redirects=False)
+    assert away.status_code == 303 and away.headers["location"].startswith("/login?next=")
+    assert anonymous.get(f"{path}/adjudication.json").status_code == 401
+    _, team = campaign.team()
+    as_team = TestClient(client.app, headers=team)
+    assert as_team.get(f"{path}/pool").status_code == 403
+    other = make_campaign(n_topics=1)
+    with session_scope(sessions) as session:
+        _, plain = issue_token(session, Role.organiser, label="another campaign's", campaign_id=other.id)
+    elsewhere = TestClient(client.app, headers={"Authorization": f"Bearer {plain}", **JSON})
+    for page in ("pool.json", "adjudication.json"):  # another campaign's organiser: not even found
+        assert elsewhere.get(f"{path}/{page}").status_code == 404
+    refused = elsewhere.post(f"{path}/pool", data={"kind": "depth", "depth": "5"})
+    assert refused.status_code == 404 and pools_of(sessions, campaign.id) == 0
+
+
 def test_the_whole_in_a_browser(browser, live_server, closed, client, organiser, sessions) -> None:  # type: ignore[no-untyped-def]
     campaign, path = closed
     ann, ann_headers = make_assessor(client, organiser, campaign, "ann")
@@ -488,6 +515,9 @@ def test_the_whole_in_a_browser(browser, live_server, closed, client, organiser,
         page.wait_for_url(f"{live_server}{path}/pool?assigned=3")
         assert "3 assignment(s) made." in page.inner_text("#notice")
         assert page.inner_text("#pool-topics tr[data-topic='1'] td:last-child") == "ann, bob"
+        page.click("#show-statistics")
+        page.wait_for_url(f"{live_server}{path}/pool?statistics=1*")
+        assert page.locator("#run-statistics tbody tr").count() == 4  # every run of the pool
         check_page(page, "pool_built", SHOTS)
 
         # ann judges topics 1 and 2 (relevant: the first shot of each video; unsure: the second); quality control
