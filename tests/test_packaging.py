@@ -157,3 +157,16 @@ def test_the_commands_compose_runs_wait_for_the_database():
     for command in (["db", "upgrade"], ["worker"], ["serve"]):
         shown = CliRunner().invoke(cli, [*command, "--help"])
         assert shown.exit_code == 0 and "--wait" in shown.output, command
+
+
+def test_package_data_ships_every_template_and_static_file():
+    """A non-editable install carries every page template (console/ and team/ too), static file and migration."""
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    shipped: set[Path] = set()
+    for package, patterns in data.items():
+        root = REPO / package.replace(".", "/")
+        for pattern in patterns:
+            shipped.update(root.glob(pattern))
+    wanted = [p for d in ("app/web/templates", "app/web/static") for p in (REPO / d).rglob("*") if p.is_file()]
+    missing = sorted(str(p.relative_to(REPO)) for p in wanted if p not in shipped)
+    assert wanted and missing == []

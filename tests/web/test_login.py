@@ -151,3 +151,15 @@ def test_twins_answer_json_by_suffix_and_accept_with_the_link_header(fresh, team
         login.json()["fields"]["token"]
         and login.headers["link"] == '</login.json>; rel="alternate"; type="application/json"'
     )
+
+
+def test_the_session_lasts_as_the_setting_says(fresh, team, sessions, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(fresh.app.state.settings, "web_session_seconds", 2 * 3600.0)
+    assert "browser session of 2 hours" in fresh.get("/login").text
+    response = sign_in(fresh, team[1])
+    cookie = next(c for c in response.headers.get_list("set-cookie") if c.startswith(f"{COOKIE}="))
+    assert "max-age=7200" in cookie.lower()
+    with sessions() as session:
+        made = session.query(ApiToken).filter_by(token_hash=hash_token(fresh.cookies.get(COOKIE))).one()
+        assert made.expires_at is not None
+        assert 7200 - 60 < (made.expires_at - datetime.now(UTC)).total_seconds() <= 7200
