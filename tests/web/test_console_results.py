@@ -19,7 +19,7 @@ from app.evaluation.measures.registry import default_measures
 from app.services import jobs as job_service
 from app.services.auth import authenticate, create_token
 from app.storage.database import session_scope
-from app.storage.models import Evaluation, QrelsVersion, Role
+from app.storage.models import AnalysisJob, Evaluation, QrelsVersion, Role
 from app.web.session import COOKIE, csrf_token
 from tests.api.helpers import (
     build_judged_campaign,
@@ -348,6 +348,11 @@ def test_an_evaluation_started_from_the_page_runs_and_shows_done(client, organis
     assert (row["status"], row["progress"], row["qrels_label"], row["cancel_url"]) == ("done", 1.0, "final", None)
     assert row["measures"] == ["AP", "P@10", "infAP"] and twin["analysis_evaluation_id"] == evaluation_id
     assert f"evaluation-{evaluation_id}:done" in twin["state"]
+    # once finished, there is nothing to cancel: the service's conflict shown by the job's row
+    late = post(browser, f"/console/evaluations/{evaluation_id}/cancel", csrf)
+    assert late.status_code == 409 and f'id="evaluation-{evaluation_id}-errors"' in late.text
+    assert "there is nothing to cancel" in late.text
+    assert client.get(f"/api/evaluations/{evaluation_id}", headers=organiser).json()["status"] == "done"
     assert twin["qrels_versions"][0]["default_measures"] == default_measures(stratified=True)  # sample_eval qrels
 
 
@@ -371,10 +376,21 @@ def test_cancel_marks_a_queued_evaluation_cancelled(client, organiser, sessions,
     assert client.get(f"/api/evaluations/{job_id}", headers=organiser).json()["status"] == "cancelled"
     html = browser.get(done.headers["location"]).text
     assert f'<tr data-evaluation="{job_id}" data-status="cancelled">' in html and "Evaluation " in html
-    # once finished, there is nothing to cancel: said in the page
     again = post(browser, cancel, csrf)
     assert again.status_code == 303  # cancelling a cancelled job is a no-op, as the API's
     assert post(browser, "/console/evaluations/999999/cancel", csrf).status_code == 404
+    # an analysis job too
+    with session_scope(sessions) as session:
+        analysis = AnalysisJob(campaign_id=campaign.id, kind="ties", params={"evaluation_id": job_id})
+        hold(session, analysis)
+        analysis_id = analysis.id
+    html = browser.get(f"/console/campaigns/{campaign.id}/evaluations").text
+    assert f'<tr data-analysis="{analysis_id}" data-status="queued">' in html
+    assert f'action="/console/analyses/{analysis_id}/cancel"' in html
+    assert post(browser, f"/console/analyses/{analysis_id}/cancel", None).status_code == 403
+    stopped = post(browser, f"/console/analyses/{analysis_id}/cancel", csrf)
+    assert stopped.status_code == 303 and stopped.headers["location"].endswith(f"?cancelled=analysis-{analysis_id}")
+    assert client.get(f"/api/analyses/{analysis_id}", headers=organiser).json()["status"] == "cancelled"
 
 
 def test_an_analysis_started_from_the_page_shows_its_figure(client, organiser, judged, console) -> None:  # type: ignore[no-untyped-def]
@@ -391,6 +407,8 @@ def test_an_analysis_started_from_the_page_shows_its_figure(client, organiser, j
             f"/api/campaigns/{campaign.id}/evaluations", json={"qrels_version_id": qrels["id"]}, headers=organiser
         )
         wait_done(client, organiser, started.json()["id"])
+    twin_path = f"/console/campaigns/{campaign.id}/evaluations.json"
+    listed = [a["id"] for a in browser.get(twin_path).json()["analyses"]]
     page = browser.get(f"/console/campaigns/{campaign.id}/evaluations").text
     assert 'id="kind-ties"' in page and 'id="an-stability-trials"' in page
     assert 'id="kind-label-noise"' not in page  # moments only
@@ -405,8 +423,7 @@ def test_an_analysis_started_from_the_page_shows_its_figure(client, organiser, j
     assert bounded.status_code == 422 and "params.trials" in bounded.text
     unknown = post(browser, path, csrf, kind="astrology")
     assert unknown.status_code == 422 and 'id="analysis-errors"' in unknown.text
-    twin = browser.get(f"/console/campaigns/{campaign.id}/evaluations.json").json()
-    assert twin["analyses"] == []
+    assert [a["id"] for a in browser.get(twin_path).json()["analyses"]] == listed  # nothing queued
     # started: run by the worker, its figure shown and served as SVG by the cookie session
     started = post(browser, path, csrf, kind="ties", measures="AP P@10")
     assert started.status_code == 303, started.text[:300]
@@ -418,7 +435,7 @@ def test_an_analysis_started_from_the_page_shows_its_figure(client, organiser, j
     figure = browser.get(f"/console/analyses/{job_id}/figure")
     assert figure.status_code == 200 and figure.headers["content-type"].startswith("image/svg+xml")
     assert b"<svg" in figure.content[:1000]
-    row = next(a for a in browser.get(f"/console/campaigns/{campaign.id}/evaluations.json").json()["analyses"])
+    row = next(a for a in browser.get(twin_path).json()["analyses"] if a["id"] == job_id)
     assert (row["id"], row["kind"], row["status"], row["figures"]) == (
         job_id,
         "ties",
