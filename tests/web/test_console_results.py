@@ -484,6 +484,11 @@ def test_the_board_preview_is_the_live_board_and_publish_makes_it_public(  # typ
     assert twin["evaluation_id"] == evaluation_id and twin["significance"]["measure"] == live["measure"]
     for run in runs:
         assert run in page.text
+    one = browser.get(f"/console/campaigns/{campaign.id}/board/evaluations/{evaluation_id}.json").json()
+    assert one["evaluation_id"] == evaluation_id and one["board"]["rows"] == twin["board"]["rows"]
+    assert (
+        browser.get(f"/console/campaigns/{campaign.id}/board/evaluations/{evaluation_id + 10_000}").status_code == 404
+    )
     by_p10 = browser.get(f"/console/campaigns/{campaign.id}/board.json?measure=P@10").json()["board"]
     assert by_p10["measure"] == "P@10"
     csv = browser.get(f"/console/campaigns/{campaign.id}/board/export?format=csv")
