@@ -86,7 +86,8 @@ UNAVAILABLE_RETRY_SECONDS = 5
 # failures and deadlocks (40001, 40P01), a lock not available (55P03)
 TRANSIENT_STATES = ("08", "53", "57P01", "57P02", "57P03", "57014", "40001", "40P01", "55P03")
 UNAVAILABLE_PAGE = (
-    "<!doctype html><html lang=en><meta charset=utf-8><title>trecpool: unavailable</title>"
+    "<!doctype html><html lang=en><meta charset=utf-8>"
+    '<meta name="viewport" content="width=device-width, initial-scale=1"><title>trecpool: unavailable</title>'
     "<h1>Temporarily unavailable</h1><p>{message}</p><p>Try again in a few seconds.</p></html>"
 )
 

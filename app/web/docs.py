@@ -47,6 +47,7 @@ def with_csp(page: HTMLResponse, policy: str) -> HTMLResponse:
 # Swagger UI's and ReDoc's pages pass axe-core (WCAG 2.1 AA) with this: a language, our stylesheet after theirs
 # (colours with enough contrast), our script naming the controls Swagger UI leaves unnamed, and no deep links (in
 # Swagger UI they are links inside each operation's expand button: a control nested in another).
+VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
 ADDED = '<link rel="stylesheet" type="text/css" href="/static/docs.css">\n<script src="/static/docs.js" defer></script>'
 
 
@@ -55,8 +56,10 @@ REDOC_THEME = {"typography": {"code": {"color": "#b3261e"}}}
 
 
 def accessible(page: HTMLResponse) -> HTMLResponse:
-    """`page` with `lang` on its <html>, and our docs.css and docs.js last in its <head>."""
+    """`page` with `lang` on its <html>, a viewport, and our docs.css and docs.js last in its <head>."""
     html = bytes(page.body).decode()
+    if 'name="viewport"' not in html:  # Swagger UI's sign-in helper: a phone would draw it 980 px wide
+        html = html.replace("</head>", f"{VIEWPORT}\n</head>", 1)
     html = html.replace("<html>", '<html lang="en">', 1).replace("</head>", f"{ADDED}\n</head>", 1)
     html = html.replace("<redoc ", f"<redoc theme='{json.dumps(REDOC_THEME)}' ", 1)
     return HTMLResponse(html, status_code=page.status_code)
