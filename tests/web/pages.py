@@ -26,20 +26,23 @@ AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.m
 SERIOUS = ("serious", "critical")
 
 
-def axe_violations(page, impacts: tuple[str, ...] = SERIOUS) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def axe_violations(page, impacts: tuple[str, ...] = SERIOUS, exclude: str | None = None) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
     """axe-core's violations of the page as shown (WCAG 2.1 A and AA rules) of the given impacts, each with its rule
-    id, impact, help and the first targets; a skip saying how to get axe-core when it is missing. Open the page in a
-    context made with `bypass_csp=True`: the pages' Content-Security-Policy refuses the injected script otherwise."""
+    id, impact, help and the first targets; a skip saying how to get axe-core when it is missing. `exclude`: a CSS
+    selector of parts left out (repeats of parts checked). Open the page in a context made with `bypass_csp=True`:
+    the pages' Content-Security-Policy refuses the injected script otherwise."""
     if not AXE.exists():
         pytest.skip("accessibility checks need axe-core: npm ci (package.json at the repository's root)")
     page.add_script_tag(path=str(AXE))
     found = page.evaluate(
-        """async () => {
+        """async exclude => {
             const tags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
-            const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
+            const context = exclude ? {exclude: [[exclude]]} : document;
+            const result = await axe.run(context, {runOnly: {type: "tag", values: tags}});
             return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
                                                 targets: v.nodes.slice(0, 3).map(n => n.target.join(" "))}));
-        }"""
+        }""",
+        exclude,
     )
     return [v for v in found if v["impact"] in impacts]
 
@@ -82,14 +85,28 @@ def fits(page) -> bool:  # type: ignore[no-untyped-def]
     return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
 
-def check_page(page, name: str, shots: str) -> None:  # type: ignore[no-untyped-def]
-    """axe-clean and no horizontal scroll at both SIZES; a screenshot at each (`shots`: a path with {name}, {width})."""
+# what reaches past the window's right edge (outside boxes that scroll or clip), to say what scrolls sideways
+STICKING_OUT = """() => {
+    const clipped = e => { for (let a = e.parentElement; a; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') return true; } return false; };
+    return [...document.querySelectorAll('body *')]
+        .filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5 && !clipped(e))
+        .slice(0, 5).map(e => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${[...e.classList].join('.')}`
+                              + ` ${Math.round(e.getBoundingClientRect().right)} px`);
+}"""
+
+
+def check_page(page, name: str, shots: str, *, full_page: bool = True, exclude: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """At each of SIZES: no horizontal scroll (else what sticks out is named), axe-clean (`exclude`: see
+    axe_violations) and a screenshot (`shots`: a path with {name}, {width}; the window only unless `full_page`).
+    The page is left at 1280x800."""
+    Path(shots).parent.mkdir(parents=True, exist_ok=True)
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        assert fits(page), f"{name} scrolls sideways at {width} px"
-        Path(shots).parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=shots.format(name=name, width=width), full_page=True)
-    assert axe_violations(page) == []
+        page.screenshot(path=shots.format(name=name, width=width), full_page=full_page)
+        assert fits(page), f"{name} scrolls sideways at {width} px: {page.evaluate(STICKING_OUT)}"
+        found = axe_violations(page, exclude=exclude)
+        assert found == [], f"{name} at {width} px: {found}"
     page.set_viewport_size({"width": 1280, "height": 800})
 
 
