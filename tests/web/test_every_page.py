@@ -302,6 +302,13 @@ def example_image() -> bytes:
 GUIDANCE = {"1": ("People dancing in a group, outdoors.", "Count any dance, even brief.", "dancers on a lawn")}
 
 
+def judge(page, key: str) -> None:  # type: ignore[no-untyped-def]
+    """Press a key of the judging page and wait until it shows the next shot (or the end of the queue)."""
+    task = page.get_attribute("#item", "data-task")
+    page.keyboard.press(key)
+    page.wait_for_function(SETTLED, arg=task)
+
+
 def test_the_judging_page(page, live_server, make_campaign, client, organiser, sessions) -> None:  # type: ignore[no-untyped-def]
     checked = Checked("test_the_judging_page")
     campaign, _ = helpers.setup_campaign(make_campaign, client, organiser, n_runs=2, depth=60, seed=4)
@@ -339,6 +346,18 @@ def test_the_judging_page(page, live_server, make_campaign, client, organiser, s
     page.click("#pause")
     page.wait_for_selector("#paused:not([hidden])")
     check(page, "judge_paused")
+    page.keyboard.press("n")  # any key resumes (and judges nothing)
+    page.wait_for_function(SETTLED, arg="")
+    judge(page, "n")
+    judge(page, "b")  # back to the shot just judged
+    assert page.is_visible("#going-back")
+    check(page, "judge_going_back")
+    for _ in range(20):  # the rest of the queue, to its end
+        if page.is_visible("#message"):
+            break
+        judge(page, "n")
+    assert page.text_content("#message").startswith("All done")
+    check(page, "judge_all_done")
     checked.all_checked()
 
 
