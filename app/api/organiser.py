@@ -10,8 +10,9 @@ from app.services.inputs import Id
 from app.storage.models import Role
 
 router = APIRouter(prefix="/api", tags=["organiser"])
-PANEL_ROLE = role(Role.organiser)
-"""The role the organiser page's panel (app/web/organiser_page.py, the HTML twin of this view) declares."""
+PANEL_ROLE = role(Role.organiser, session_cookie_reads=True)
+"""The role the organiser page's panel (app/web/organiser_page.py, the HTML twin of this view) declares: a bearer
+token, or the browser session's cookie of an organiser signed in at /login."""
 
 
 @router.get("/campaigns/{campaign_id}/overview", response_model=organiser_view.CampaignView)

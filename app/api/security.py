@@ -16,7 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from app.api.throttle import FailureThrottle
-from app.services.auth import Principal, authenticate_actor
+from app.services.auth import SESSION_COOKIE, Principal, authenticate_actor
 from app.services.errors import Forbidden, Unauthenticated
 from app.storage.audit import set_actor
 from app.storage.models import Role
@@ -107,14 +107,18 @@ def remembered_principal(request: Request, token: str | None) -> Principal | Non
     return found[1] if found is not None and found[0] == token else None
 
 
-def role(*roles: Role) -> Any:
+def role(*roles: Role, session_cookie_reads: bool = False) -> Any:
     """A dependency admitting callers whose token has one of `roles`; yields their Principal.
 
     The principal becomes the actor of the audit trail for every change the request's session makes.
+    `session_cookie_reads`: a GET without a bearer header may present the browser session's cookie instead (a
+    read: no CSRF to check), as the organiser page's panels do for an organiser signed in at /login.
     """
 
     def check(request: Request, session: SessionDep, credentials: Credentials) -> Principal:
         token = credential_of(credentials)
+        if token is None and session_cookie_reads and request.method in ("GET", "HEAD"):
+            token = request.cookies.get(SESSION_COOKIE) or None
         principal = remembered_principal(request, token)
         if principal is None:
             principal = checked_credential(request, token, lambda token: authenticate_actor(session, token))

@@ -18,6 +18,9 @@ from app.storage.models import ApiToken, Assessor, Role, Team
 TOKEN_PREFIX = "tp_"
 
 
+SESSION_COOKIE = "trecpool_session"  # the browser session's cookie (app/web/session.py): a session token
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who is calling: a role plus the team, assessor or campaign the token is bound to."""

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from app import __version__
 from app.services import agreement_report
-from app.services.auth import Principal
+from app.services.auth import SESSION_COOKIE, Principal
 from app.services.inputs import Id
 from app.web.organiser_page import HEADERS
 from app.web.pages import templates
@@ -64,6 +64,8 @@ def make_router(page_role: Any, organiser_role: Any, session_dependency: Any) ->
             "campaign_id": campaign_id,
             "panel_url": links["panel"],
             "json_url": links["json"],
+            "sign_in_url": "/login?" + urlencode({"next": links["page"]}),
+            "has_session": bool(request.cookies.get(SESSION_COOKIE)),
             "version": __version__,
         }
         return templates.TemplateResponse(request, "agreement.html", context, headers=_alternate(links["json"]))

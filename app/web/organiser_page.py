@@ -20,6 +20,7 @@ from app.services import live_view, organiser_view
 from app.services.auth import Principal
 from app.services.errors import ServiceError
 from app.services.inputs import Id
+from app.web import session as web_session
 from app.web.pages import templates
 
 HEADERS = {
@@ -65,6 +66,7 @@ def make_router(page_role: Any, organiser_role: Any, session_dependency: Any) ->
             "campaign_id": campaign_id,
             "panel_url": f"/organise/campaigns/{campaign_id}/panel",
             "json_url": f"/api/campaigns/{campaign_id}/overview",
+            "has_session": bool(request.cookies.get(web_session.COOKIE)),
             "version": __version__,
         }
         return templates.TemplateResponse(request, "organiser.html", context, headers=HEADERS)
@@ -77,6 +79,7 @@ def make_router(page_role: Any, organiser_role: Any, session_dependency: Any) ->
         view = organiser_view.campaign_view(session, principal, campaign_id)
         context = {
             "view": view,
+            "csrf": _cookie_csrf(request),
             "live": _live(session, principal, view.pool_id, view.pool_kind),
             "json_url": f"/api/campaigns/{campaign_id}/overview",
             "duration": duration,
@@ -95,3 +98,10 @@ def _live(session: Session, principal: Principal, pool_id: int | None, pool_kind
         return live_view.live_view(session, principal, pool_id)
     except ServiceError:  # a pool the live view cannot read (no runs): the rest of the page still shows
         return None
+
+
+def _cookie_csrf(request: Request) -> str | None:
+    """The CSRF value of the browser session the request came with (None for a bearer request): a cookie session's
+    Cancel buttons post to the console's cancel forms with it."""
+    cookie = request.cookies.get(web_session.COOKIE)
+    return web_session.csrf_token(cookie) if cookie and web_session.bearer(request) is None else None

@@ -19,13 +19,13 @@ from urllib.parse import quote
 from fastapi import Request, Response
 from sqlalchemy.orm import Session
 
-from app.services.auth import Principal, authenticate, authenticate_actor, issue_token
+from app.services.auth import SESSION_COOKIE, Principal, authenticate, authenticate_actor, issue_token
 from app.services.errors import Forbidden, Unauthenticated
 from app.services.tokens import now, revoke_token
 from app.storage.audit import set_actor
 from app.storage.models import Role
 
-COOKIE = "trecpool_session"
+COOKIE = SESSION_COOKIE
 CSRF_FIELD = "csrf_token"
 SESSION_SECONDS = 12 * 3600.0  # a working day; the long-lived token stays with its owner
 SIGN_IN_ROLES = (Role.organiser, Role.team)  # assessors keep their one-time judging link

@@ -1,6 +1,6 @@
 // The agreement page: shows the report of a model qrels version against a human one, rendered on the server and
-// fetched once with the organiser's token (sessionStorage, shared with the organiser page; Authorization header:
-// never in a URL). The versions are chosen by the panel's form, a plain GET of this page.
+// fetched once with the browser session of an organiser signed in at /login (its HttpOnly cookie), else with the
+// organiser's token typed here (sessionStorage, shared with the organiser page; Authorization header: never in a URL). The versions are chosen by the panel's form, a plain GET of this page.
 "use strict";
 
 (() => {
@@ -33,16 +33,16 @@
   }
 
   async function load() {
-    if (!state.token) return;
     main.setAttribute("aria-busy", "true");
     $("status").textContent = "Comparing the versions…";
     try {
       const response = await fetch(main.dataset.panelUrl, {
-        headers: { Authorization: `Bearer ${state.token}`, Accept: "text/html" },
+        headers: state.token ? { Authorization: `Bearer ${state.token}`, Accept: "text/html" } : { Accept: "text/html" },
         cache: "no-store",
+        credentials: "same-origin",
       });
       if (response.status === 401) {
-        askForToken(`The token was refused: ${await detailOf(response)}.`);
+        askForToken(state.token ? `The token was refused: ${await detailOf(response)}.` : "");
       } else if (response.status === 403 || response.status === 404) {
         askForToken(`This token does not organise this campaign: ${await detailOf(response)}.`);
       } else if (!response.ok) {
@@ -52,7 +52,7 @@
       } else {
         $("panel").innerHTML = await response.text(); // rendered by the server, escaped there
         $("token-form").hidden = true;
-        $("forget").hidden = false;
+        $("forget").hidden = !state.token;
         showMessage("");
       }
     } catch (error) {
@@ -73,6 +73,6 @@
     load();
   });
   $("forget").addEventListener("click", () => askForToken("Token forgotten: this tab no longer holds it."));
-  if (state.token) load();
+  if (state.token || main.dataset.session === "true") load(); // by the session cookie when there is no token
   else askForToken("");
 })();

@@ -1,7 +1,8 @@
-// The organiser page: shows the campaign's organiser view, rendered on the server, fetched with the organiser's
-// token (sessionStorage, Authorization header: never in a URL), refreshed every 10 s while the tab is visible (less
-// often when the view takes long to make: never more than a tenth of the server's time); Cancel buttons call the
-// jobs' cancel endpoints.
+// The organiser page: shows the campaign's organiser view, rendered on the server, fetched with the browser session
+// of an organiser signed in at /login (its HttpOnly cookie), else with an organiser token typed here (sessionStorage,
+// Authorization header: never in a URL); refreshed every 10 s while the tab is visible (less often when the view
+// takes long to make: never more than a tenth of the server's time). Cancel buttons post the console's cancel form
+// (with the session's CSRF value) or call the API's cancel endpoint with the token.
 "use strict";
 
 (() => {
@@ -10,7 +11,11 @@
   const SHARE = 10; // wait at least SHARE times as long as the last view took to load
   const $ = (id) => document.getElementById(id);
   const main = $("main");
-  const state = { token: sessionStorage.getItem(TOKEN_KEY), busy: false, timer: null, lastMs: 0 };
+  // noSession: no session cookie came with the page (the server says so: the cookie is HttpOnly), or it was refused
+  const state = {
+    token: sessionStorage.getItem(TOKEN_KEY), busy: false, timer: null, lastMs: 0,
+    noSession: main.dataset.session !== "true",
+  };
 
   function announce(text) {
     // cleared first so that the same message twice is announced twice
@@ -39,12 +44,10 @@
     return (data && data.detail) || `HTTP ${response.status}`;
   }
 
-  async function call(method, url, accept) {
-    return fetch(url, {
-      method,
-      headers: { Authorization: `Bearer ${state.token}`, Accept: accept },
-      cache: "no-store",
-    });
+  async function call(method, url, accept, body) {
+    const headers = { Accept: accept };
+    if (state.token) headers.Authorization = `Bearer ${state.token}`;
+    return fetch(url, { method, headers, body, cache: "no-store", credentials: "same-origin" });
   }
 
   // the key of the focused element of the panel, to focus its new copy after a refresh
@@ -57,15 +60,17 @@
   }
 
   async function load() {
-    if (!state.token || state.busy) return;
+    if (state.busy || (!state.token && state.noSession)) return; // nothing to ask with until a token is typed
     state.busy = true;
     main.setAttribute("aria-busy", "true");
     const started = performance.now();
     try {
       const response = await call("GET", main.dataset.panelUrl, "text/html");
       if (response.status === 401) {
-        askForToken(`The token was refused: ${await detailOf(response)}.`);
+        if (!state.token) state.noSession = true; // no (live) session cookie either
+        askForToken(state.token ? `The token was refused: ${await detailOf(response)}.` : "");
       } else if (response.status === 403 || response.status === 404) {
+        if (!state.token) state.noSession = true; // the session is not this campaign's organiser's
         askForToken(`This token does not organise this campaign: ${await detailOf(response)}.`);
       } else if (!response.ok) {
         showMessage(`Could not load the view: ${await detailOf(response)}. Retrying.`);
@@ -73,7 +78,7 @@
         const key = focusKey();
         $("panel").innerHTML = await response.text(); // rendered by the server, escaped there
         $("token-form").hidden = true;
-        $("forget").hidden = false;
+        $("forget").hidden = !state.token;
         showMessage("");
         const again = key && $("panel").querySelector(key);
         if (again) again.focus();
@@ -100,7 +105,12 @@
     const name = button.dataset.jobName;
     button.disabled = true;
     try {
-      const response = await call("POST", button.dataset.cancelUrl, "application/json");
+      let body;
+      if (button.dataset.csrf) {
+        body = new FormData();
+        body.append("csrf_token", button.dataset.csrf);
+      }
+      const response = await call("POST", button.dataset.cancelUrl, "application/json", body);
       if (response.ok) {
         const job = await response.json();
         announce(job.status === "cancelled"
@@ -135,7 +145,7 @@
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible") load(); // back to the tab: show what changed meanwhile
     });
-    if (state.token) load();
+    if (state.token || !state.noSession) load(); // by the session cookie when there is no token
     else askForToken("");
     schedule();
   }
