@@ -74,6 +74,7 @@ RELEASED = {
     "0010_drop_the_unused_blobs_table.py": ("1075664a6d20ed2be267d672c6e3cde91e984676bdb3835367d312552158384d"),
     "0011_run_means_intervals.py": ("f0541a4dc95ed5f12b2f9a972b8ee563b1b281e1edcdab5860be95fd0989ad85"),
     "0012_machine_assessors.py": ("215dc279b98c0710b4f0700b795706ef9491bc8c9454c143aef515504dde3dcf"),
+    "0013_console_settings.py": ("588ea8b132bad83ca188172a25f551d2df90a7836623875b8f140c172beba541"),
 }
 
 
