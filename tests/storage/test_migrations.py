@@ -769,3 +769,30 @@ def test_a_database_at_0011_with_assessors_and_versions_upgrades_to_0012_as_peop
         assert migrations.current_revision(engine) == migrations.head_revision()
     finally:
         engine.dispose()
+
+
+def test_a_database_at_0012_upgrades_to_0013_with_the_console_s_defaults(create_database):
+    """0013: campaigns made before it keep named teams, sound on and second opinions every 10 verdicts; runs are no
+    baselines; topics have no guidelines or examples; the interleaving is bounded; the downgrade drops them again."""
+    url = create_database()
+    engine = make_engine(url)
+    try:
+        migrations.upgrade(url, "0012")
+        _load(engine, AT_0008 + AT_0010 + ";\n" + AT_0011, alpha=zlib.compress(OLD_RUN.encode()))
+        migrations.upgrade(url, "0013")
+        with engine.begin() as conn:
+            settings = conn.execute(text("SELECT anonymise_teams, audio_on, interleave_every FROM campaigns"))
+            assert set(settings.all()) == {(False, True, 10)}
+            assert conn.execute(text("SELECT DISTINCT baseline FROM runs")).scalars().all() == [False]
+            topics = conn.execute(text("SELECT DISTINCT guidelines, examples FROM topics")).all()
+            assert topics == [("", None)]
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(text("UPDATE campaigns SET interleave_every = 1001"))
+        migrations.downgrade(url, "0012")
+        with engine.connect() as conn:
+            assert "audio_on" not in {c["name"] for c in inspect(conn).get_columns("campaigns")}
+            assert "guidelines" not in {c["name"] for c in inspect(conn).get_columns("topics")}
+        migrations.upgrade(url)
+        assert migrations.current_revision(engine) == migrations.head_revision()
+    finally:
+        engine.dispose()
