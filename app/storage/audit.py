@@ -18,7 +18,8 @@ ACTOR_KEY = "actor"
 SET_ACTOR = text("SELECT set_config('trecpool.actor', :actor, true)")
 
 # the tables the audit triggers watch: 0004's, 0007's moment marks and 0009's runs, topics, collection and ground
-# truth (the last three summarised per statement); a later revision that adds one adds it here too
+# truth (the last three summarised per statement), 0014's series and their topic sets; a later revision that adds one
+# adds it here too
 AUDITED_TABLES = (
     "campaigns",
     "teams",
@@ -39,6 +40,8 @@ AUDITED_TABLES = (
     "collection_items",
     "ground_truth_segments",
     "moment_truth_segments",
+    "series",
+    "series_topic_sets",
 )
 
 

@@ -90,6 +90,32 @@ class Verdict(enum.StrEnum):
     unsure = "unsure"
 
 
+class Series(Base):
+    """A campaign series (TRECVID's Progress task): campaigns of several years sharing progress topics."""
+
+    __tablename__ = "series"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="", server_default=text("''"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class SeriesTopicSet(Base):
+    """A named set of a series' progress topics; sealed (no judgement of it reaches a team or the public) until
+    `released_at`."""
+
+    __tablename__ = "series_topic_sets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(64))
+    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    __table_args__ = (UniqueConstraint("series_id", "name"),)
+
+
 class Campaign(Base):
     """One evaluation campaign (a task of one year, say)."""
 
@@ -117,6 +143,8 @@ class Campaign(Base):
     # an assessor's second opinions and put-off shots come back after every this many first-round verdicts of the
     # topic (0: when the topic's first round is done)
     interleave_every: Mapped[int] = mapped_column(Integer, default=10, server_default=text("10"))
+    # the campaign series it belongs to, sharing progress topics with the series' other campaigns (migration 0014)
+    series_id: Mapped[int | None] = mapped_column(ForeignKey("series.id", ondelete="SET NULL"), index=True)
 
     __table_args__ = (
         CheckConstraint("max_results > 0", name="max_results_positive"),
@@ -155,6 +183,7 @@ class Topic(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     guidelines: Mapped[str] = mapped_column(Text, default="", server_default=text("''"))  # shown beside the video
     examples: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))  # [{"url", "caption"}]
+    progress_set: Mapped[str | None] = mapped_column(String(64))  # a series' progress set (NULL: a main topic)
 
     __table_args__ = (UniqueConstraint("campaign_id", "number"),)
 
@@ -325,6 +354,8 @@ class Pool(Base):
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     seed: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    # a series pool: one progress set over the runs of several campaigns of the series (NULL: the campaign's own)
+    series_set_id: Mapped[int | None] = mapped_column(ForeignKey("series_topic_sets.id", ondelete="SET NULL"))
 
 
 class PoolRun(Base):
