@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -110,20 +110,41 @@ def rank_rows(runs: Sequence[RankedRun]) -> tuple[np.ndarray, np.ndarray, np.nda
     return run_index, topics, docs, ranks
 
 
+def topic_caps(topics: np.ndarray, depths: Mapping[str, int], default: int) -> np.ndarray:
+    """int64 [len(topics)] each row's topic depth: `depths[topic]`, else `default` (one look-up per distinct topic)."""
+    names, codes = np.unique(np.asarray(topics, dtype=str), return_inverse=True)
+    per_name = np.array([int(depths.get(name, default)) for name in names.tolist()], dtype=np.int64)
+    caps: np.ndarray = per_name[codes.reshape(-1)] if len(names) else np.zeros(0, dtype=np.int64)
+    return caps
+
+
 def build_pool(
-    runs: Sequence[RankedRun], *, depth: int | None = None, strata: Sequence[Stratum] | None = None, seed: int = 0
+    runs: Sequence[RankedRun],
+    *,
+    depth: int | None = None,
+    strata: Sequence[Stratum] | None = None,
+    seed: int = 0,
+    depths: Mapping[str, int] | None = None,
 ) -> PoolTable:
-    """A depth-k pool (`depth`) or a stratified pool (`strata`) over `runs`, shuffled for judging with `seed`."""
+    """A depth-k pool (`depth`) or a stratified pool (`strata`) over `runs`, shuffled for judging with `seed`.
+
+    A depth pool may take per-topic depths (`depths`: {topic: k}, `depth` for the topics it does not name): each
+    topic's pool is then the top k of its own, exactly the union of per-topic depth-k pools."""
     if (depth is None) == (strata is None):
         raise ValueError("give exactly one of depth or strata")
+    if depths and depth is None:
+        raise ValueError("per-topic depths need a depth pool (depth: the default for topics they do not name)")
     if depth is not None:
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
-        strata = (Stratum(1, depth, 1.0),)
+        low = min([depth, *(depths or {}).values()])
+        if low < 1:
+            raise ValueError(f"depth must be >= 1, got {low}")
+        strata = (Stratum(1, max([depth, *(depths or {}).values()]), 1.0),)
     assert strata is not None
     check_strata(strata)
     run_index, topics, docs, ranks = rank_rows(runs)
     keep = ranks <= strata[-1].last
+    if depths and depth is not None:
+        keep &= ranks <= topic_caps(topics, depths, depth)
     run_index, topics, docs, ranks = run_index[keep], topics[keep], docs[keep], ranks[keep]
     unique_keys, pair_of_row = np.unique(pair_keys(topics, docs), return_inverse=True)
     n_pairs = len(unique_keys)
@@ -170,11 +191,17 @@ class PoolStats:
 
 
 def pool_stats(
-    runs: Sequence[RankedRun], pool: PoolTable, *, depth: int, groups: Sequence[str] | None = None
+    runs: Sequence[RankedRun],
+    pool: PoolTable,
+    *,
+    depth: int,
+    groups: Sequence[str] | None = None,
+    depths: Mapping[str, int] | None = None,
 ) -> PoolStats:
     """Per-topic stratum sizes, each run's judged share per topic, and unique contributions per run and group.
 
-    `depth` is the deepest pooled rank (the last stratum's end): only rows within it contribute to the pool.
+    `depth` is the deepest pooled rank (the last stratum's end): only rows within it contribute to the pool; with
+    per-topic `depths` (a depth pool's, `depth` for the topics they do not name) only rows within their topic's.
     """
     run_index, topics, docs, ranks = rank_rows(runs)
     pool_keys = pair_keys(pool.topics, pool.docs)
@@ -196,7 +223,7 @@ def pool_stats(
     np.add.at(judged_count, (run_index, topic_codes), judged)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = judged_count / returned
-    contributed = in_pool & (ranks <= depth)
+    contributed = in_pool & (ranks <= (topic_caps(topics, depths, depth) if depths else depth))
     contributors = np.bincount(where[contributed], minlength=len(pool_keys))
     unique_rows = contributed & (contributors[where] == 1)
     unique_per_run = np.bincount(run_index[unique_rows], minlength=len(runs))
