@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from app.evaluation.errors import FormatError
+from app.evaluation.formats.explanations import Explanation
 from app.services.validation import in_line_order
 from app.storage.models import TaskKind
 
@@ -37,6 +38,7 @@ class ParsedRun:
     elapsed: dict[str, float] = field(default_factory=dict)  # seconds per topic, from an XML run's elapsedTime
     errors: list[tuple[int, str]] = field(default_factory=list)
     complete: bool = True
+    explanations: Sequence[Explanation] = ()  # of rows kept, in file order (XML and JSON-lines moment runs)
 
     @property
     def n_rows(self) -> int:
@@ -129,6 +131,7 @@ def scan(data: bytes, fmt: str, *, max_errors: int) -> ParsedRun:
         elapsed=found.elapsed,
         errors=found.errors,
         complete=found.complete,
+        explanations=found.explanations,
     )
 
 
@@ -159,7 +162,13 @@ def _scan_moments(data: bytes, max_errors: int) -> ParsedRun:
 def _moment_rows(table: Any, errors: list[tuple[int, str]] | None = None, complete: bool = True) -> ParsedRun:
     """A ParsedRun of a moment run table."""
     return ParsedRun(
-        tag=table.tag, topics=table.topics, lines=table.lines, moments=table, errors=errors or [], complete=complete
+        tag=table.tag,
+        topics=table.topics,
+        lines=table.lines,
+        moments=table,
+        errors=errors or [],
+        complete=complete,
+        explanations=table.explanations,
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.evaluation.errors import FormatError
+from app.evaluation.formats.explanations import Explanation
 from app.evaluation.records import RunTable
 
 
@@ -36,7 +37,8 @@ class RunScan:
 
     `complete` is False when reading stopped early (at `max_errors` errors, or at XML that is not well-formed): lines
     after the last error were not checked, so a caller adding errors of its own keeps only those before that line.
-    `attributes` and `elapsed` (seconds per topic) are an XML run's; a TREC run has neither.
+    `attributes` and `elapsed` (seconds per topic) are an XML run's, and so are `explanations` (of the rows kept, in
+    file order); a TREC run has none of them.
     """
 
     table: RunTable
@@ -44,6 +46,7 @@ class RunScan:
     complete: bool = True
     attributes: dict[str, str] = field(default_factory=dict)
     elapsed: dict[str, float] = field(default_factory=dict)
+    explanations: list[Explanation] = field(default_factory=list)
 
     def checked(self, source: str) -> RunScan:
         """This scan, or a FormatError with its errors if it has any."""

@@ -1,5 +1,7 @@
 """Reading TRECVID AVS XML runs (NIST's videoAdhocSearchResults format): the ranked shots with their line numbers,
-the run's attributes (trType, class, novelty, pid, priority, desc) and each topic's elapsedTime.
+the run's attributes (trType, class, novelty, pid, priority, desc), each topic's elapsedTime and the optional
+explanation of each shot (a frame's time and a bounding box, as attributes of <item> or of an <explanation> element
+inside it: `app.evaluation.formats.explanations`).
 
 The text is fed to expat a block at a time, so a file is never needed whole. A DOCTYPE line naming NIST's DTD is
 accepted (the DTD is never fetched); an internal DTD subset, entity declarations and entity references are refused.
@@ -14,6 +16,8 @@ from xml.parsers import expat
 import numpy as np
 
 from app.evaluation.errors import FormatError, decode_utf8
+from app.evaluation.formats import explanations as explaining
+from app.evaluation.formats.explanations import Explanation
 from app.evaluation.formats.scanning import (
     Errors,
     RunScan,
@@ -87,7 +91,7 @@ def scan_trecvid_xml_blocks(
         scores=-seq.astype(np.float64),
         lines=np.array(reader.lines, dtype=np.int64),
     )
-    return RunScan(read_only(table), errors, complete, attributes, reader.elapsed)
+    return RunScan(read_only(table), errors, complete, attributes, reader.elapsed, reader.explanations)
 
 
 def _check_utf8(block: bytes, first_line: int, source: str) -> None:
@@ -120,6 +124,12 @@ class _AvsXmlReader:
         self.seen: dict[tuple[str, str], int] = {}
         self.seen_seq: dict[tuple[str, int], int] = {}
         self.parser: expat.XMLParserType | None = None
+        self.explanations: list[Explanation] = []
+        self.current: Explanation | None = None  # the open <item> kept as a row (its explanation fields empty)
+        self.explained = False  # whether the open <item> has its explanation
+        self.element: tuple[int, float | None, explaining.Box | None] | None = None  # an open <explanation>
+        self.text: list[str] = []  # the open <explanation>'s content
+        self.n_text = 0
 
     def attach(self, parser: expat.XMLParserType) -> None:
         """Install the callbacks on an expat parser."""
@@ -129,6 +139,7 @@ class _AvsXmlReader:
         parser.StartDoctypeDeclHandler = self.doctype
         parser.EntityDeclHandler = self.forbid
         parser.ExternalEntityRefHandler = self.forbid
+        parser.CharacterDataHandler = self.characters
 
     def doctype(self, name: str, system_id: str | None, public_id: str | None, internal_subset: bool) -> None:
         """Accept a DOCTYPE that only names an external DTD, as NIST's runs carry (expat never fetches it); refuse one
@@ -159,6 +170,8 @@ class _AvsXmlReader:
                 self.elapsed_time(self.topic, elapsed)
         elif tag == "item":
             self.item(attrs)
+        elif tag == "explanation":
+            self.explanation_start(attrs)
 
     def elapsed_time(self, topic: str, text: str) -> None:
         """Record a topic's elapsedTime (seconds, finite and >= 0); the first one given for a topic counts."""
@@ -198,9 +211,74 @@ class _AvsXmlReader:
             self.docs.append(shot)
             self.ranks.append(seq)
             self.lines.append(line)
+            self.current = Explanation(line, self.topic, shot, seq, None, None, None)
+            self.explained = False
+            self.item_explanation(attrs)
+
+    def item_explanation(self, attrs: dict[str, str]) -> None:
+        """Keep the explanation an <item>'s own attributes state (frame time, box), if any."""
+        assert self.current is not None
+        try:
+            frame_time, box, stated = explaining.from_attributes(attrs)
+        except ValueError as exc:
+            self.errors.add(self.current.line, f"explanation of shot {self.current.item!r}: {exc}")
+            self.explained = True  # reported: an <explanation> inside would be a second one
+            return
+        if stated:
+            self.explanations.append(_with(self.current, frame_time, box, None))
+            self.explained = True
+
+    def explanation_start(self, attrs: dict[str, str]) -> None:
+        """Open an <explanation> of the current <item>: its attributes now, its text at its end."""
+        line = self.line()
+        if self.current is None:
+            self.errors.add(line, "<explanation> outside an <item> (or inside one with errors)")
+            return
+        if self.explained:
+            self.errors.add(line, f"shot {self.current.item!r} has more than one explanation")
+            return
+        self.explained = True
+        try:
+            frame_time, box, _ = explaining.from_attributes(attrs)
+        except ValueError as exc:
+            self.errors.add(line, f"explanation of shot {self.current.item!r}: {exc}")
+            return
+        self.element = (line, frame_time, box)
+        self.text, self.n_text = [], 0
+
+    def characters(self, data: str) -> None:
+        """Collect the text of an open <explanation> (no more than it may hold)."""
+        if self.element is not None and self.n_text <= explaining.MAX_TEXT:
+            self.text.append(data)
+            self.n_text += len(data)
+
+    def explanation_end(self) -> None:
+        """Close an <explanation>: keep it, or report it empty or too long."""
+        if self.element is None or self.current is None:
+            return
+        line, frame_time, box = self.element
+        self.element = None
+        try:
+            text = explaining.checked_text("".join(self.text))
+        except ValueError as exc:
+            self.errors.add(line, f"explanation of shot {self.current.item!r}: {exc}")
+            return
+        if frame_time is None and text is None:
+            self.errors.add(line, f"explanation of shot {self.current.item!r} is empty (give frameTime, bbox or text)")
+            return
+        self.explanations.append(_with(self.current, frame_time, box, text))
 
     def end(self, name: str) -> None:
         """Handle a closing tag."""
         tag = _local(name)
         if tag.endswith("TopicResult") or tag == "topic":
             self.topic = None
+        elif tag == "explanation":
+            self.explanation_end()
+        elif tag == "item":
+            self.current = None
+
+
+def _with(row: Explanation, frame_time: float | None, box: explaining.Box | None, text: str | None) -> Explanation:
+    """A row's explanation with what it states."""
+    return Explanation(row.line, row.topic, row.item, row.rank, frame_time, box, text)

@@ -1,4 +1,7 @@
-"""Parsing moment runs and moment ground truth (whitespace columns or JSON lines) with line-numbered errors."""
+"""Parsing moment runs and moment ground truth (whitespace columns or JSON lines) with line-numbered errors.
+
+A JSON-lines moment run may give a result an `explanation` (`app.evaluation.formats.explanations`): kept with the
+table, never used in a score."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.evaluation.errors import FormatError
+from app.evaluation.formats import explanations as explaining
+from app.evaluation.formats.explanations import Explanation
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,7 @@ class MomentRunTable:
     ends: np.ndarray  # float64 seconds
     scores: np.ndarray  # float64
     lines: np.ndarray  # int64, 1-based line numbers
+    explanations: tuple[Explanation, ...] = ()  # of the rows that have one (JSON lines only), in file order
 
     def __len__(self) -> int:
         """Number of moments."""
@@ -121,12 +127,14 @@ def _ident(value: object, what: str) -> str:
     return text
 
 
-_Fields = tuple[str, str, object, object, object, str | None]  # topic, video, start, end, score, tag of a line
+_Said = tuple[float | None, explaining.Box | None, str | None] | None  # a line's explanation: time, box, text
+_Fields = tuple[str, str, object, object, object, str | None, _Said]  # topic, video, start, end, score, tag, why
 _Row = tuple[int, str, str, float, float, float, str | None]  # line, topic, video, start, end, score, tag
 
 
 def _json_fields(text: str, with_score: bool) -> _Fields:
-    """(topic, video, start, end, score, tag) of one JSON line; ValueError on a bad line."""
+    """(topic, video, start, end, score, tag, explanation) of one JSON line; ValueError on a bad line (a run's
+    explanation is read, ground truth's ignored)."""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -143,6 +151,7 @@ def _json_fields(text: str, with_score: bool) -> _Fields:
     tag = obj.get("tag")
     if tag is not None and (not isinstance(tag, str) or not tag.strip()):
         raise ValueError(f"tag {tag!r} is not a non-empty string")
+    said = explaining.from_json(obj["explanation"]) if with_score and obj.get("explanation") is not None else None
     return (
         _ident(obj["topic"], "topic"),
         _ident(obj[video_key], "video_id"),
@@ -150,11 +159,13 @@ def _json_fields(text: str, with_score: bool) -> _Fields:
         obj["end"],
         obj.get("score"),
         tag.strip() if isinstance(tag, str) else None,
+        said,
     )
 
 
 def _column_fields(text: str, with_score: bool) -> _Fields:
-    """(topic, video, start, end, score, tag) of one whitespace-separated line; ValueError on a bad line."""
+    """(topic, video, start, end, score, tag, no explanation) of one whitespace-separated line; ValueError on a bad
+    line."""
     parts = text.split()
     allowed = (5, 6) if with_score else (4,)
     if len(parts) not in allowed:
@@ -166,11 +177,13 @@ def _column_fields(text: str, with_score: bool) -> _Fields:
         raise ValueError(f"{len(parts)} columns, expected {expected}")
     score = parts[4] if with_score else None
     tag = parts[5] if len(parts) == 6 else None
-    return parts[0], parts[1], parts[2], parts[3], score, tag
+    return parts[0], parts[1], parts[2], parts[3], score, tag, None
 
 
-def _parse_rows(data: bytes | str, *, with_score: bool, max_errors: int, source: str) -> tuple[list[_Row], _Errors]:
-    """Rows of (line, topic, video, start, end, score, tag) and the error collector."""
+def _parse_rows(
+    data: bytes | str, *, with_score: bool, max_errors: int, source: str
+) -> tuple[list[_Row], _Errors, list[Explanation]]:
+    """Rows of (line, topic, video, start, end, score, tag), the error collector and the rows' explanations."""
     errors = _Errors(max_errors, source)
     lines = _lines(data, errors)
     if not lines and not errors.items:
@@ -178,18 +191,21 @@ def _parse_rows(data: bytes | str, *, with_score: bool, max_errors: int, source:
     is_json = bool(lines) and lines[0][1].lstrip().startswith("{")
     fields: Callable[[str, bool], _Fields] = _json_fields if is_json else _column_fields
     rows: list[_Row] = []
+    said: list[Explanation] = []
     for number, text in lines:
         if errors.full:
             break
         try:
-            topic, video, start, end, score, tag = fields(text, with_score)
+            topic, video, start, end, score, tag, why = fields(text, with_score)
             s, e = _segment(start, end)
             value = _number(score, "score") if with_score else 0.0
         except ValueError as exc:
             errors.add(number, str(exc))
             continue
         rows.append((number, topic, video, s, e, value, tag))
-    return rows, errors
+        if why is not None:
+            said.append(Explanation(number, topic, video, None, *why))
+    return rows, errors, said
 
 
 def _columns(rows: list[_Row]) -> tuple[np.ndarray, ...]:
@@ -205,7 +221,7 @@ def _columns(rows: list[_Row]) -> tuple[np.ndarray, ...]:
 
 def parse_moment_run(data: bytes | str, *, max_errors: int = 50, source: str = "run") -> MomentRunTable:
     """Parse a moment run (`topic video_id start end score [tag]` columns or JSON lines); FormatError on bad lines."""
-    rows, errors = _parse_rows(data, with_score=True, max_errors=max_errors, source=source)
+    rows, errors, said = _parse_rows(data, with_score=True, max_errors=max_errors, source=source)
     tag: str | None = None
     tag_line = 0
     for number, *_, row_tag in rows:
@@ -215,7 +231,10 @@ def parse_moment_run(data: bytes | str, *, max_errors: int = 50, source: str = "
             errors.add(number, f"mixed tags: {row_tag!r} here, {tag!r} on line {tag_line}")
     errors.raise_if_any()
     lines, topics, videos, starts, ends, scores = _columns(rows)
-    return MomentRunTable(tag=tag, topics=topics, videos=videos, starts=starts, ends=ends, scores=scores, lines=lines)
+    return MomentRunTable(
+        tag=tag, topics=topics, videos=videos, starts=starts, ends=ends, scores=scores, lines=lines,
+        explanations=tuple(said),
+    )  # fmt: skip
 
 
 def parse_moment_ground_truth(
@@ -227,7 +246,7 @@ def parse_moment_ground_truth(
     rejected like a reversed one. An exact duplicate of a segment of the same topic is rejected too (it would
     count twice as a positive in mAP).
     """
-    rows, errors = _parse_rows(data, with_score=False, max_errors=max_errors, source=source)
+    rows, errors, _ = _parse_rows(data, with_score=False, max_errors=max_errors, source=source)
     seen: dict[tuple[str, str, float, float], int] = {}
     for number, topic, video, s, e, _, _ in rows:
         key = (topic, video, s, e)
