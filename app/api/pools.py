@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
@@ -44,6 +44,10 @@ class VerificationIn(BaseModel):
     )
 
 
+TopicNumber = Annotated[Text, Field(min_length=1, max_length=64)]
+TopicDepth = Annotated[int, Field(ge=1, le=100_000)]
+
+
 class PoolIn(RunSelection):
     """How to build a pool."""
 
@@ -51,6 +55,12 @@ class PoolIn(RunSelection):
     depth: int | None = Field(default=None, ge=1, le=100_000, description="For depth pools: the top k of every run")
     strata: Text | None = Field(
         default=None, max_length=1000, description="For stratified pools, e.g. '1-300:1.0, 301-1000:0.25'"
+    )
+    depths: dict[TopicNumber, TopicDepth] | None = Field(
+        default=None,
+        max_length=100_000,
+        description="For depth pools: per-topic depths {topic: k} (each topic's pool is its runs' top k; `depth` "
+        "for the topics not named), e.g. {'1': 50, '2': 100}; stored in the pool's params",
     )
     order: JudgingOrderName = Field(
         default="shuffled",
@@ -161,6 +171,7 @@ class PoolPreviewOut(BaseModel):
     kind: str
     seed: int
     strata: list[list[float]]
+    depths: dict[str, int] | None = None
     order: str
     run_ids: list[int]
     topics: list[TopicCount]
@@ -179,6 +190,7 @@ def pool_spec(body: PoolIn) -> pools.PoolSpec:
         run_ids=tuple(body.run_ids) if body.run_ids else None,
         order=body.order,
         verification=pools.VerificationSpec(**body.verification.model_dump()) if body.verification else None,
+        depths=dict(body.depths) if body.depths else None,
     )
 
 

@@ -27,7 +27,7 @@ from app.evaluation.errors import MeasureError
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
-from app.services import agreement_report
+from app.services import agreement_report, topic_depths
 from app.services.analysis_registry import ANALYSES, Analysis, AnalysisData, Scores, checked_params, json_safe
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
@@ -36,7 +36,7 @@ from app.services.evaluations import load_ground_truth
 from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.services.scores import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
-from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run
+from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, Topic
 
 Progress = Callable[[float], None]
 LOADED, COMPUTED = 0.05, 0.95  # progress once the data is loaded; the computation reports in between
@@ -129,6 +129,11 @@ def _check_against_data(
         out["qrels_version_ids"] = _agreement_versions(session, campaign)
     if record.reads == "qrels-versions":
         out["qrels_version_ids"] = _qrels_versions(session, campaign, out.get("qrels_version_ids"))
+    if isinstance(out.get("depth"), dict):  # per-topic depths: of the campaign's topics
+        try:
+            out["depth"] = topic_depths.check_depths(session, campaign.id, out["depth"], field="params.depth")
+        except InvalidInput as exc:
+            raise InvalidInput("invalid analysis parameters", exc.errors) from None
     if "pooled_runs" in out:
         version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
         if version is not None and version.pool_id is not None:
@@ -281,19 +286,29 @@ class PoolFacts:
 
     pooled: list[str]
     pooled_from: str  # pool | params | priority 1
-    depth: int | None
+    depth: int | dict[str, int] | None  # one for every topic, or per topic (a pool's per-topic depths, or given)
     depth_source: str  # pool | given | inferred
 
 
 def pool_facts(
-    session: Session, version: QrelsVersion, runs: Sequence[Run], pooled_runs: list[str] | None, depth: int | None
+    session: Session,
+    version: QrelsVersion,
+    runs: Sequence[Run],
+    pooled_runs: list[str] | None,
+    depth: int | dict[str, int] | None,
 ) -> PoolFacts:
-    """The pool's runs and depth: stored for qrels cut from a pool; for imported qrels the runs given (else the
-    priority-1 runs) and the depth given (else None: inferred from the qrels)."""
+    """The pool's runs and depth: stored for qrels cut from a pool (per topic when the pool has per-topic depths);
+    for imported qrels the runs given (else the priority-1 runs) and the depth given (one or per topic; else None:
+    inferred from the qrels)."""
     pool = session.get(Pool, version.pool_id) if version.pool_id is not None else None
     if pool is not None:
         ids = set(session.scalars(select(PoolRun.run_id).where(PoolRun.pool_id == pool.id)))
-        stored = int(pool.params["strata"][-1][1])
+        numbers = list(session.scalars(select(Topic.number).where(Topic.campaign_id == pool.campaign_id)))
+        deepest = int(pool.params["strata"][-1][1])
+        per_topic = topic_depths.depth_of_topics(pool, numbers)
+        stored: int | dict[str, int] = per_topic or deepest
+        if isinstance(depth, dict):  # the topics a map given does not name keep the pool's depth
+            depth = {**(per_topic or dict.fromkeys(numbers, deepest)), **depth}
         return PoolFacts(
             pooled=[r.name for r in runs if r.id in ids],
             pooled_from="pool",

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from app.evaluation.errors import FormatError
 from app.evaluation.pools.builders import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
 from app.evaluation.records import RunTable
-from app.services import judging_orders
+from app.services import judging_orders, topic_depths
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -66,6 +66,7 @@ class PoolSpec:
     run_ids: tuple[int, ...] | None = None  # only these runs
     order: str = "shuffled"  # judging order per topic: one of `orders.ORDERS` (shuffled, mtc_hedge, ...)
     verification: VerificationSpec | None = None  # a model-assisted pool (services/verification.py)
+    depths: Mapping[str, int] | None = None  # a depth pool's per-topic depths {topic: k}; `depth` for the others
 
 
 def _strata_of(spec: PoolSpec) -> tuple[Stratum, ...]:
@@ -162,6 +163,7 @@ class _Plan:
     table: PoolTable
     verification: dict[str, object] | None
     previous: Pool | None  # the campaign's pool without judgements, which a build replaces
+    depths: dict[str, int] | None = None  # per-topic depths, checked (services/topic_depths.py)
 
 
 def has_judgements(session: Session, pool_id: int) -> bool:
@@ -184,6 +186,9 @@ def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSp
     if campaign.status not in (CampaignStatus.closed, CampaignStatus.pooled, CampaignStatus.judging):
         raise Conflict(f"close submissions before pooling (campaign is {campaign.status.value})")
     strata = _strata_of(spec)
+    depths = _depths_of(session, campaign_id, spec)
+    if depths:
+        strata = (Stratum(1, max(strata[-1].last, *depths.values()), 1.0),)
     try:
         judging_orders.check_order(spec.order)
     except ValueError as exc:
@@ -195,8 +200,20 @@ def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSp
     runs = _select_runs(session, campaign, spec)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     tables = load_runs(session, [r.id for r in runs])
-    table = build_pool(tables, strata=strata, seed=seed)
-    return _Plan(campaign, strata, runs, seed, tables, table, verification, previous)
+    if depths:
+        table = build_pool(tables, depth=spec.depth, depths=depths, seed=seed)
+    else:
+        table = build_pool(tables, strata=strata, seed=seed)
+    return _Plan(campaign, strata, runs, seed, tables, table, verification, previous, depths)
+
+
+def _depths_of(session: Session, campaign_id: int, spec: PoolSpec) -> dict[str, int] | None:
+    """A spec's per-topic depths, checked (a depth pool's only; every topic the campaign's, every depth >= 1)."""
+    if not spec.depths:
+        return None
+    if spec.kind != "depth":
+        raise InvalidInput("per-topic depths are for depth pools", [{"field": "depths", "message": "kind depth"}])
+    return topic_depths.check_depths(session, campaign_id, spec.depths)
 
 
 def create_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> Pool:
@@ -217,6 +234,8 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     }
     if plan.verification is not None:
         params["verification"] = plan.verification
+    if plan.depths:
+        params["depths"] = plan.depths
     pool = Pool(campaign_id=campaign_id, kind=spec.kind, params=params, seed=seed)
     session.add(pool)
     session.flush()
@@ -263,6 +282,7 @@ def preview_pool(session: Session, principal: Principal, campaign_id: int, spec:
         "kind": spec.kind,
         "seed": plan.seed,
         "strata": [[s.first, s.last, s.rate] for s in plan.strata],
+        "depths": plan.depths,
         "order": spec.order,
         "run_ids": [r.id for r in plan.runs],
         "topics": topics,
@@ -365,7 +385,10 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
         judging_order=np.zeros(len(items), dtype=np.int64),
     )
     depth = int(pool.params["strata"][-1][1])
-    result = pool_stats(stored, table, depth=depth, groups=[teams[r.team_id] for r in runs])
+    per_topic = topic_depths.stored_depths(pool)
+    if per_topic:
+        depth = topic_depths.default_depth(pool)
+    result = pool_stats(stored, table, depth=depth, groups=[teams[r.team_id] for r in runs], depths=per_topic)
     share = result.judged_share
     finite = share[np.isfinite(share)]
     return {
