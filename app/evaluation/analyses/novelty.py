@@ -1,10 +1,22 @@
 """Novelty: the relevant shots a run found that no other team found (the TRECVID overview's novelty scores and
-"sorted unique hits by team").
+"sorted unique hits by team"), and the novelty score of novelty runs (`novelty_scores`).
 
 A run *finds* a relevant (grade >= 1) qrels line when the (topic, doc) is in its top `max_results` (trec_eval order).
 A found shot is *unique to a team* when no run of any other team found it; a run's unique hits are the shots it
 found that are unique to its team (a team's runs may share them), a team's the union over its runs. The per-topic
 counts and each team's hits sorted by unique hits (descending, then by name) are what the charts draw.
+
+The novelty score (`novelty_scores`) is the measure the TRECVID AVS task introduced for its optional novelty run type
+in 2019 and kept through 2022 (Awad et al., "TRECVID 2019: An evaluation campaign to benchmark Video Activity
+Detection, Video Captioning and Matching, and Video Search & retrieval", TRECVID 2019 overview, AVS section, "Novelty
+metric"; the 2022 AVS overview's "Novelty Scores"). As trecpool computes it, per topic t and run r of team g:
+
+1. a shot is *unique* to g when no run of another team returned it for t, *common* otherwise;
+2. r earns 1 for each shot in its top `max_results` that is relevant (grade >= 1) and unique to g;
+3. r loses `penalty` (1 by default) for each shot in its top `max_results` judged not relevant (grade 0) that is
+   common (another team returned it too);
+4. novelty(r, t) = unique true shots - penalty x common false shots; the run's score is the sum over the qrels'
+   topics. Unjudged shots (no qrels line, or a stratified qrels' -1) count neither way.
 """
 
 from __future__ import annotations
@@ -15,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from app.evaluation.analyses.lines import index_lines
 from app.evaluation.grading.prepared_runs import PreparedRuns, lookup, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
@@ -148,4 +161,105 @@ def unique_relevant(
         found=found.astype(np.int64),
         unique=unique.astype(np.int64),
         relevant=relevant.astype(np.int64),
+    )
+
+
+@dataclass(frozen=True)
+class NoveltyScores:
+    """The TRECVID novelty score of every run per topic, with its two counts (see the module's docstring)."""
+
+    runs: list[str]
+    run_teams: list[str]
+    topics: list[str]  # the qrels' topics
+    unique_true: np.ndarray  # int64 [n_run, n_topic] relevant shots in the run's top k no other team returned
+    common_false: np.ndarray  # int64 [n_run, n_topic] shots judged not relevant that another team returned too
+    penalty: float
+
+    @property
+    def per_topic(self) -> np.ndarray:
+        """float64 [n_run, n_topic]: unique true shots - penalty x common false shots."""
+        return self.unique_true - self.penalty * self.common_false
+
+    @property
+    def total(self) -> np.ndarray:
+        """float64 [n_run]: the novelty score, summed over the qrels' topics."""
+        return self.per_topic.sum(axis=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: each run's score and counts, best score first (then by name), and the penalty."""
+        rows = [
+            {
+                "run": run,
+                "team": team,
+                "score": float(score),
+                "unique_true": int(unique),
+                "common_false": int(common),
+            }
+            for run, team, score, unique, common in zip(
+                self.runs,
+                self.run_teams,
+                self.total.tolist(),
+                self.unique_true.sum(axis=1).tolist(),
+                self.common_false.sum(axis=1).tolist(),
+                strict=True,
+            )
+        ]
+        rows.sort(key=lambda row: (-row["score"], row["run"]))
+        return {"penalty": self.penalty, "topics": len(self.topics), "runs": rows}
+
+
+def novelty_scores(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    teams: Sequence[str],
+    *,
+    max_results: int = 1000,
+    penalty: float = 1.0,
+) -> NoveltyScores:
+    """Every run's TRECVID novelty score per qrels topic, all runs and topics at once (teams: one per run)."""
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    n_run = len(prepared.names)
+    if len(teams) != n_run:
+        raise ValueError("give one team per run")
+    if not np.isfinite(penalty) or penalty < 0:
+        raise ValueError("the penalty must be a finite number >= 0")
+    index = index_lines(prepared, qrels)
+    topics = index.topics
+    n_topic, n_pair = len(topics), len(prepared.pair_topic)
+    grades = np.asarray(qrels.grades, dtype=np.int64)
+    line = index.pair_line  # [n_pair + 1], the last slot pads
+    grade = np.where(line >= 0, grades[np.maximum(line, 0)] if len(grades) else 0, -1)
+    qrels_topic = {name: i for i, name in enumerate(topics)}
+    pair_column = np.append(
+        np.array([qrels_topic.get(t, -1) for t in prepared.topics], dtype=np.int64)[prepared.pair_topic]
+        if n_pair
+        else np.zeros(0, np.int64),
+        -1,
+    )
+    team_names = sorted(set(teams))
+    team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
+    n_team = len(team_names)
+    flat = prepared.pairs.reshape(n_run, -1)
+    entry_run = np.repeat(np.arange(n_run), flat.shape[1])
+    entries = flat.reshape(-1)
+    present = entries >= 0  # a run ranks a pair once
+    entry_run, entry_pair = entry_run[present], entries[present]
+    couples = np.unique(entry_pair * max(n_team, 1) + team_of_run[entry_run])
+    teams_per_pair = np.bincount(couples // max(n_team, 1), minlength=n_pair + 1)
+    column = pair_column[entry_pair]
+    scored = column >= 0
+    unique = teams_per_pair[entry_pair] == 1
+    true_unique = scored & unique & (grade[entry_pair] >= 1)
+    false_common = scored & ~unique & (grade[entry_pair] == 0)
+    cells = n_run * n_topic
+    key = entry_run * n_topic + column
+    unique_true = np.bincount(key[true_unique], minlength=cells).reshape(n_run, n_topic)
+    common_false = np.bincount(key[false_common], minlength=cells).reshape(n_run, n_topic)
+    return NoveltyScores(
+        runs=list(prepared.names),
+        run_teams=[str(t) for t in teams],
+        topics=list(topics),
+        unique_true=unique_true.astype(np.int64),
+        common_false=common_false.astype(np.int64),
+        penalty=float(penalty),
     )
