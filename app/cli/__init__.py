@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("database", "Database schema migrations."),
     "token": ("tokens", "API tokens: create, list, revoke."),
     "judge": ("judge", "Run a judge function as a model assessor against a server's batch judging API."),
+    "archive": ("archive", "Campaign archives: export to one file, import into another server, verify bit for bit."),
 }
 
 
