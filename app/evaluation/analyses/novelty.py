@@ -178,16 +178,16 @@ class NoveltyScores:
     @property
     def per_topic(self) -> np.ndarray:
         """float64 [n_run, n_topic]: unique true shots - penalty x common false shots."""
-        return self.unique_true - self.penalty * self.common_false
+        return np.asarray(self.unique_true - self.penalty * self.common_false, dtype=np.float64)
 
     @property
     def total(self) -> np.ndarray:
         """float64 [n_run]: the novelty score, summed over the qrels' topics."""
-        return self.per_topic.sum(axis=1)
+        return np.asarray(self.per_topic.sum(axis=1), dtype=np.float64)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON: each run's score and counts, best score first (then by name), and the penalty."""
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "run": run,
                 "team": team,
@@ -204,7 +204,7 @@ class NoveltyScores:
                 strict=True,
             )
         ]
-        rows.sort(key=lambda row: (-row["score"], row["run"]))
+        rows.sort(key=lambda row: (-float(row["score"]), str(row["run"])))
         return {"penalty": self.penalty, "topics": len(self.topics), "runs": rows}
 
 
