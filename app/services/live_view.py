@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
@@ -42,7 +43,7 @@ from app.evaluation.analyses.live import LiveBoard
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.pools.seeding import topic_rng
 from app.evaluation.records import Qrels
-from app.services import judging_orders
+from app.services import judging_orders, topic_depths
 from app.services.auth import Principal
 from app.services.errors import InvalidInput
 from app.services.pools import get_pool
@@ -137,7 +138,7 @@ def _build(session: Session, pool: Pool) -> _Entry:
         strata=np.array(columns[3], dtype=np.int64),
         sampled=np.array(columns[4], dtype=bool),
         teams=[by_id[r][1] for r in run_ids],
-        depth=int(pool.params["strata"][-1][1]),
+        depth=_pool_depth(pool, prepared.topics),
         random=judging_orders.is_random(judging_orders.order_of(pool)),
     )
     ids = np.array(columns[0], dtype=np.int64)
@@ -147,6 +148,14 @@ def _build(session: Session, pool: Pool) -> _Entry:
         line_of_item={int(i): k for k, i in enumerate(ids.tolist())},
         fed=np.full(len(ids), UNJUDGED, dtype=np.int64),
     )
+
+
+def _pool_depth(pool: Pool, topics: Sequence[str]) -> int | np.ndarray:
+    """The depth a run contributes within: the pool's deepest rank, or one per prepared topic (per-topic depths)."""
+    per_topic = topic_depths.depth_of_topics(pool, list(topics))
+    if per_topic is None:
+        return int(pool.params["strata"][-1][1])
+    return np.array([per_topic[t] for t in topics], dtype=np.int64)
 
 
 def _entry(session: Session, pool: Pool) -> _Entry:

@@ -109,6 +109,18 @@ def test_analyses_use_each_topics_depth(per_topic, client, organiser, sessions) 
     judge_in_process(
         sessions, assessor, lambda i: "relevant" if int(i["shot_id"].split("_")[1]) < 3 else "not_relevant"
     )
+    # the live view's leave-one-team-out: relevant shots only one team's runs rank within their topic's depth
+    team_of = {r["name"]: r["team_id"] for r in runs}
+    teams_of: dict[tuple[str, str], set[int]] = {}
+    for name, lists in ranked.items():
+        for topic, docs in lists.items():
+            for doc in docs[: own_depth(topic)]:
+                teams_of.setdefault((topic, doc), set()).add(team_of[name])
+    names = {t["id"]: t["name"] for t in client.get(f"/api/campaigns/{campaign.id}/teams", headers=organiser).json()}
+    relevant = {k: v for k, v in teams_of.items() if int(k[1].split("_")[1]) < 3}
+    expected = {names[i]: sum(v == {i} for v in relevant.values()) for i in set(team_of.values())}
+    live = client.get(f"/api/pools/{built['id']}/live", headers=organiser).json()["reusability"]
+    assert {t["team"]: t["removed_relevant"] for t in live["teams"]} == expected and sum(expected.values()) > 0
     cut = client.post(f"/api/pools/{built['id']}/qrels", json={"label": "final"}, headers=organiser)
     assert cut.status_code == 201, cut.text
     started = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser)

@@ -49,7 +49,7 @@ class LiveBoard:
         sampled: Sequence[bool] | np.ndarray | None = None,
         teams: Sequence[str] | None = None,
         pooled: Sequence[str] | None = None,
-        depth: int,
+        depth: int | np.ndarray,  # one for every topic, or one per prepared topic (a pool's per-topic depths)
         random: bool = True,
         window: int = 100,
         min_rate: float = 2.0,
