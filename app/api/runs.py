@@ -1,16 +1,17 @@
-"""Runs: upload with metadata, list, read, download and delete."""
+"""Runs: upload with metadata, list, read, download (converted or as uploaded), explanations and delete."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Request, Response, UploadFile
+from fastapi import APIRouter, Form, Query, Request, Response, UploadFile
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.media import TEXT_FILE
+from app.api.media import TEXT, TEXT_FILE
 from app.api.security import Organiser, SessionDep, Submitter
 from app.api.uploads import read_limited
+from app.services import run_explanations
 from app.services import runs as service
 from app.services.inputs import INT32_MAX, Id, Text
 from app.services.tables import attachment
@@ -129,9 +130,25 @@ def update_run(run_id: Id, body: RunPatch, session: SessionDep, principal: Organ
     return RunOut.model_validate(run)
 
 
-@router.get("/runs/{run_id}/download", response_class=Response, responses=TEXT_FILE)
-def download_run(run_id: Id, session: SessionDep, principal: Submitter) -> Response:
-    """The run as a file: TREC 6 columns for shot runs, `topic video start end score tag` TSV for moments."""
+RUN_FILE: dict[int | str, dict[str, Any]] = {
+    200: {**TEXT_FILE[200], "content": {"text/plain": TEXT, "application/xml": TEXT}},
+}
+
+
+@router.get("/runs/{run_id}/download", response_class=Response, responses=RUN_FILE)
+def download_run(
+    run_id: Id,
+    session: SessionDep,
+    principal: Submitter,
+    original: Annotated[
+        bool, Query(description="The file exactly as uploaded (an XML or JSON-lines run with its explanations)")
+    ] = False,
+) -> Response:
+    """The run as a file: TREC 6 columns for shot runs, `topic video start end score tag` TSV for moments; with
+    `original=true` the uploaded file itself (after any gzip), explanations included."""
+    if original:
+        run, data, filename, media_type = service.original_upload(session, principal, run_id)
+        return Response(data, media_type=media_type, headers={"Content-Disposition": attachment(filename)})
     run, chunks = service.download_run(session, principal, run_id)
     body = b"".join(chunks)
     filename = f"{run.name}.{'tsv' if run.format == 'moments' else 'txt'}"
@@ -140,6 +157,20 @@ def download_run(run_id: Id, session: SessionDep, principal: Submitter) -> Respo
         media_type="text/plain; charset=utf-8",
         headers={"Content-Disposition": attachment(filename)},
     )
+
+
+@router.get("/runs/{run_id}/explanations", response_model=run_explanations.ExplanationsPage)
+def list_explanations(
+    run_id: Id,
+    session: SessionDep,
+    principal: Submitter,
+    offset: Annotated[int, Query(ge=0, le=INT32_MAX)] = 0,
+    limit: Annotated[int, Query(ge=1, le=run_explanations.MAX_PAGE)] = 100,
+    topic: Annotated[Text | None, Query(max_length=200, description="Only this topic's explanations")] = None,
+) -> run_explanations.ExplanationsPage:
+    """Why the run returned its results (a frame's time and box, or a text, per result, as the run file gives them),
+    a page at a time in file order: for the run's team and its campaign's organisers, never for assessors."""
+    return run_explanations.explanations_page(session, principal, run_id, offset=offset, limit=limit, topic=topic)
 
 
 @router.delete("/runs/{run_id}", status_code=204, response_class=Response)

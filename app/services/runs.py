@@ -321,6 +321,17 @@ def download_run(session: Session, principal: Principal, run_id: int) -> tuple[R
     return run, _file_lines(parsed, run.tag or run.name)
 
 
+def original_upload(session: Session, principal: Principal, run_id: int) -> tuple[Run, bytes, str, str]:
+    """The run file exactly as uploaded (after any gzip), explanations included: the run, the bytes, a file name and
+    a media type."""
+    run = visible_run(session, principal, run_id)
+    data = zlib.decompress(run.content)
+    if run.format == "xml":
+        return run, data, f"{run.name}.xml", "application/xml"
+    suffix = "txt" if run.format == "trec" else ("jsonl" if data.lstrip()[:1] == b"{" else "tsv")
+    return run, data, f"{run.name}.{suffix}", "text/plain; charset=utf-8"
+
+
 def _number(value: float) -> str:
     """A float as PostgreSQL prints it: shortest round-trip digits, no trailing '.0'."""
     shown = repr(value)

@@ -94,6 +94,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("GET", "/api/runs/{run_id}"): SUBMITTER,
     ("PATCH", "/api/runs/{run_id}"): ORG,
     ("GET", "/api/runs/{run_id}/download"): SUBMITTER,
+    ("GET", "/api/runs/{run_id}/explanations"): SUBMITTER,
     ("GET", "/api/runs/{run_id}/versus"): SUBMITTER,
     ("POST", "/api/teams/{team_id}/tokens"): ORG,
 }
