@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from app.figures.axiou_figures import FIGURES as AXIOU_FIGURES
 from app.figures.campaign_analyses import FIGURES as CAMPAIGN_FIGURES
 from app.figures.campaign_analyses import machine_agreement, type_significance
 
@@ -289,6 +290,7 @@ FIGURES: dict[str, Callable[[Data], Figure]] = {
 
 LOOKUP: dict[str, Callable[[Data], Figure]] = {
     **CAMPAIGN_FIGURES,
+    **AXIOU_FIGURES,
     **FIGURES,
     "type-significance": type_significance,
     "machine-agreement": machine_agreement,

@@ -1254,6 +1254,124 @@ register(
 )
 
 
+class ModelSelectionParams(AnalysisParams):
+    """Parameters of the model-selection analysis."""
+
+    validation_measures: Annotated[
+        Measures | None, Option(("--validation-measure",)), Default("every measure read but the counts")
+    ] = Field(default=None, description="the measures a variant is selected by, on the validation topics")
+    test_measures: Annotated[
+        Measures | None, Option(("--test-measure",)), Default("every measure read but the counts")
+    ] = Field(default=None, description="the measures the selected variants are scored by, on the test topics")
+    validation_topics: Annotated[
+        list[Annotated[Text, Field(min_length=1, max_length=64)]] | None,
+        Option(("--validation-topic",)),
+        Default("a seeded random share of the topics (validation_share, seed)"),
+    ] = Field(default=None, min_length=1, max_length=100_000, description="the validation split; the rest is test")
+    validation_share: float = Field(
+        default=0.5, gt=0, lt=1, allow_inf_nan=False, description="the random validation split's share of the topics"
+    )
+    seed: Seed = 0
+
+
+def _model_selection(data: AnalysisData, params: ModelSelectionParams, progress: Progress) -> Computed:
+    """The variant each validation measure selects, scored by every test measure as z-scores."""
+    from app.evaluation.analyses.model_selection import model_selection
+
+    scores = data.score_table()
+    result = model_selection(
+        scores.runs,
+        scores.measures,
+        scores.topics,
+        scores.values,
+        validation_measures=params.validation_measures,
+        test_measures=params.test_measures,
+        validation_topics=params.validation_topics,
+        validation_share=params.validation_share,
+        seed=params.seed,
+    )
+    notes = [f"Only {', '.join(result.above_average)} selected a model at or above the mean on every test measure."]
+    return Computed(result.to_dict(), result, notes if result.above_average else [])
+
+
+register(
+    Analysis(
+        name="model-selection",
+        description="Per validation measure the variant it selects, scored by every test measure as z-scores.",
+        reproduces=f"{AXIOU}, section 6.6, Fig. 8 (variants of one system: validation and test splits of the topics)",
+        params=ModelSelectionParams,
+        compute=_model_selection,
+        core="app.evaluation.analyses.model_selection.model_selection",
+        figure="model-selection",
+        reads="scores",
+        measures="readable",
+        step="selecting a variant per measure",
+    )
+)
+
+
+Gamma = Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)]
+Theta = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+
+
+class IoUNoiseParams(AnalysisParams):
+    """Parameters of the iou-noise analysis."""
+
+    iou: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False, description="the true top-1 IoU r of the curves")
+    gammas: Annotated[list[Gamma], Option(("--gamma",))] = Field(
+        default_factory=lambda: [0.05, 0.1, 0.2, 0.3],
+        min_length=1,
+        max_length=20,
+        description="noise levels: the observed IoU is r + N(0, gamma^2)",
+    )
+    thetas: Annotated[list[Theta], Option(("--theta",))] = Field(
+        default_factory=lambda: [round(0.02 * i, 2) for i in range(1, 51)],
+        min_length=1,
+        max_length=200,
+        description="the thresholds theta of R@1,theta (default 0.02, 0.04, ..., 1)",
+    )
+    simulations: int = Field(default=20_000, ge=2, le=1_000_000, description="simulated draws per noise level")
+    seed: Seed = 0
+
+
+def _iou_noise(data: AnalysisData, params: IoUNoiseParams, progress: Progress) -> Computed:
+    """The closed forms at r with their simulation check, and per run at its topics' own top-1 IoUs."""
+    from app.evaluation.analyses.label_noise import iou_noise
+    from app.evaluation.moments import ground_truth_segments, moment_relevance, rank_moments
+
+    top = None
+    if data.truth is not None:
+        segments = ground_truth_segments(data.truth)
+        top = moment_relevance(rank_moments(segments, data.moment_runs, 1), segments).relevance[..., 0]
+    result = iou_noise(
+        params.iou,
+        gammas=params.gammas,
+        thetas=params.thetas,
+        simulations=params.simulations,
+        seed=params.seed,
+        top_iou=top,
+        runs=data.runs if top is not None else None,
+    )
+    return Computed(result.to_dict(), result, [f"The simulation is within {result.largest_z:.1f} standard errors."])
+
+
+register(
+    Analysis(
+        name="iou-noise",
+        description="Bias, variance and MSE of AxIoU@1 and R@1,theta under Gaussian IoU noise, checked by simulation.",
+        reproduces=f"{AXIOU}, Fig. 10 (supplement section C, Fig. 2: closed forms at r = 0.5); per run at its own "
+        "top-1 IoUs",
+        params=IoUNoiseParams,
+        compute=_iou_noise,
+        core="app.evaluation.analyses.label_noise.iou_noise",
+        figure="iou-noise",
+        reads="moment-runs",
+        task_kinds=("moments",),
+        step="simulating noisy IoUs",
+    )
+)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Looking analyses up, checking their parameters
 
