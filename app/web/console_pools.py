@@ -1,12 +1,13 @@
 """The organiser console's pool, judging and adjudication pages: /console/campaigns/{id}/pool and .../adjudication.
 
-The pool page builds a campaign's pool from a form (depth or strata, judging order, runs, seed, a model-assisted
-pool's verification; a moment campaign's depth and merge threshold), previews its size per topic without storing
-anything (`pools.preview_pool`: the same checks and the same pool as the build), and once the pool exists shows its
-parameters, per-topic counts, judging progress per topic and assessor, a model-assisted pool's verification and the
-pool statistics, with the forms that assign topics to assessors and queue quality control's second judgements. The
-adjudication page lists the disputed items (`quality.adjudication_queue`) with the shot playing, every verdict and who
-gave it, and decides each with a button; Cohen's kappa between first and second judgements beside it.
+The pool page builds a campaign's pool from a form (depth, optionally per topic, or strata, judging order, runs,
+seed, a model-assisted pool's verification; a moment campaign's depth and merge threshold), previews its size per
+topic without storing anything (`pools.preview_pool`: the same checks and the same pool as the build), and once the
+pool exists shows its parameters, per-topic counts, judging progress per topic and assessor, a model-assisted pool's
+verification and the pool statistics, with the forms that assign topics to assessors and queue quality control's
+second judgements. The adjudication page lists the disputed items (`quality.adjudication_queue`) with the shot
+playing, every verdict and who gave it, and decides each with a button; Cohen's kappa between first and second
+judgements beside it.
 
 As in `console.py`: pages rendered on the server with their JSON twins, the organiser's session (or a bearer header),
 the CSRF value on every form, a form's errors shown in the page it came from and nothing stored on error.
@@ -26,7 +27,7 @@ from starlette.datastructures import FormData
 
 from app.evaluation.pools.builders import TRECVID_STRATA
 from app.services import campaigns as campaign_service
-from app.services import judging, judging_orders, moment_judging, pools, quality, verification
+from app.services import judging, judging_orders, moment_judging, pools, quality, topic_depths, verification
 from app.services import teams as team_service
 from app.services import topics as topic_service
 from app.services.errors import Conflict, InvalidInput, ServiceError
@@ -98,6 +99,7 @@ def pool_spec_of(form: FormData) -> pools.PoolSpec:
         if depth is None and not any(p["field"] == "depth" for p in problems):
             problems.append({"field": "depth", "message": "required for a depth pool: a whole number from 1 to 100000"})
     strata = kit.text_field(form, "strata").strip() if kind == "stratified" else ""
+    depths = per_topic_depths(form, kind, problems)
     if len(strata) > 1000 or "\x00" in strata:
         problems.append({"field": "strata", "message": "at most 1000 characters"})
     order = kit.text_field(form, "order") or "shuffled"
@@ -123,8 +125,22 @@ def pool_spec_of(form: FormData) -> pools.PoolSpec:
     if problems:
         raise InvalidInput("the pool was not built: correct the fields named below", problems)
     return pools.PoolSpec(
-        kind=kind, depth=depth, strata=strata or None, order=order, verification=check, **selection
+        kind=kind, depth=depth, strata=strata or None, order=order, verification=check, depths=depths or None,
+        **selection,
     )  # fmt: skip
+
+
+def per_topic_depths(form: FormData, kind: str, problems: list[dict[str, object]]) -> dict[str, int]:
+    """A depth pool form's per-topic depths (`1:50, 2:100`; empty: none), a problem naming the field otherwise."""
+    text = kit.text_field(form, "depths").strip() if kind == "depth" else ""
+    if len(text) > 100_000 or "\x00" in text:
+        problems.append({"field": "depths", "message": "at most 100000 characters"})
+        return {}
+    try:
+        return topic_depths.parse_depths(text)
+    except InvalidInput as error:
+        problems.extend(error.errors)
+        return {}
 
 
 def moment_spec_of(form: FormData) -> moment_judging.MomentPoolSpec:
@@ -316,8 +332,8 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         data["problem"] = failure
         data["notice"] = notice_of(request, ("built", "assigned", "queued", "frequent", "neighbours"))
         build_given = given or ((failure or {}).get("given") if failure and failure["form"] == "build" else None)
-        defaults = {"kind": "stratified", "strata": DEFAULT_STRATA, "depth": "", "order": "shuffled", "iou": "0.5",
-                    "human_share": "0.2", "stratify": "none", "system_types": []}  # fmt: skip
+        defaults = {"kind": "stratified", "strata": DEFAULT_STRATA, "depth": "", "depths": "", "order": "shuffled",
+                    "iou": "0.5", "human_share": "0.2", "stratify": "none", "system_types": []}  # fmt: skip
         if campaign.task_kind is TaskKind.moments:
             defaults["depth"] = "10"
         more = kit.extra(
