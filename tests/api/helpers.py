@@ -15,6 +15,8 @@ import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
+from app.cli.demo import DemoSize
+
 _names = itertools.count(1)
 
 Headers = dict[str, str]
@@ -86,6 +88,15 @@ def new_campaign(
     if open_:
         assert client.post(f"/api/campaigns/{cid}/open", headers=organiser).status_code == 200
     return CampaignHandle(client, organiser, cid, numbers)
+
+
+# ------------------------------------------------------------------------------------------------------ the demo
+
+# The Quick start's demo at a small size, with its model-assisted campaign (a depth-8 model pool): the `small_demo`
+# fixture runs it once per test process for tests/api/test_demo_loop.py and tests/cli/test_demo_models.py
+SMALL_DEMO = DemoSize(
+    n_videos=20, shots_per_video=20, n_topics=3, depth=60, strata="1-10:1.0, 11-60:0.2", n_assessors=2, model_depth=8
+)
 
 
 # --------------------------------------------------------------------------------------- runs, pools, judging

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from app.cli.demo import DemoSize, run_demo
+from app.cli.demo import run_demo
+from tests.api.helpers import SMALL_DEMO
 
 
-def test_demo_runs_the_whole_loop(live_server, client, organiser):
-    small = DemoSize(n_videos=20, shots_per_video=20, n_topics=3, depth=60, strata="1-10:1.0, 11-60:0.2", n_assessors=2)
+def test_demo_runs_the_whole_loop(small_demo, live_server, client, organiser):
     token = organiser["Authorization"].split()[1]
-    pages = run_demo(live_server, token, small, out=Console(quiet=True))
+    pages = small_demo  # run_demo(live_server, token, SMALL_DEMO), shared with tests/cli/test_demo_models.py
     cid = pages["campaign_id"]
     campaign = client.get(f"/api/campaigns/{cid}", headers=organiser).json()
     assert campaign["status"] == "published"
@@ -27,4 +27,4 @@ def test_demo_runs_the_whole_loop(live_server, client, organiser):
     assert any(t["round"] == 2 for t in pool["topics"])  # quality control asked for second opinions
     assert client.get(pages["report"].replace(live_server, "")).status_code == 200
     # running it again finds the published campaign and does nothing
-    assert run_demo(live_server, token, small, out=Console(quiet=True))["campaign_id"] == cid
+    assert run_demo(live_server, token, SMALL_DEMO, out=Console(quiet=True))["campaign_id"] == cid

@@ -12,22 +12,20 @@ from rich.console import Console
 from sqlalchemy import select
 
 from app.cli import demo_models
-from app.cli.demo import DemoSize, run_demo, synthesise
+from app.cli.demo import run_demo, synthesise
 from app.judges.loading import config_hash
 from app.judges.simulated import simulate
 from app.storage.database import session_scope
 from app.storage.models import Evaluation, Judgement, ModelVerdict, PoolItem, RunMean, Topic
+from tests.api.helpers import SMALL_DEMO
 
-SIZE = DemoSize(
-    n_videos=20, shots_per_video=20, n_topics=3, depth=60, strata="1-10:1.0, 11-60:0.2", n_assessors=2, model_depth=8
-)
-NAME = "demo-models-test"
+SIZE = SMALL_DEMO
 
 
 @pytest.fixture(scope="module")
-def demo(live_server, organiser):  # type: ignore[no-untyped-def]
-    """The demo run once against the live server: its pages."""
-    return run_demo(live_server, organiser["Authorization"].split()[1], SIZE, out=Console(quiet=True), name=NAME)
+def demo(small_demo):  # type: ignore[no-untyped-def]
+    """The demo run once against the live server (shared with tests/api/test_demo_loop.py): its pages."""
+    return small_demo
 
 
 def _items(sessions, pool_id: int) -> dict[int, tuple[str, str, bool | None]]:  # type: ignore[no-untyped-def]
@@ -139,6 +137,4 @@ def test_versions_the_estimated_board_and_the_agreement_report(demo, live_server
     preference = warnings["self_preference"]["details"]
     assert [r["run"] for r in preference["runs"]] == ["delta_run1", "delta_run2"]
     assert preference["difference"] > 0  # the model lifts the runs of its own family
-    assert (
-        run_demo(live_server, organiser["Authorization"].split()[1], SIZE, out=Console(quiet=True), name=NAME) == demo
-    )
+    assert run_demo(live_server, organiser["Authorization"].split()[1], SIZE, out=Console(quiet=True)) == demo
