@@ -59,10 +59,29 @@ def is_lint(item: pytest.Item) -> bool:
     return item.get_closest_marker("lint") is not None or (item.path.parent == TESTS and item.path.name in LINT_FILES)
 
 
+# Then the modules whose tests take seconds each (a browser, a live server, worker processes, a pip install, long
+# judging loops), whole and in their order, before the quick ones: pytest-xdist's `worksteal` gives each process a
+# contiguous share and an idle one takes half of another's rest, so a run ends on quick tests and neither process
+# waits long for the other's last one. Keeping a module together builds its module-scoped fixtures once.
+SLOW_FIXTURES = ("browser", "live_server", "spawn_worker")
+SLOW_MODULES = ("test_install.py", "test_schemathesis.py", "test_judging_orders.py")
+
+
+def is_slow(item: pytest.Item) -> bool:
+    """Whether a collected test is one that takes seconds (see SLOW_FIXTURES and SLOW_MODULES)."""
+    return item.path.name in SLOW_MODULES or any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ()))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Move the lint, type and architecture checks to the front, in their collected order (after any reordering)."""
-    items[:] = [item for item in items if is_lint(item)] + [item for item in items if not is_lint(item)]
+    """The lint, type and architecture checks first, then the modules with a slow test, then the rest, each in its
+    collected order (after any other reordering)."""
+    slow_modules = {item.path for item in items if is_slow(item)}
+
+    def rank(item: pytest.Item) -> int:
+        return 0 if is_lint(item) else 1 if item.path in slow_modules else 2
+
+    items.sort(key=rank)  # stable: a module's tests keep their order
 
 
 @pytest.hookimpl(wrapper=True)
@@ -282,6 +301,19 @@ def moment_pool(make_campaign, client, organiser):  # type: ignore[no-untyped-de
     """A closed moment campaign with two runs and a depth-2 moment pool; ann owns topics 1 and 2, bob shares 1;
     (campaign, pool, ann's headers, bob's headers). A new one per test: its tests mark it."""
     return helpers.build_moment_pool(make_campaign, client, organiser)
+
+
+@pytest.fixture(scope="session")
+def small_demo(live_server, organiser, job_worker) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """The Quick start's demo (helpers.SMALL_DEMO: the people's campaign and the model-assisted one) run once per
+    test process against the live server, the job worker evaluating: its pages. Its tests only read it (running the
+    demo again finds it)."""
+    from rich.console import Console
+
+    from app.cli.demo import run_demo
+
+    token = organiser["Authorization"].split()[1]
+    return run_demo(live_server, token, helpers.SMALL_DEMO, out=Console(quiet=True))
 
 
 @pytest.fixture
