@@ -25,6 +25,7 @@ from app.api import (
     qrels,
     run_charts,
     runs,
+    series,
     teams,
     tokens,
     topics,
@@ -69,6 +70,7 @@ ROUTERS = (
     tokens,
     organiser,
     live,
+    series,
 )
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from app.api.media import TEXT_FILE
 from app.api.security import Organiser, SessionDep
 from app.api.uploads import read_limited
-from app.services import qrels
+from app.services import qrels, sealing
 from app.services.inputs import Id, Text
 from app.services.tables import attachment
 from app.storage.models import QrelsVersion
@@ -101,10 +101,11 @@ def list_qrels(campaign_id: Id, session: SessionDep, principal: Organiser) -> li
 def download(
     qrels_id: Id, session: SessionDep, principal: Organiser, format: Literal["trec", "sample_eval"] = "trec"
 ) -> Response:
-    """The version as a TREC or sample_eval qrels file."""
+    """The version as a TREC or sample_eval qrels file; the judgements of sealed progress topics are left out, and the
+    `X-Sealed-Topics-Left-Out` header names those topics."""
     body = b"".join(qrels.export_qrels(session, principal, qrels_id, format))
-    return Response(
-        body,
-        media_type="text/plain; charset=utf-8",
-        headers={"Content-Disposition": attachment(f"qrels-{qrels_id}.{format}.txt")},
-    )
+    headers = {"Content-Disposition": attachment(f"qrels-{qrels_id}.{format}.txt")}
+    left_out = sealing.sealed_numbers_of_version(session, qrels_id)
+    if left_out:
+        headers["X-Sealed-Topics-Left-Out"] = " ".join(left_out)
+    return Response(body, media_type="text/plain; charset=utf-8", headers=headers)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError, MeasureError
@@ -35,6 +35,8 @@ from app.storage.models import (
     Evaluation,
     GroundTruthSegment,
     MomentTruthSegment,
+    Pool,
+    PoolRun,
     QrelsVersion,
     Run,
     RunMean,
@@ -132,7 +134,7 @@ def run_evaluation(session: Session, evaluation_id: int, progress: Progress = la
         raise NotFound(f"evaluation {evaluation_id} not found")
     campaign = session.get(Campaign, evaluation.campaign_id)
     assert campaign is not None
-    runs = list(session.scalars(select(Run).where(Run.campaign_id == campaign.id).order_by(Run.id)))
+    runs = evaluated_runs(session, campaign.id, evaluation.qrels_version_id)
     names = list(evaluation.measures["names"])
     progress(0.1)
     run_ids = [str(r.id) for r in runs]
@@ -271,13 +273,31 @@ def get_evaluation(session: Session, principal: Principal, evaluation_id: int) -
 
 
 def latest_done(session: Session, campaign_id: int) -> Evaluation | None:
-    """The newest finished evaluation of a campaign."""
+    """The newest finished evaluation of a campaign's own (a series pool's evaluations are the series board's)."""
+    series_versions = select(QrelsVersion.id).join(Pool, Pool.id == QrelsVersion.pool_id)
+    series_versions = series_versions.where(Pool.series_set_id.is_not(None), QrelsVersion.campaign_id == campaign_id)
     return session.scalar(
         select(Evaluation)
         .where(Evaluation.campaign_id == campaign_id, Evaluation.status == "done")
+        .where(or_(Evaluation.qrels_version_id.is_(None), Evaluation.qrels_version_id.not_in(series_versions)))
         .order_by(Evaluation.id.desc())
         .limit(1)
     )
+
+
+def evaluated_runs(session: Session, campaign_id: int, qrels_version_id: int | None) -> list[Run]:
+    """The runs an evaluation scores: the campaign's, or for a version cut from a series pool the pool's runs, of
+    every campaign of the series it took (services/series.py)."""
+    query = select(Run).where(Run.campaign_id == campaign_id)
+    if qrels_version_id is not None:
+        pool = session.scalar(
+            select(Pool)
+            .join(QrelsVersion, QrelsVersion.pool_id == Pool.id)
+            .where(QrelsVersion.id == qrels_version_id, Pool.series_set_id.is_not(None))
+        )
+        if pool is not None:
+            query = select(Run).join(PoolRun, PoolRun.run_id == Run.id).where(PoolRun.pool_id == pool.id)
+    return list(session.scalars(query.order_by(Run.id)))
 
 
 def replace_ground_truth(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from app.services import sealing
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict
@@ -26,6 +27,7 @@ def publish(
     if campaign.status in (CampaignStatus.draft, CampaignStatus.open):
         raise Conflict(f"close submissions before publishing (campaign is {campaign.status.value})")
     evaluation = finished_evaluation(session, campaign_id, evaluation_id)
+    sealing.refuse_publishing_sealed(session, evaluation)  # sealed progress topics never reach the public
     table = score_table(session, evaluation)
     measure = default_measure(campaign, table.measures)
     qrels = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None

@@ -14,7 +14,7 @@ from app.evaluation.errors import FormatError
 from app.evaluation.formats.trec_files import parse_qrels
 from app.evaluation.records import Qrels
 from app.evaluation.statistics.prediction_powered import VerifiedItems
-from app.services import judging_orders
+from app.services import judging_orders, sealing
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -485,7 +485,8 @@ def get_qrels(session: Session, principal: Principal, qrels_id: int) -> QrelsVer
 
 
 def export_qrels(session: Session, principal: Principal, qrels_id: int, fmt: str) -> Iterator[bytes]:
-    """The version as a file: `trec` (topic 0 doc grade; unjudged lines left out) or `sample_eval` (with stratum)."""
+    """The version as a file: `trec` (topic 0 doc grade; unjudged lines left out) or `sample_eval` (with stratum).
+    The lines of sealed progress topics are left out (`sealing.sealed_numbers_of_version` names them)."""
     version = get_qrels(session, principal, qrels_id)
     if fmt not in ("trec", "sample_eval"):
         raise InvalidInput("unknown qrels format", [{"field": "format", "message": "trec or sample_eval"}])
@@ -495,6 +496,7 @@ def export_qrels(session: Session, principal: Principal, qrels_id: int, fmt: str
         "t.number, '0', e.docno, e.stratum, e.grade" if fmt == "sample_eval" else "t.number, '0', e.docno, e.grade"
     )
     where = "" if fmt == "sample_eval" else " AND e.grade <> -1"
+    where += f" AND NOT ({sealing.SEALED_TOPIC})"  # sealed judgements are never exported
     query = sql.SQL(
         "SELECT " + columns + " FROM qrels_entries e JOIN topics t ON t.id = e.topic_id "
         "WHERE e.qrels_version_id = {}" + where + ' ORDER BY length(t.number), t.number, e.docno COLLATE "C"'

@@ -4,7 +4,8 @@ Organisers see every finished evaluation's board. Assessors see no scores. Once 
 see the published numbers; before, what its `team_results` setting allows: `own` = their own runs' scores (every
 measure, mean and per topic) and each topic's best and median over all runs, with no ranks and nothing else of
 another run; `hidden` = nothing (403). Intervals follow the scores: a team sees its own runs' intervals (which
-depend on their numbers only) but no rank interval or tier before publication.
+depend on their numbers only) but no rank interval or tier before publication. An evaluation that judges a sealed
+progress topic is never a team's (403, `sealing.require_unsealed`), published or not.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.services import board_intervals
+from app.services import board_intervals, sealing
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign
 from app.services.errors import Forbidden
@@ -74,9 +75,13 @@ def visible_evaluation(session: Session, principal: Principal, campaign: Campaig
         if published is not None:
             evaluation = session.get(Evaluation, published)
             assert evaluation is not None
+            sealing.require_unsealed(session, evaluation)
             return evaluation, True
         if campaign.team_results is TeamResults.hidden:
             raise Forbidden(HIDDEN)
+        evaluation = finished_evaluation(session, campaign.id, None)
+        sealing.require_unsealed(session, evaluation)
+        return evaluation, False
     return finished_evaluation(session, campaign.id, None), False
 
 
@@ -94,11 +99,16 @@ def team_board(
     the measure but not ranked; per topic the best and median of the measure over all runs (whatever the filters,
     so that a narrow filter cannot single out another run). No other run's name, team, score or count.
     """
-    if published_evaluation_id(session, campaign.id) is not None:
+    published = published_evaluation_id(session, campaign.id)
+    if published is not None:
+        evaluation = session.get(Evaluation, published)
+        assert evaluation is not None
+        sealing.require_unsealed(session, evaluation)
         return published_leaderboard(session, campaign.id, measure, filters)
     if campaign.team_results is TeamResults.hidden:
         raise Forbidden(HIDDEN)
     evaluation = finished_evaluation(session, campaign.id, evaluation_id)
+    sealing.require_unsealed(session, evaluation)
     table = leaderboard_table(session, campaign, evaluation, measure)
     measure = measure or default_measure(campaign, table.measures)
     m = measure_index(table, measure)

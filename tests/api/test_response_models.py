@@ -30,6 +30,7 @@ KEPT_APART = {
     ("app.api.moment_judging.MomentPoolIn", "app.services.moment_judging.MomentPoolSpec"): "request body: bounds",
     ("app.api.judging.StepOut", "app.services.judging.Step"): "types the service's progress dict (ProgressOut)",
     ("app.api.topics.ExampleIn", "app.services.topics.TopicExample"): "request body: http(s) URL pattern, lengths",
+    ("app.api.series.ProgressTopicIn", "app.services.series.ProgressTopic"): "request body: lengths, NUL checks",
 }
 
 

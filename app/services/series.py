@@ -1,0 +1,602 @@
+"""Campaign series and progress topics (TRECVID's Progress task, SPEC section 10).
+
+A series groups campaigns of several years. Its progress topics, in named sets (A, B, ...), are copied into every
+campaign of the series (`topics.progress_set`), so teams answer them every year. A set's judgements are sealed until
+the organiser releases it (`sealing`). The organiser evaluates a set over the runs of several campaigns at once: one
+series pool (`pools.series_set_id`) on the newest of them (the host), built at the usual depth or strata from their
+runs' rows on the set's topics (matched by topic number), judged once, cut and evaluated by the host's usual flow
+(`evaluations.evaluated_runs` scores the pool's runs, of every campaign); `series_board` ranks them with their
+campaign and team, means and intervals. A series pool is a top-up pool: an item judged in an earlier pool of the series
+for the same set and topic number gets that earlier settled verdict (a round-1 judgement without an assessor) and no
+judging task; the pool's `params.reused` counts them.
+
+Organisers with a token not bound to a campaign organise series; the public sees a set's board once it is released.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import defaultdict
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from pydantic import dataclasses as pydantic_dataclasses
+from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy.orm import Session
+
+from app.evaluation.pools.builders import build_pool
+from app.evaluation.records import RunTable
+from app.services import judging_orders, sealing
+from app.services.auth import Principal
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from app.services.leaderboards import Filters, board_document
+from app.services.pools import PoolSpec, _store_items, _strata_of, current_pool, has_judgements
+from app.services.qrels import UNJUDGED, final_grade
+from app.services.quality import needs_adjudication
+from app.services.run_arrays import load_runs
+from app.services.scores import RunInfo, ScoreTable, _fill, default_measure, measure_name, topic_key
+from app.services.topics import topic_ids_by_number
+from app.storage.models import (
+    Campaign,
+    CampaignStatus,
+    Evaluation,
+    Judgement,
+    JudgingTask,
+    Pool,
+    PoolItem,
+    PoolRun,
+    QrelsVersion,
+    Role,
+    Run,
+    Series,
+    SeriesTopicSet,
+    TaskKind,
+    Topic,
+    Verdict,
+)
+
+OPEN_FOR_TOPICS = (CampaignStatus.draft, CampaignStatus.open)
+
+
+@pydantic_dataclasses.dataclass(frozen=True)
+class SeriesCampaign:
+    """A campaign of a series."""
+
+    id: int
+    name: str
+    status: str
+
+
+@pydantic_dataclasses.dataclass(frozen=True)
+class TopicSet:
+    """A set of progress topics: its topic numbers and when it was released (null: sealed)."""
+
+    name: str
+    topics: list[str]
+    released_at: datetime | None
+    sealed: bool
+
+
+@pydantic_dataclasses.dataclass(frozen=True)
+class SeriesView:
+    """A series: its campaigns (oldest first) and progress topic sets."""
+
+    id: int
+    name: str
+    description: str
+    created_at: datetime
+    campaigns: list[SeriesCampaign]
+    sets: list[TopicSet]
+
+
+@pydantic_dataclasses.dataclass(frozen=True)
+class ProgressTopic:
+    """A progress topic as a series defines it."""
+
+    number: str
+    title: str
+    description: str
+    set: str
+
+
+def _organiser(principal: Principal) -> None:
+    """Forbidden unless an organiser token not bound to one campaign: a series spans campaigns."""
+    if principal.role is not Role.organiser or principal.campaign_id is not None:
+        raise Forbidden("series are organised with an organiser token not bound to a campaign")
+
+
+def _series(session: Session, principal: Principal, series_id: int) -> Series:
+    """The series, for its organisers."""
+    _organiser(principal)
+    series = session.get(Series, series_id)
+    if series is None:
+        raise NotFound(f"series {series_id} not found")
+    return series
+
+
+def _set(session: Session, series_id: int, name: str) -> SeriesTopicSet:
+    """A topic set of the series by name."""
+    found = session.scalar(
+        select(SeriesTopicSet).where(SeriesTopicSet.series_id == series_id, SeriesTopicSet.name == name)
+    )
+    if found is None:
+        raise NotFound(f"series {series_id} has no progress set {name!r}")
+    return found
+
+
+def _members(session: Session, series_id: int) -> list[Campaign]:
+    """The series' campaigns, oldest first."""
+    return list(session.scalars(select(Campaign).where(Campaign.series_id == series_id).order_by(Campaign.id)))
+
+
+def create_series(session: Session, principal: Principal, name: str, description: str = "") -> Series:
+    """A new, empty series with a unique name."""
+    _organiser(principal)
+    if session.scalar(select(Series.id).where(Series.name == name)) is not None:
+        raise Conflict(f"a series named {name!r} exists already")
+    series = Series(name=name, description=description)
+    session.add(series)
+    session.flush()
+    return series
+
+
+def series_view(session: Session, series: Series) -> SeriesView:
+    """The series with its campaigns and sets (a set's topics as its campaigns carry them)."""
+    numbers: dict[str, set[str]] = defaultdict(set)
+    rows = session.execute(
+        select(Topic.progress_set, Topic.number)
+        .join(Campaign, Campaign.id == Topic.campaign_id)
+        .where(Campaign.series_id == series.id, Topic.progress_set.is_not(None))
+        .distinct()
+    )
+    for name, number in rows:
+        numbers[str(name)].add(number)
+    sets = list(
+        session.scalars(
+            select(SeriesTopicSet).where(SeriesTopicSet.series_id == series.id).order_by(SeriesTopicSet.name)
+        )
+    )
+    return SeriesView(
+        id=series.id,
+        name=series.name,
+        description=series.description,
+        created_at=series.created_at,
+        campaigns=[SeriesCampaign(c.id, c.name, c.status.value) for c in _members(session, series.id)],
+        sets=[
+            TopicSet(s.name, sorted(numbers[s.name], key=topic_key), s.released_at, s.released_at is None) for s in sets
+        ],
+    )
+
+
+def get_series(session: Session, principal: Principal, series_id: int) -> SeriesView:
+    """A series the caller organises."""
+    return series_view(session, _series(session, principal, series_id))
+
+
+def list_series(session: Session, principal: Principal) -> list[SeriesView]:
+    """Every series, oldest first."""
+    _organiser(principal)
+    return [series_view(session, s) for s in session.scalars(select(Series).order_by(Series.id))]
+
+
+def progress_topics(session: Session, series_id: int) -> list[ProgressTopic]:
+    """The series' progress topics, each as its oldest campaign defines it."""
+    rows = session.execute(
+        select(Topic.number, Topic.title, Topic.description, Topic.progress_set)
+        .join(Campaign, Campaign.id == Topic.campaign_id)
+        .where(Campaign.series_id == series_id, Topic.progress_set.is_not(None))
+        .order_by(Campaign.id)
+    )
+    found: dict[str, ProgressTopic] = {}
+    for number, title, description, name in rows:
+        found.setdefault(number, ProgressTopic(number, title, description, str(name)))
+    return sorted(found.values(), key=lambda t: topic_key(t.number))
+
+
+def _copy_topics(session: Session, campaign: Campaign, topics: list[ProgressTopic]) -> int:
+    """Give a campaign the progress topics: a topic of the same number becomes the set's (unless another set's); a
+    missing one is added while the campaign takes topics. Returns the topics added."""
+    have = {t.number: t for t in session.scalars(select(Topic).where(Topic.campaign_id == campaign.id))}
+    clashes = [t.number for t in topics if t.number in have and have[t.number].progress_set not in (None, t.set)]
+    if clashes:
+        raise Conflict(f"campaign {campaign.name!r} has topics {', '.join(clashes)} in another progress set")
+    missing = [t for t in topics if t.number not in have]
+    if missing and campaign.status not in OPEN_FOR_TOPICS:
+        numbers = ", ".join(t.number for t in missing)
+        raise Conflict(
+            f"campaign {campaign.name!r} has closed submissions: it cannot take progress topics {numbers} any more"
+        )
+    for topic in topics:
+        if topic.number in have:
+            have[topic.number].progress_set = topic.set
+    session.add_all(
+        Topic(campaign_id=campaign.id, number=t.number, title=t.title, description=t.description, progress_set=t.set)
+        for t in missing
+    )
+    session.flush()
+    return len(missing)
+
+
+def add_campaign(session: Session, principal: Principal, series_id: int, campaign_id: int) -> SeriesView:
+    """Put a campaign in the series; it takes the series' progress topics (a topic it has of the same number becomes
+    the progress topic)."""
+    series = _series(session, principal, series_id)
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise NotFound(f"campaign {campaign_id} not found")
+    if campaign.series_id not in (None, series.id):
+        raise Conflict(f"campaign {campaign.name!r} belongs to another series ({campaign.series_id})")
+    if campaign.task_kind is not TaskKind.shots:
+        raise InvalidInput("only shots campaigns", [{"field": "campaign_id", "message": "a moment campaign"}])
+    _copy_topics(session, campaign, progress_topics(session, series.id))
+    campaign.series_id = series.id
+    session.flush()
+    return series_view(session, series)
+
+
+def add_progress_topics(
+    session: Session, principal: Principal, series_id: int, topics: list[ProgressTopic]
+) -> SeriesView:
+    """Add progress topics (each in a named set) to the series: copied into each of its campaigns."""
+    series = _series(session, principal, series_id)
+    if not topics:
+        raise InvalidInput("no topics given", [{"field": "topics", "message": "empty list"}])
+    numbers = [t.number for t in topics]
+    twice = sorted({n for n in numbers if numbers.count(n) > 1})
+    if twice:
+        raise InvalidInput(
+            "duplicate topic numbers", [{"field": "topics", "message": f"{n} given twice"} for n in twice]
+        )
+    known = {t.number: t.set for t in progress_topics(session, series.id)}
+    moved = [t.number for t in topics if t.number in known and known[t.number] != t.set]
+    if moved:
+        raise Conflict(f"topics {', '.join(moved)} are progress topics of another set")
+    campaigns = _members(session, series.id)
+    if not campaigns:
+        raise Conflict("the series has no campaign yet: add one first (its topics carry the progress topics)")
+    existing = set(session.scalars(select(SeriesTopicSet.name).where(SeriesTopicSet.series_id == series.id)))
+    for name in sorted({t.set for t in topics} - existing):
+        session.add(SeriesTopicSet(series_id=series.id, name=name))
+    for campaign in campaigns:
+        _copy_topics(session, campaign, topics)
+    session.flush()
+    return series_view(session, series)
+
+
+def release_set(session: Session, principal: Principal, series_id: int, name: str) -> SeriesView:
+    """Release a progress set: its judgements and every score of them may reach teams and the public from now on
+    (releasing twice keeps the first time)."""
+    series = _series(session, principal, series_id)
+    found = _set(session, series.id, name)
+    if found.released_at is None:
+        found.released_at = datetime.now(UTC)
+        session.flush()
+    return series_view(session, series)
+
+
+def _runs(session: Session, campaign_ids: list[int], spec: PoolSpec) -> list[Run]:
+    """The chosen campaigns' runs the spec selects (its run ids may be of any of them)."""
+    query = select(Run).where(Run.campaign_id.in_(campaign_ids)).order_by(Run.id)
+    if spec.max_priority is not None:
+        query = query.where(Run.priority <= spec.max_priority)
+    if spec.system_types:
+        query = query.where(Run.system_type.in_(spec.system_types))
+    if spec.run_ids:
+        query = query.where(Run.id.in_(spec.run_ids))
+    runs = list(session.scalars(query))
+    if spec.run_ids and len(runs) != len(set(spec.run_ids)):
+        missing = sorted(set(spec.run_ids) - {r.id for r in runs})
+        raise InvalidInput("unknown runs", [{"field": "run_ids", "message": f"not in the chosen campaigns: {missing}"}])
+    if not runs:
+        raise InvalidInput("no runs match the selection", [{"field": "runs", "message": "selection is empty"}])
+    return runs
+
+
+def _on_topics(table: RunTable, numbers: set[str]) -> RunTable:
+    """The run's rows on the given topics only."""
+    keep = np.isin(table.topics.astype(str), sorted(numbers))
+    return RunTable(
+        table.tag, table.topics[keep], table.docs[keep], table.ranks[keep], table.scores[keep], table.lines[keep]
+    )
+
+
+def _check_host(session: Session, host: Campaign, topic_set: SeriesTopicSet) -> Pool | None:
+    """The host's current pool a series pool replaces (an unjudged series pool of the same set), else None; Conflict
+    while the host's current pool is being judged (judging goes to a campaign's newest pool)."""
+    previous = current_pool(session, host.id)
+    if previous is None:
+        return None
+    if previous.series_set_id == topic_set.id and not has_judgements(session, previous.id):
+        return previous
+    open_tasks = session.scalar(
+        select(func.count())
+        .select_from(JudgingTask)
+        .join(PoolItem, PoolItem.id == JudgingTask.pool_item_id)
+        .where(PoolItem.pool_id == previous.id, JudgingTask.done_at.is_(None))
+    )
+    if open_tasks:
+        raise Conflict(
+            f"campaign {host.name!r} is judging its pool {previous.id} ({open_tasks} open tasks): judging goes to a "
+            "campaign's newest pool, so finish that one first"
+        )
+    return None
+
+
+# Settled verdicts of the series' earlier pools on items of the set's topics, newest pool first.
+_EARLIER = text(
+    """
+    SELECT t.number, i.docno, i.id, i.pool_id FROM pool_items i
+    JOIN topics t ON t.id = i.topic_id JOIN campaigns c ON c.id = t.campaign_id
+    WHERE c.series_id = :series AND t.progress_set = :set AND i.pool_id <> :pool
+      AND EXISTS (SELECT 1 FROM judgements j WHERE j.pool_item_id = i.id)
+    ORDER BY i.pool_id DESC, i.id
+    """
+)
+
+
+def earlier_grades(session: Session, series_id: int, set_name: str, pool_id: int) -> dict[tuple[str, str], int]:
+    """(topic number, docno) -> the settled grade of the newest earlier pool of the series that judged it (items
+    awaiting adjudication are not settled)."""
+    rows = session.execute(_EARLIER, {"series": series_id, "set": set_name, "pool": pool_id}).all()
+    item_key = {item: (number, docno) for number, docno, item, _ in rows}
+    rounds: dict[int, dict[int, Judgement]] = defaultdict(dict)
+    for start in range(0, len(rows), 10_000):
+        chunk = [item for _, _, item, _ in rows[start : start + 10_000]]
+        for judgement in session.scalars(select(Judgement).where(Judgement.pool_item_id.in_(chunk))):
+            rounds[judgement.pool_item_id][judgement.round] = judgement
+    grades: dict[tuple[str, str], int] = {}
+    for _, _, item, _ in rows:  # newest pool first: its settled verdict wins
+        key = item_key[item]
+        if key in grades or needs_adjudication(rounds[item]):
+            continue
+        grade = final_grade(rounds[item])
+        if grade != UNJUDGED:
+            grades[key] = grade
+    return grades
+
+
+def _reuse(session: Session, series_id: int, topic_set: SeriesTopicSet, pool: Pool) -> dict[str, int]:
+    """Give the pool's sampled items judged in an earlier pool of the series that verdict, dropping their judging
+    tasks; per topic number, how many."""
+    grades = earlier_grades(session, series_id, topic_set.name, pool.id)
+    if not grades:
+        return {}
+    items = session.execute(
+        select(PoolItem.id, Topic.number, PoolItem.docno)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id, PoolItem.sampled)
+    ).all()
+    reused = [(item, number, grades[(number, docno)]) for item, number, docno in items if (number, docno) in grades]
+    if not reused:
+        return {}
+    now = datetime.now(UTC)
+    session.execute(
+        insert(Judgement),
+        [
+            {
+                "pool_item_id": item,
+                "assessor_id": None,
+                "round": 1,
+                "verdict": Verdict.relevant if grade >= 1 else Verdict.not_relevant,
+                "grade": grade,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for item, _, grade in reused
+        ],
+    )
+    ids = [item for item, _, _ in reused]
+    for start in range(0, len(ids), 10_000):
+        session.execute(delete(JudgingTask).where(JudgingTask.pool_item_id.in_(ids[start : start + 10_000])))
+    per_topic: dict[str, int] = defaultdict(int)
+    for _, number, _ in reused:
+        per_topic[number] += 1
+    return dict(sorted(per_topic.items(), key=lambda kv: topic_key(kv[0])))
+
+
+def create_series_pool(
+    session: Session,
+    principal: Principal,
+    series_id: int,
+    set_name: str,
+    campaign_ids: list[int],
+    spec: PoolSpec,
+    *,
+    reuse: bool = True,
+) -> Pool:
+    """One pool of a progress set over the runs of several campaigns of the series, on the newest of them (the host),
+    at the spec's depth or strata; with `reuse`, items an earlier pool of the series judged for the set keep that
+    verdict and are not judged again (`params.reused`)."""
+    series = _series(session, principal, series_id)
+    topic_set = _set(session, series.id, set_name)
+    if not campaign_ids:
+        raise InvalidInput("no campaigns chosen", [{"field": "campaign_ids", "message": "name at least one"}])
+    members = {c.id: c for c in _members(session, series.id)}
+    strangers = sorted(set(campaign_ids) - set(members))
+    if strangers:
+        raise InvalidInput(
+            "campaigns outside the series", [{"field": "campaign_ids", "message": f"not in this series: {strangers}"}]
+        )
+    chosen = sorted(set(campaign_ids))
+    still_open = [members[c].name for c in chosen if members[c].status in OPEN_FOR_TOPICS]
+    if still_open:
+        raise Conflict(f"close submissions before pooling: {', '.join(still_open)}")
+    if spec.verification is not None:
+        raise InvalidInput("series pools are judged by people", [{"field": "verification", "message": "not here"}])
+    if getattr(spec, "depths", None):  # per-topic depths: the campaigns' own pools only
+        raise InvalidInput("series pools have one depth", [{"field": "depths", "message": "not for series pools"}])
+    host = members[chosen[-1]]
+    strata = _strata_of(spec)
+    try:
+        judging_orders.check_order(spec.order)
+    except ValueError as exc:
+        raise InvalidInput("unknown judging order", [{"field": "order", "message": str(exc)}]) from None
+    previous = _check_host(session, host, topic_set)
+    numbers = set(
+        session.scalars(select(Topic.number).where(Topic.campaign_id == host.id, Topic.progress_set == set_name))
+    )
+    if not numbers:
+        raise Conflict(f"campaign {host.name!r} has no topics of progress set {set_name!r}")
+    runs = _runs(session, chosen, spec)
+    seed = spec.seed if spec.seed is not None else secrets.randbits(48)
+    tables = [_on_topics(t, numbers) for t in load_runs(session, [r.id for r in runs])]
+    table = build_pool(tables, strata=strata, seed=seed)
+    if previous is not None:
+        session.execute(delete(Pool).where(Pool.id == previous.id))
+    planned, lists = judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
+    table = replace(table, judging_order=planned)
+    params: dict[str, Any] = {
+        "strata": [[s.first, s.last, s.rate] for s in strata],
+        "depth": spec.depth,
+        "max_priority": spec.max_priority,
+        "system_types": list(spec.system_types or []),
+        "run_ids": [r.id for r in runs],
+        "order": spec.order,
+        "series": {
+            "series_id": series.id,
+            "set": set_name,
+            "campaign_ids": chosen,
+            "topics": sorted(numbers, key=topic_key),
+        },
+    }
+    pool = Pool(campaign_id=host.id, kind=spec.kind, params=params, seed=seed, series_set_id=topic_set.id)
+    session.add(pool)
+    session.flush()
+    session.execute(insert(PoolRun), [{"pool_id": pool.id, "run_id": r.id} for r in runs])
+    topic_ids = topic_ids_by_number(session, host.id)
+    _store_items(session, pool, table, topic_ids)
+    if lists:
+        judging_orders.remember_lists(pool.id, {topic_ids[number]: ranked for number, ranked in lists.items()})
+    per_topic = _reuse(session, series.id, topic_set, pool) if reuse else {}
+    pool.params = {**params, "reused": {"items": sum(per_topic.values()), "topics": per_topic, "enabled": reuse}}
+    session.flush()
+    session.execute(text("ANALYZE pool_items"))
+    session.execute(text("ANALYZE judging_tasks"))
+    return pool
+
+
+def set_evaluation(session: Session, topic_set: SeriesTopicSet, evaluation_id: int | None) -> Evaluation:
+    """The set's finished evaluation: the one given, else the newest of a version cut from one of its series pools."""
+    query = (
+        select(Evaluation)
+        .join(QrelsVersion, QrelsVersion.id == Evaluation.qrels_version_id)
+        .join(Pool, Pool.id == QrelsVersion.pool_id)
+        .where(Pool.series_set_id == topic_set.id, Evaluation.status == "done")
+    )
+    if evaluation_id is not None:
+        query = query.where(Evaluation.id == evaluation_id)
+    found = session.scalar(query.order_by(Evaluation.id.desc()).limit(1))
+    if found is None:
+        raise NotFound(f"no finished evaluation of progress set {topic_set.name!r} yet")
+    return found
+
+
+_RUNS = text(
+    "SELECT r.id, r.name, r.team_id, r.system_type, r.training_type, r.novelty, r.priority, t.name, c.id, c.name "
+    "FROM pool_runs p JOIN runs r ON r.id = p.run_id JOIN teams t ON t.id = r.team_id "
+    "JOIN campaigns c ON c.id = r.campaign_id WHERE p.pool_id = :pool ORDER BY r.id"
+)
+_MEANS = text(
+    "SELECT run_id, array_agg(measure), array_agg(value), array_agg(ci_low), array_agg(ci_high), "
+    "array_agg(sampling_se) FROM run_means WHERE evaluation_id = :evaluation GROUP BY run_id"
+)
+_PER_TOPIC = text(
+    "SELECT run_id, topic, value FROM scores "
+    "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all'"
+)
+
+
+def series_table(
+    session: Session, evaluation: Evaluation, pool_id: int, measure: str
+) -> tuple[ScoreTable, dict[int, tuple[int, str]]]:
+    """The series pool's runs (every campaign's) with their stored means, intervals and one measure's per-topic
+    values; and each run's campaign (id, name)."""
+    runs: list[RunInfo] = []
+    teams: dict[int, str] = {}
+    campaigns: dict[int, tuple[int, str]] = {}
+    for *fields, team, campaign_id, campaign_name in session.execute(_RUNS, {"pool": pool_id}):
+        run = RunInfo(*fields)
+        runs.append(run)
+        teams[run.team_id] = team
+        campaigns[run.id] = (campaign_id, campaign_name)
+    measures = list(evaluation.measures["names"])
+    run_index = {r.id: i for i, r in enumerate(runs)}
+    measure_index = {m: i for i, m in enumerate(measures)}
+    means = np.full((len(runs), len(measures)), np.nan)
+    rows = session.execute(_MEANS, {"evaluation": evaluation.id}).all()
+    for run_id, names, numbers, *_ in rows:
+        for name, value in zip(names, numbers, strict=True):
+            if run_id in run_index and name in measure_index:
+                means[run_index[run_id], measure_index[name]] = value
+    info = evaluation.measures.get("interval")
+    found = _fill(info, [(r[0], r[1], *r[3:]) for r in rows], run_index, measure_index) if info else None
+    cells = session.execute(_PER_TOPIC, {"evaluation": evaluation.id, "measure": measure}).all()
+    topics = sorted({topic for _, topic, _ in cells}, key=topic_key)
+    topic_index = {t: i for i, t in enumerate(topics)}
+    values = np.full((len(runs), len(measures), len(topics)), np.nan)
+    if measure in measure_index:
+        for run_id, topic, value in cells:
+            if run_id in run_index:
+                values[run_index[run_id], measure_index[measure], topic_index[topic]] = value
+    return ScoreTable(runs, teams, measures, topics, values, means, found), campaigns
+
+
+def series_board(
+    session: Session,
+    principal: Principal | None,
+    series_id: int,
+    set_name: str,
+    *,
+    measure: str | None = None,
+    evaluation_id: int | None = None,
+    filters: Filters = Filters(),
+) -> dict[str, object]:
+    """The board of a progress set's evaluation over the runs of several years: each run with its campaign and team,
+    its mean and interval, rank intervals and tiers, per topic the best and median. Organisers see it at any time;
+    everyone else (`principal` None) once the set is released."""
+    if principal is not None:
+        series = _series(session, principal, series_id)
+    else:
+        found = session.get(Series, series_id)
+        if found is None:
+            raise NotFound(f"series {series_id} not found")
+        series = found
+    topic_set = _set(session, series.id, set_name)
+    if principal is None and topic_set.released_at is None:
+        raise Forbidden(sealing.sealed_note([set_name]))
+    evaluation = set_evaluation(session, topic_set, evaluation_id)
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert version is not None and version.pool_id is not None
+    pool = session.get(Pool, version.pool_id)
+    host = session.get(Campaign, evaluation.campaign_id)
+    assert pool is not None and host is not None
+    shown = measure_name(measure) or default_measure(host, list(evaluation.measures["names"]))
+    table, campaigns = series_table(session, evaluation, pool.id, shown)
+    header = {
+        "series": {"id": series.id, "name": series.name},
+        "set": topic_set.name,
+        "released_at": topic_set.released_at.isoformat() if topic_set.released_at else None,
+        "sealed": topic_set.released_at is None,
+        "host_campaign": {"id": host.id, "name": host.name},
+        "campaigns": [{"id": c, "name": n} for c, n in sorted(set(campaigns.values()))],
+        "evaluation_id": evaluation.id,
+        "qrels_version_id": version.id,
+        "pool_id": pool.id,
+        "reused": (pool.params.get("reused") or {}).get("items", 0),
+    }
+    board = board_document(header, table, shown, filters)
+
+    def placed(row: dict[str, Any]) -> dict[str, Any]:
+        """The row with its run's campaign."""
+        campaign_id, name = campaigns[row["run_id"]]
+        return {**row, "campaign_id": campaign_id, "campaign": name}
+
+    by_type: dict[str, list[dict[str, Any]]] = board["by_system_type"]  # type: ignore[assignment]
+    rows: list[dict[str, Any]] = board["rows"]  # type: ignore[assignment]
+    return {
+        **board,
+        "rows": [placed(r) for r in rows],
+        "by_system_type": {k: [placed(r) for r in v] for k, v in by_type.items()},
+    }

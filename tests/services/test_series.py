@@ -1,0 +1,321 @@
+"""Campaign series: progress topics sealed until released, one pool and board over several years' runs, top-up pools
+that reuse earlier verdicts (TRECVID's Progress task)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from app.evaluation.measures.evaluate import evaluate
+from app.services import campaigns, evaluations, publication, qrels, runs, series, team_reports, teams, visibility
+from app.services.auth import Principal
+from app.services.errors import Conflict, Forbidden, InvalidInput
+from app.services.pools import PoolSpec
+from app.services.run_arrays import load_runs
+from app.storage.models import (
+    CampaignStatus,
+    Judgement,
+    JudgingTask,
+    PoolItem,
+    PoolRun,
+    QrelsEntry,
+    Role,
+    Run,
+    Topic,
+    Verdict,
+)
+
+ORGANISER = Principal(Role.organiser, token_id=0)
+PROGRESS = [("101", "A"), ("102", "A"), ("103", "B"), ("104", "B")]
+MEASURES = ["AP", "P@5", "num_rel_ret"]
+
+
+def oracle(docno: str) -> int:
+    """The truth every simulated assessor tells: every third shot is relevant."""
+    return int(int(docno[1:]) % 3 == 0)
+
+
+def run_text(topics: list[str], seed: int, tag: str) -> str:
+    """A seeded run of 8 shots per topic out of 20."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for topic in topics:
+        for rank, doc in enumerate(rng.permutation(20)[:8].tolist(), start=1):
+            lines.append(f"{topic} Q0 s{doc} {rank} {10.0 - rank} {tag}\n")
+    return "".join(lines)
+
+
+def submit(session, campaign_id: int, team_id: int, name: str, seed: int) -> Run:  # type: ignore[no-untyped-def]
+    """A run on every topic of the campaign, for the team."""
+    numbers = list(session.scalars(select(Topic.number).where(Topic.campaign_id == campaign_id)))
+    meta = runs.RunMetadata(name=name)
+    data = run_text(sorted(numbers), seed, name).encode()
+    run = runs.submit_run(
+        session, ORGANISER, campaign_id, runs.Submission(data=data, metadata=meta, team_id=team_id), max_errors=10
+    )
+    session.commit()
+    return run
+
+
+def year(session, make_campaign, series_id: int, seed: int) -> tuple[int, int, list[Run]]:  # type: ignore[no-untyped-def]
+    """A campaign of the series with main topics 1 and 2, the progress topics, team 'vireo' (two runs) and one other
+    team (one run), closed. Returns the campaign, vireo's team id and the runs."""
+    campaign = make_campaign(2)
+    series.add_campaign(session, ORGANISER, series_id, campaign.id)
+    session.commit()
+    vireo, _ = teams.create_team(session, ORGANISER, campaign.id, "vireo")
+    session.commit()
+    made = [
+        submit(session, campaign.id, vireo.id, f"vireo-{seed}-1", seed),
+        submit(session, campaign.id, vireo.id, f"vireo-{seed}-2", seed + 1),
+        submit(session, campaign.id, campaign.team_id, f"other-{seed}", seed + 2),
+    ]
+    campaigns.set_status(session, ORGANISER, campaign.id, CampaignStatus.closed)
+    session.commit()
+    return campaign.id, vireo.id, made
+
+
+def judge_everything(session, pool_id: int) -> int:  # type: ignore[no-untyped-def]
+    """Answer every open round-1 task of the pool with the oracle's verdict; returns how many."""
+    tasks = session.execute(
+        select(JudgingTask, PoolItem.docno)
+        .join(PoolItem, PoolItem.id == JudgingTask.pool_item_id)
+        .where(PoolItem.pool_id == pool_id, JudgingTask.round == 1, JudgingTask.done_at.is_(None))
+    ).all()
+    for task, docno in tasks:
+        grade = oracle(docno)
+        verdict = Verdict.relevant if grade else Verdict.not_relevant
+        session.add(Judgement(pool_item_id=task.pool_item_id, round=1, verdict=verdict, grade=grade))
+        task.done_at = datetime.now(UTC)
+    session.commit()
+    return len(tasks)
+
+
+def evaluate_version(session, campaign_id: int, version_id: int):  # type: ignore[no-untyped-def]
+    """Evaluate a qrels version of the campaign (the job, run in process)."""
+    evaluation = evaluations.start_evaluation(
+        session, ORGANISER, campaign_id, qrels_version_id=version_id, measures=MEASURES
+    )
+    evaluations.run_evaluation(session, evaluation.id)
+    session.commit()
+    return evaluation
+
+
+@pytest.fixture
+def two_years(session, make_campaign):  # type: ignore[no-untyped-def]
+    """A series with progress sets A (101, 102) and B (103, 104) and its campaigns of 2022 and 2023."""
+    made = series.create_series(session, ORGANISER, f"avs-progress-{uuid.uuid4().hex[:8]}")
+    session.commit()
+    first = make_campaign(2)
+    series.add_campaign(session, ORGANISER, made.id, first.id)
+    topics = [series.ProgressTopic(n, f"progress {n}", "", s) for n, s in PROGRESS]
+    series.add_progress_topics(session, ORGANISER, made.id, topics)
+    session.commit()
+    vireo, _ = teams.create_team(session, ORGANISER, first.id, "vireo")
+    session.commit()
+    runs22 = [
+        submit(session, first.id, vireo.id, "v22a", 1),
+        submit(session, first.id, vireo.id, "v22b", 2),
+        submit(session, first.id, first.team_id, "o22", 3),
+    ]
+    campaigns.set_status(session, ORGANISER, first.id, CampaignStatus.closed)
+    session.commit()
+    second, vireo23, runs23 = year(session, make_campaign, made.id, 10)
+    return {
+        "series": made.id,
+        "c22": first.id,
+        "c23": second,
+        "vireo22": vireo.id,
+        "vireo23": vireo23,
+        "runs": runs22 + runs23,
+    }
+
+
+def team(campaign_id: int, team_id: int) -> Principal:
+    """A team's principal."""
+    return Principal(Role.team, token_id=0, campaign_id=campaign_id, team_id=team_id)
+
+
+def test_a_campaign_of_the_series_takes_its_progress_topics_in_their_sets(session, two_years):  # type: ignore[no-untyped-def]
+    found = {
+        number: progress_set
+        for number, progress_set in session.execute(
+            select(Topic.number, Topic.progress_set).where(Topic.campaign_id == two_years["c23"])
+        )
+    }
+    assert found == {"1": None, "2": None, "101": "A", "102": "A", "103": "B", "104": "B"}
+    view = series.get_series(session, ORGANISER, two_years["series"])
+    assert [c.id for c in view.campaigns] == [two_years["c22"], two_years["c23"]]
+    assert [(s.name, s.topics, s.sealed) for s in view.sets] == [
+        ("A", ["101", "102"], True),
+        ("B", ["103", "104"], True),
+    ]
+    with pytest.raises(Conflict, match="another set"):
+        series.add_progress_topics(session, ORGANISER, two_years["series"], [series.ProgressTopic("101", "x", "", "B")])
+    bound = Principal(Role.organiser, token_id=0, campaign_id=two_years["c22"])
+    with pytest.raises(Forbidden):
+        series.get_series(session, bound, two_years["series"])
+
+
+def test_a_sealed_topic_s_scores_and_judgements_reach_no_team_and_no_public_until_released(session, two_years):  # type: ignore[no-untyped-def]
+    c22, vireo = two_years["c22"], team(two_years["c22"], two_years["vireo22"])
+    lines = "".join(f"{t} 0 s{d} {oracle(f's{d}')}\n" for t in ("1", "2", "103") for d in range(20))
+    version = qrels.import_qrels(session, ORGANISER, c22, lines.encode(), label="with-b", max_errors=10)
+    session.commit()
+    evaluation = evaluate_version(session, c22, version.id)
+    mine = next(r for r in two_years["runs"] if r.name == "v22a")
+    with pytest.raises(Forbidden, match="progress set B"):
+        visibility.leaderboard_for(session, vireo, c22)
+    with pytest.raises(Forbidden, match="progress set B"):
+        team_reports.run_report(session, vireo, mine.id)
+    assert team_reports.console(session, vireo)["results"]["available"] is False
+    with pytest.raises(Conflict, match="sealed"):
+        publication.publish(session, ORGANISER, c22, evaluation_id=evaluation.id)
+    session.rollback()
+    exported = b"".join(qrels.export_qrels(session, ORGANISER, version.id, "trec")).decode()
+    assert {line.split()[0] for line in exported.splitlines()} == {"1", "2"}
+    organisers = visibility.leaderboard_for(session, ORGANISER, c22)
+    assert any("103" in str(t["topic"]) for t in organisers["per_topic"])  # type: ignore[union-attr]
+
+    series.release_set(session, ORGANISER, two_years["series"], "B")
+    session.commit()
+    board = visibility.leaderboard_for(session, vireo, c22)
+    row = next(r for r in board["rows"] if r["run"] == "v22a")  # type: ignore[union-attr]
+    tables = load_runs(session, [mine.id])
+    direct = evaluate(qrels.load_qrels(session, version), tables, ["AP"], max_results=1000, names=["v22a"])
+    assert row["per_topic"]["AP"]["103"] == pytest.approx(direct.to_dict()["v22a"]["AP"]["103"])
+    exported = b"".join(qrels.export_qrels(session, ORGANISER, version.id, "trec")).decode()
+    assert {line.split()[0] for line in exported.splitlines()} == {"1", "2", "103"}
+    publication.publish(session, ORGANISER, c22, evaluation_id=evaluation.id)
+    session.commit()
+
+
+def test_set_a_is_pooled_once_over_both_years_and_the_board_compares_a_team_s_runs_across_years(session, two_years):  # type: ignore[no-untyped-def]
+    c22, c23 = two_years["c22"], two_years["c23"]
+    main = "".join(f"{t} 0 s{d} {oracle(f's{d}')}\n" for t in ("1", "2") for d in range(20))
+    own = qrels.import_qrels(session, ORGANISER, c23, main.encode(), label="main", max_errors=10)
+    session.commit()
+    main_evaluation = evaluate_version(session, c23, own.id)
+
+    pool = series.create_series_pool(
+        session, ORGANISER, two_years["series"], "A", [c22, c23], PoolSpec(kind="depth", depth=5, seed=7)
+    )
+    session.commit()
+    assert pool.campaign_id == c23 and pool.params["series"]["campaign_ids"] == [c22, c23]
+    pooled_runs = set(session.scalars(select(PoolRun.run_id).where(PoolRun.pool_id == pool.id)))
+    assert pooled_runs == {r.id for r in two_years["runs"]}
+    numbers = set(
+        session.scalars(
+            select(Topic.number).join(PoolItem, PoolItem.topic_id == Topic.id).where(PoolItem.pool_id == pool.id)
+        )
+    )
+    assert numbers == {"101", "102"}
+    assert pool.params["reused"]["items"] == 0
+    judged = judge_everything(session, pool.id)
+    assert judged == session.scalar(select(func.count()).select_from(PoolItem).where(PoolItem.pool_id == pool.id))
+    version = qrels.cut_qrels(session, ORGANISER, pool.id, "set A")
+    session.commit()
+    evaluation = evaluate_version(session, c23, version.id)
+
+    board = series.series_board(session, ORGANISER, two_years["series"], "A", measure="AP")
+    rows = board["rows"]
+    assert {r["run_id"] for r in rows} == {r.id for r in two_years["runs"]}  # type: ignore[union-attr]
+    assert {(r["campaign_id"], r["team"]) for r in rows if r["team"] == "vireo"} == {(c22, "vireo"), (c23, "vireo")}  # type: ignore[union-attr]
+    ids = [r.id for r in two_years["runs"]]
+    direct = evaluate(
+        qrels.load_qrels(session, version),
+        load_runs(session, ids),
+        ["AP"],
+        max_results=1000,
+        names=[str(i) for i in ids],
+    )
+    means = dict(zip([str(i) for i in ids], direct.mean()[:, 0].tolist(), strict=True))
+    for row in rows:  # type: ignore[union-attr]
+        assert row["score"] == pytest.approx(means[str(row["run_id"])])
+        assert row["ci_low"] <= row["score"] <= row["ci_high"]
+    assert [t["topic"] for t in board["per_topic"]] == ["101", "102"]  # type: ignore[union-attr]
+
+    vireo23 = team(c23, two_years["vireo23"])
+    assert visibility.leaderboard_for(session, vireo23, c23)["evaluation_id"] == main_evaluation.id
+    with pytest.raises(Forbidden, match="progress set A"):
+        visibility.leaderboard_for(session, vireo23, c23, evaluation_id=evaluation.id)
+    with pytest.raises(Forbidden, match="sealed"):
+        series.series_board(session, None, two_years["series"], "A")
+    series.release_set(session, ORGANISER, two_years["series"], "A")
+    session.commit()
+    public = series.series_board(session, None, two_years["series"], "A", measure="AP")
+    assert [r["score"] for r in public["rows"]] == [r["score"] for r in rows]  # type: ignore[union-attr]
+    assert visibility.leaderboard_for(session, vireo23, c23, evaluation_id=evaluation.id)["rows"]
+
+
+def test_a_top_up_pool_reuses_earlier_verdicts_and_scores_as_if_all_were_judged(session, make_campaign, two_years):  # type: ignore[no-untyped-def]
+    c22, c23 = two_years["c22"], two_years["c23"]
+    first = series.create_series_pool(
+        session, ORGANISER, two_years["series"], "A", [c22, c23], PoolSpec(kind="depth", depth=5, seed=7)
+    )
+    session.commit()
+    judge_everything(session, first.id)
+    earlier = {
+        (number, docno)
+        for number, docno in session.execute(
+            select(Topic.number, PoolItem.docno)
+            .join(Topic, Topic.id == PoolItem.topic_id)
+            .where(PoolItem.pool_id == first.id)
+        )
+    }
+    c24, _, runs24 = year(session, make_campaign, two_years["series"], 20)
+    with pytest.raises(InvalidInput, match="outside the series"):
+        series.create_series_pool(
+            session, ORGANISER, two_years["series"], "A", [c24, 10**6], PoolSpec(kind="depth", depth=5)
+        )
+    topup = series.create_series_pool(
+        session, ORGANISER, two_years["series"], "A", [c22, c23, c24], PoolSpec(kind="depth", depth=5, seed=8)
+    )
+    session.commit()
+    items = session.execute(
+        select(PoolItem.id, Topic.number, PoolItem.docno)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == topup.id)
+    ).all()
+    seen = {item for item, number, docno in items if (number, docno) in earlier}
+    assert seen and len(seen) < len(items)
+    assert topup.params["reused"]["items"] == len(seen)
+    tasks = set(
+        session.scalars(
+            select(JudgingTask.pool_item_id)
+            .join(PoolItem, PoolItem.id == JudgingTask.pool_item_id)
+            .where(PoolItem.pool_id == topup.id)
+        )
+    )
+    assert tasks == {item for item, _, _ in items} - seen  # no task for a reused item
+    copied = session.execute(
+        select(Judgement.pool_item_id, Judgement.assessor_id).where(Judgement.pool_item_id.in_(seen))
+    ).all()
+    assert {item for item, _ in copied} == seen and {a for _, a in copied} == {None}
+    assert judge_everything(session, topup.id) == len(items) - len(seen)
+    version = qrels.cut_qrels(session, ORGANISER, topup.id, "set A top-up")
+    session.commit()
+    stored = session.execute(
+        select(Topic.number, QrelsEntry.docno, QrelsEntry.grade)
+        .join(Topic, Topic.id == QrelsEntry.topic_id)
+        .where(QrelsEntry.qrels_version_id == version.id)
+    ).all()
+    assert sorted(stored) == sorted((number, docno, oracle(docno)) for _, number, docno in items)  # all judged
+    evaluation = evaluate_version(session, c24, version.id)
+    board = series.series_board(session, ORGANISER, two_years["series"], "A", measure="AP", evaluation_id=evaluation.id)
+    assert board["reused"] == len(seen)
+    all_runs = [r.id for r in two_years["runs"] + runs24]
+    assert {r["run_id"] for r in board["rows"]} == set(all_runs)  # type: ignore[union-attr]
+    direct = evaluate(
+        qrels.load_qrels(session, version),
+        load_runs(session, all_runs),
+        ["AP"],
+        max_results=1000,
+        names=[str(i) for i in all_runs],
+    )
+    means = dict(zip([str(i) for i in all_runs], direct.mean()[:, 0].tolist(), strict=True))
+    assert {r["run_id"]: r["score"] for r in board["rows"]} == pytest.approx({int(k): v for k, v in means.items()})  # type: ignore[union-attr]
