@@ -1,4 +1,5 @@
-"""The team console under /team/: submit a run, my runs (download, withdraw), my results, per-run reports, a bundle.
+"""The team console under /team/: submit a run, my runs (download, withdraw), my results, per-run reports (with the
+run's explanations), a bundle.
 
 Every page is rendered on the server from the signed-in team's session cookie (or a bearer header: the JSON twins
 serve scripts too) and has its JSON twin (`app/web/twins.py`). Without a session a page redirects to
@@ -12,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 
+from app.services import run_explanations, team_reports, visibility
 from app.services import runs as run_service
-from app.services import team_reports, visibility
 from app.services.errors import InvalidInput, ServiceError
 from app.services.inputs import Id
 from app.services.tables import attachment
@@ -28,6 +29,7 @@ from app.web.twins import render, twin_paths, wants_json
 
 ReadUpload = Callable[[Request, UploadFile], bytes]
 FIELDS = ("name", "system_type", "training_type", "novelty", "priority", "description")
+SHOWN_EXPLANATIONS = 10  # the first ones a run report lists; the rest in its JSON
 
 
 def figures(report: dict[str, Any]) -> dict[str, str]:
@@ -149,12 +151,17 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         return RedirectResponse(f"/team/?submitted={run.id}", status_code=303)
 
     @router.get("/team/runs/{run_id}/download")
-    def download(request: Request, run_id: Id, session: Session = SessionDep) -> Response:
-        """One of the team's runs as a file, as uploaded (TREC 6 columns, or moment TSV)."""
+    def download(request: Request, run_id: Id, original: bool = False, session: Session = SessionDep) -> Response:
+        """One of the team's runs as a file (TREC 6 columns, or moment TSV); with `original=true` the file exactly
+        as uploaded, its explanations included."""
         web = signed_in(request, session)
         if isinstance(web, Response):
             return web
         try:
+            if original:
+                _, data, name, media_type = run_service.original_upload(session, web.principal, run_id)
+                headers = {"Content-Disposition": attachment(name), "Cache-Control": "no-store"}
+                return Response(data, media_type=media_type, headers=headers)
             run, chunks = run_service.download_run(session, web.principal, run_id)
         except ServiceError as error:
             return failed(request, web, error)
@@ -212,6 +219,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             return web
         try:
             data = team_reports.run_report(session, web.principal, run_id, measure)
+            data = {**data, "explanations": _explanations(session, web, run_id, SHOWN_EXPLANATIONS)}
         except ServiceError as error:
             return failed(request, web, error)
         more = {"figures": figures(data), "curve_points": curve_points}
@@ -219,6 +227,25 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
 
     for path in twin_paths("/team/runs/{run_id}/report"):
         router.add_api_route(path, report, methods=["GET"], name="team_report" + ("_json" if ".json" in path else ""))
+
+    @router.get("/team/runs/{run_id}/explanations.json")
+    def explanations(
+        request: Request,
+        run_id: Id,
+        offset: Annotated[int, Query(ge=0, le=2_147_483_647)] = 0,
+        limit: Annotated[int, Query(ge=1, le=run_explanations.MAX_PAGE)] = 100,
+        topic: Annotated[str | None, Query(max_length=200)] = None,
+        session: Session = SessionDep,
+    ) -> Response:
+        """A page of the run's explanations, as JSON (the run report lists the first ones)."""
+        web = signed_in(request, session)
+        if isinstance(web, Response):
+            return web
+        try:
+            page = _explanations(session, web, run_id, limit, offset=offset, topic=topic)
+        except ServiceError as error:
+            return failed(request, web, error)
+        return JSONResponse(jsonable_encoder(page), headers={"Cache-Control": "no-store"})
 
     def bundle(request: Request, measure: str | None = None, session: Session = SessionDep) -> Response:
         """Every run's report in one HTML file (figures inline), as a download."""
@@ -241,6 +268,24 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         router.add_api_route(path, bundle, methods=["GET"], name="team_bundle" + ("_json" if ".json" in path else ""))
 
     return router
+
+
+def _explanations(
+    session: Session,
+    web: web_session.WebPrincipal,
+    run_id: int,
+    limit: int,
+    *,
+    offset: int = 0,
+    topic: str | None = None,
+) -> dict[str, Any]:
+    """A page of a run's explanations with the console's links: all of them as JSON, the file as uploaded."""
+    page = run_explanations.explanations_page(session, web.principal, run_id, offset=offset, limit=limit, topic=topic)
+    return {
+        **jsonable_encoder(page),
+        "json": f"/team/runs/{run_id}/explanations.json",
+        "download": f"/team/runs/{run_id}/download?original=true",
+    }
 
 
 def _quoted(text: str) -> str:
