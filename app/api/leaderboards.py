@@ -70,6 +70,11 @@ class BoardRow(BaseModel):
     training_type: str
     novelty: bool
     priority: int
+    novelty_score: float | None = Field(
+        default=None,
+        description="A novelty run's TRECVID novelty score (relevant shots no other team returned, minus one per shot "
+        "judged not relevant that another team returned too, summed over the topics); null on other rows",
+    )
     score: float | None
     scores: dict[str, float | None]
     ci_low: float | None = None

@@ -15,6 +15,8 @@ A board's rows also carry what the campaign says of each run at render time (`sc
 by an organiser; baselines are ranked like any run, so a tier says which runs cannot be told from them) and
 `submitted_at`;
 `by_system_type` ranks each run type's rows 1..n within it, with rank intervals and tiers among that type's runs.
+A novelty run's row carries its TRECVID novelty score (`novelty_score`, null on other rows: `novelty_scores`), computed
+over every run of the evaluation whatever the filters, since it counts what other teams found.
 A published board shows "Team A", "Team B", ... (in the order of the teams' first submissions) instead of team names
 when the campaign's `anonymise_teams` is set (`scores.team_aliases`; the published report too:
 `snapshots.published_report`); organisers' live boards keep the names.
@@ -31,7 +33,7 @@ from sqlalchemy.orm import Session, object_session
 
 from app.evaluation.statistics.intervals import CORRECTIONS
 from app.evaluation.statistics.significance import pairwise_randomization, randomised_tukey_hsd, significance_groups
-from app.services import board_intervals
+from app.services import board_intervals, novelty_scores
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import InvalidInput
@@ -152,10 +154,13 @@ def board_document(
     *,
     published: bool = False,
     marks: dict[int, dict[str, object]] | None = None,
+    novelty: dict[int, float] | None = None,
 ) -> dict[str, object]:
     """The board over the runs passing the filters: ranked from 1 (and 1..n within each run type), each run's
-    marks (baseline, submission time: null when not given), and each topic's best and median among them."""
+    marks (baseline, submission time: null when not given), a novelty run's novelty score (run id -> score in
+    `novelty`), and each topic's best and median among them."""
     marks = marks or {}
+    novelty = novelty or {}
     m = measure_index(table, measure)
     chosen = ranked(table, m, filters)
     means = table.means.tolist()
@@ -168,6 +173,7 @@ def board_document(
                 "rank": place,
                 **run_fields(table, i),
                 **marks.get(table.runs[i].id, {"baseline": False, "submitted_at": None}),
+                "novelty_score": novelty.get(table.runs[i].id) if table.runs[i].novelty else None,
                 "score": scores[m],
                 "scores": dict(zip(table.measures, scores, strict=True)),
                 **board_intervals.row_intervals(table, i, m),
@@ -195,7 +201,8 @@ def build_leaderboard(
     measure = measure or default_measure(campaign, table.measures)
     session = object_session(campaign)
     marks = run_marks(session, campaign.id) if session is not None else None
-    return board_document(provenance(campaign, evaluation), table, measure, filters, marks=marks)
+    novelty = novelty_scores.live_scores(session, campaign, evaluation, table.runs) if session is not None else None
+    return board_document(provenance(campaign, evaluation), table, measure, filters, marks=marks, novelty=novelty)
 
 
 def per_topic(table: ScoreTable, m: int, chosen: list[int]) -> list[dict[str, object]]:
@@ -337,6 +344,7 @@ def published_leaderboard(
         filters,
         published=True,
         marks=run_marks(session, campaign_id),
+        novelty=novelty_scores.published_scores(session, campaign_id) if any(r.novelty for r in table.runs) else None,
     )
     campaign = session.get(Campaign, campaign_id)
     if campaign is None or not campaign.anonymise_teams:

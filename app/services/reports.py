@@ -2,9 +2,11 @@
 
 Sections in the overview's order: overall scores by run type (each run's mean with its interval, rank interval and
 tier, as on the board; `interval` says how they were made), significance within each run type, scores per topic,
-judgements (per stratum, inferred relevant per topic, judged fraction of the runs' top d), hits and unique hits
-(sorted, per team and per run: novelty), easy and hard topics, efficiency (score vs processing time, when runs state
-elapsed times), top runs per topic.
+judgements (per stratum, inferred relevant per topic, judged fraction of the runs' top d, and the overview's
+judged share: of each run's results per topic in the pool's sampled ranks, the share sampled and judged, with its
+minimum, maximum and mean), hits and unique hits (sorted, per team and per run: novelty) and every run's TRECVID
+novelty score (`novelty_scores`, novelty runs marked), easy and hard topics, efficiency (score vs processing time,
+when runs state elapsed times), top runs per topic.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.efficiency import mean_seconds, score_vs_time
-from app.evaluation.analyses.judged_depth import judged_fraction
-from app.evaluation.analyses.novelty import unique_relevant
+from app.evaluation.analyses.judged_depth import judged_fraction, sampled_share
+from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
 from app.evaluation.analyses.strata import stratum_summary
 from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.grading.prepared_runs import prepare_runs
@@ -31,13 +33,23 @@ from app.evaluation.statistics.campaign_summary import (
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.leaderboards import Filters, build_leaderboard
-from app.services.pools import current_pool, pool_statistics
+from app.services.novelty_scores import PENALTY
+from app.services.pools import current_pool
 from app.services.qrels import evaluation_qrels, judges_of, order_mark
 from app.services.run_arrays import load_runs
 from app.services.scores import default_measure, finished_evaluation, score_table
 from app.storage.models import Campaign, Evaluation, Run, TaskKind
 
 SIGNIFICANCE_TOP = 10  # the overview tests the top 10 runs of each run type
+
+
+def sampled_ranks(strata: list[list[float]] | None, max_results: int) -> tuple[int, int]:
+    """The ranks the overview's judged share is over: those of the strata sampled at a rate below 1 (TRECVID's
+    301-1000); a pool judged in full (or none), every pooled rank (1..its depth, or max_results)."""
+    partial = [s for s in strata or [] if s[2] < 1]
+    if partial:
+        return int(min(s[0] for s in partial)), int(max(s[1] for s in partial))
+    return 1, int(max((s[1] for s in strata or []), default=max_results))
 
 
 def run_labels(names: list[str], teams: list[str]) -> list[str]:
@@ -103,11 +115,26 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         flagged = dict(zip(labels, [r.novelty for r in table.runs], strict=True))
         novelty["runs"] = [{**row, "novelty_run": flagged[row["run"]]} for row in novelty["runs"]]
         report["novelty"] = novelty
+        ids = dict(zip(labels, [r.id for r in table.runs], strict=True))
+        team_ids = [str(r.team_id) for r in table.runs]  # teams by id: names are shown, ids decide uniqueness
+        found = novelty_scores(qrels, prepared, team_ids, max_results=campaign.max_results, penalty=PENALTY)
+        scored = found.to_dict()
+        scored["runs"] = [
+            {
+                **row,
+                "team": table.teams[int(row["team"])],
+                "run_id": ids[row["run"]],
+                "novelty_run": flagged[row["run"]],
+            }
+            for row in scored["runs"]
+        ]
+        report["novelty_scores"] = scored
         pool = current_pool(session, campaign.id)
+        strata = pool.params.get("strata") if pool is not None else None
+        first, last = sampled_ranks(strata, campaign.max_results)
+        report["judged_share"] = sampled_share(qrels, prepared, first=first, last=last).to_dict()
         if pool is not None:
-            stats = pool_statistics(session, pool)
-            report["judged_share"] = stats["judged_share"]
-            report["pool"] = {"kind": pool.kind, "seed": pool.seed, "strata": pool.params.get("strata")}
+            report["pool"] = {"kind": pool.kind, "seed": pool.seed, "strata": strata}
     return report
 
 

@@ -3,7 +3,8 @@
 The report of a run: its summary (metadata and its mean of every measure with the intervals it may see), the
 recall-precision curve (trec_eval's interpolated precision at 11 recall levels, averaged over the qrels' topics), per
 topic its score against the median and best of all runs (`run_charts.run_versus_all`), and the relevant shots only
-this run found (the novelty core: found by no other run) and only its team found (by no other team's run), per topic.
+this run found (the novelty core: found by no other run) and only its team found (by no other team's run), per topic,
+with the run's TRECVID novelty score, per topic and summed (`analyses.novelty.novelty_scores`, over all runs).
 Which evaluation, and whether at all, is `visibility.visible_evaluation`'s rule: the published one once published,
 else the newest finished one if `team_results` is `own` (Forbidden when `hidden`). No other run's name or score
 leaves this module: the median, best and unique counts are over all runs.
@@ -17,13 +18,14 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.evaluation.analyses.novelty import unique_relevant
+from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.evaluate import evaluate
 from app.services import board_intervals, run_charts
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, submissions_open
 from app.services.errors import Forbidden, NotFound, ServiceError
+from app.services.novelty_scores import PENALTY
 from app.services.qrels import evaluation_qrels
 from app.services.run_arrays import load_runs
 from app.services.runs import list_runs, visible_run
@@ -146,7 +148,10 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
         keys = [str(i) for i in ids]
         prepared = prepare_runs(runs, campaign.max_results, names=keys)
         by_run = unique_relevant(qrels, prepared, keys)
-        by_team = unique_relevant(qrels, prepared, [str(r.team_id) for r in table.runs])
+        team_keys = [str(r.team_id) for r in table.runs]
+        by_team = unique_relevant(qrels, prepared, team_keys)
+        scored = novelty_scores(qrels, prepared, team_keys, max_results=campaign.max_results, penalty=PENALTY)
+        novelty = dict(zip(scored.topics, scored.per_topic[mine].tolist(), strict=True))
         report["found_only_here"] = {
             "topics": [
                 {
@@ -155,6 +160,7 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
                     "found": int(found),
                     "only_this_run": int(only_run),
                     "only_this_team": int(only_team),
+                    "novelty": novelty.get(topic),
                 }
                 for topic, relevant, found, only_run, only_team in zip(
                     by_run.topics,
@@ -168,6 +174,10 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
             "found": int(by_run.run_hits[mine].sum()),
             "only_this_run": int(by_run.run_unique[mine].sum()),
             "only_this_team": int(by_team.run_unique[mine].sum()),
+            "novelty_score": float(scored.total[mine]),
+            "unique_true": int(scored.unique_true[mine].sum()),
+            "common_false": int(scored.common_false[mine].sum()),
+            "penalty": PENALTY,
         }
     return report
 

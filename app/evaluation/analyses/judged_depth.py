@@ -7,6 +7,12 @@ judged. Also per depth: the share over all runs' entries together, and the small
 (run, topic) lists, which is how the TRECVID overview states it ("at minimum 24.3 % of any run and query results
 were sampled and judged"). A run judged at every rank of its top d has share 1 at that depth: on TREC-COVID round 1,
 a depth-7 pool, every pooled run's top 6 is judged.
+
+`sampled_share` is the overview's own statistic: "Stats of sampled and judged clips (ranks 301 to 1000) across all
+runs and topics: at minimum 24.3 %, at maximum 76.7 %, on average 55 % of any run and query results were sampled and
+judged" (TRECVID 2022 AVS overview, Evaluation Methodology): per (run, topic) list, its entries at ranks first..last
+(the sampled strata; ranks 1-300 are all judged) that the qrels judge, over its entries there; the smallest, largest
+and mean share over the lists with an entry in those ranks.
 """
 
 from __future__ import annotations
@@ -135,3 +141,64 @@ def judged_fraction(
         list_max=list_max,
         list_mean=list_mean,
     )
+
+
+@dataclass(frozen=True)
+class SampledShareResult:
+    """Each (run, topic) list's judged share at ranks first..last, and their smallest, largest and mean."""
+
+    runs: list[str]
+    topics: list[str]  # the qrels' topics
+    first: int
+    last: int
+    judged: np.ndarray  # int64 [n_run, n_topic]: judged entries at ranks first..last
+    retrieved: np.ndarray  # int64 [n_run, n_topic]: entries at ranks first..last
+    share: np.ndarray  # float64 [n_run, n_topic]: judged / retrieved (NaN for a list with none there)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: the ranks, the min, max and mean over the lists, and each run's (NaN as None)."""
+        lists = np.isfinite(self.share)
+        values = self.share[lists]
+        runs = []
+        for i, name in enumerate(self.runs):
+            mine = self.share[i][lists[i]]
+            runs.append(
+                {
+                    "run": name,
+                    "lists": int(mine.size),
+                    "min": float(mine.min()) if mine.size else None,
+                    "max": float(mine.max()) if mine.size else None,
+                    "mean": float(mine.mean()) if mine.size else None,
+                }
+            )
+        return {
+            "first_rank": self.first,
+            "last_rank": self.last,
+            "lists": int(values.size),
+            "min": float(values.min()) if values.size else None,
+            "max": float(values.max()) if values.size else None,
+            "mean": float(values.mean()) if values.size else None,
+            "runs": runs,
+        }
+
+
+def sampled_share(
+    qrels: Qrels,
+    runs: Sequence[RunTable] | PreparedRuns,
+    *,
+    first: int = 1,
+    last: int | None = None,
+    max_results: int = 1000,
+) -> SampledShareResult:
+    """The judged share of every (run, topic) list's entries at ranks first..last (last: max_results when None)."""
+    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
+    last = prepared.max_results if last is None else last
+    if first < 1 or last < first:
+        raise ValueError("ranks must satisfy 1 <= first <= last")
+    judged, valid = judged_flags(prepared, qrels)
+    topics = index_lines(prepared, qrels).topics
+    window = slice(first - 1, last)  # positions past a list's width are simply absent
+    judged_count = (judged & valid)[:, :, window].sum(axis=2, dtype=np.int64)
+    retrieved = valid[:, :, window].sum(axis=2, dtype=np.int64)
+    share = np.divide(judged_count, retrieved, out=np.full(retrieved.shape, np.nan), where=retrieved > 0)
+    return SampledShareResult(list(prepared.names), list(topics), first, last, judged_count, retrieved, share)
