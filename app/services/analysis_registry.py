@@ -1324,11 +1324,11 @@ class IoUNoiseParams(AnalysisParams):
         max_length=20,
         description="noise levels: the observed IoU is r + N(0, gamma^2)",
     )
-    thetas: Annotated[list[Theta], Option(("--theta",))] = Field(
+    thetas: Annotated[list[Theta], Option(("--theta",)), Default("0.02, 0.04, ..., 1 (50 thresholds)")] = Field(
         default_factory=lambda: [round(0.02 * i, 2) for i in range(1, 51)],
         min_length=1,
         max_length=200,
-        description="the thresholds theta of R@1,theta (default 0.02, 0.04, ..., 1)",
+        description="the thresholds theta of R@1,theta",
     )
     simulations: int = Field(default=20_000, ge=2, le=1_000_000, description="simulated draws per noise level")
     seed: Seed = 0
