@@ -15,7 +15,7 @@ from dataclasses import field
 from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy.orm import Session
 
-from app.evaluation.formats.explanations import Explanation
+from app.evaluation.explanations import Explanation
 from app.services import run_files
 from app.services.auth import Principal
 from app.services.runs import visible_run

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.errors import FormatError
-from app.evaluation.formats.explanations import Explanation
+from app.evaluation.explanations import Explanation
 from app.services.validation import in_line_order
 from app.storage.models import TaskKind
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app.evaluation.errors import FormatError
-from app.evaluation.formats.explanations import Explanation
+from app.evaluation.explanations import Explanation
 from app.evaluation.formats.trec_files import parse_trec_qrels, parse_trecvid_xml
 from app.evaluation.formats.trecvid_xml import scan_trecvid_xml
 from app.evaluation.measures.evaluate import evaluate

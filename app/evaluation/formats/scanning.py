@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.evaluation.errors import FormatError
-from app.evaluation.formats.explanations import Explanation
+from app.evaluation.explanations import Explanation
 from app.evaluation.records import RunTable
 
 

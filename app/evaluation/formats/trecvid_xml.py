@@ -1,7 +1,7 @@
 """Reading TRECVID AVS XML runs (NIST's videoAdhocSearchResults format): the ranked shots with their line numbers,
 the run's attributes (trType, class, novelty, pid, priority, desc), each topic's elapsedTime and the optional
 explanation of each shot (a frame's time and a bounding box, as attributes of <item> or of an <explanation> element
-inside it: `app.evaluation.formats.explanations`).
+inside it: `app.evaluation.explanations`).
 
 The text is fed to expat a block at a time, so a file is never needed whole. A DOCTYPE line naming NIST's DTD is
 accepted (the DTD is never fetched); an internal DTD subset, entity declarations and entity references are refused.
@@ -15,9 +15,9 @@ from xml.parsers import expat
 
 import numpy as np
 
+from app.evaluation import explanations as explaining
 from app.evaluation.errors import FormatError, decode_utf8
-from app.evaluation.formats import explanations as explaining
-from app.evaluation.formats.explanations import Explanation
+from app.evaluation.explanations import Explanation
 from app.evaluation.formats.scanning import (
     Errors,
     RunScan,
@@ -139,7 +139,6 @@ class _AvsXmlReader:
         parser.StartDoctypeDeclHandler = self.doctype
         parser.EntityDeclHandler = self.forbid
         parser.ExternalEntityRefHandler = self.forbid
-        parser.CharacterDataHandler = self.characters
 
     def doctype(self, name: str, system_id: str | None, public_id: str | None, internal_subset: bool) -> None:
         """Accept a DOCTYPE that only names an external DTD, as NIST's runs carry (expat never fetches it); refuse one
@@ -245,6 +244,8 @@ class _AvsXmlReader:
             return
         self.element = (line, frame_time, box)
         self.text, self.n_text = [], 0
+        if self.parser is not None:  # text is read inside an <explanation> only: no call per line elsewhere
+            self.parser.CharacterDataHandler = self.characters
 
     def characters(self, data: str) -> None:
         """Collect the text of an open <explanation> (no more than it may hold)."""
@@ -258,6 +259,8 @@ class _AvsXmlReader:
             return
         line, frame_time, box = self.element
         self.element = None
+        if self.parser is not None:
+            self.parser.CharacterDataHandler = None
         try:
             text = explaining.checked_text("".join(self.text))
         except ValueError as exc:

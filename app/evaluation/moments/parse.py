@@ -1,6 +1,6 @@
 """Parsing moment runs and moment ground truth (whitespace columns or JSON lines) with line-numbered errors.
 
-A JSON-lines moment run may give a result an `explanation` (`app.evaluation.formats.explanations`): kept with the
+A JSON-lines moment run may give a result an `explanation` (`app.evaluation.explanations`): kept with the
 table, never used in a score."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation import explanations as explaining
 from app.evaluation.errors import FormatError
-from app.evaluation.formats import explanations as explaining
-from app.evaluation.formats.explanations import Explanation
+from app.evaluation.explanations import Explanation
 
 
 @dataclass(frozen=True)
