@@ -194,17 +194,55 @@ def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSp
     except ValueError as exc:
         raise InvalidInput("unknown judging order", [{"field": "order", "message": str(exc)}]) from None
     verification = _verification_params(session, campaign_id, spec.verification) if spec.verification else None
-    previous = current_pool(session, campaign_id)
+    previous = _own_previous(session, campaign_id)
     if previous is not None and has_judgements(session, previous.id):
         raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
     runs = _select_runs(session, campaign, spec)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
-    tables = load_runs(session, [r.id for r in runs])
+    tables = _without_progress_topics(session, campaign_id, load_runs(session, [r.id for r in runs]))
     if depths:
         table = build_pool(tables, depth=spec.depth, depths=depths, seed=seed)
     else:
         table = build_pool(tables, strata=strata, seed=seed)
     return _Plan(campaign, strata, runs, seed, tables, table, verification, previous, depths)
+
+
+def _own_previous(session: Session, campaign_id: int) -> Pool | None:
+    """The campaign's newest own pool, which a build replaces unless judged (a series pool, services/series.py,
+    stays; Conflict while the newest is one being judged, as judging goes to a campaign's newest pool)."""
+    newest = current_pool(session, campaign_id)
+    if newest is None or newest.series_set_id is None:
+        return newest
+    open_tasks = session.scalar(
+        select(func.count())
+        .select_from(JudgingTask)
+        .join(PoolItem, PoolItem.id == JudgingTask.pool_item_id)
+        .where(PoolItem.pool_id == newest.id, JudgingTask.done_at.is_(None))
+    )
+    if open_tasks:
+        raise Conflict(f"the campaign's series pool {newest.id} is being judged ({open_tasks} open tasks): finish it")
+    own = select(Pool).where(Pool.campaign_id == campaign_id, Pool.series_set_id.is_(None))
+    return session.scalar(own.order_by(Pool.id.desc()).limit(1))
+
+
+def _without_progress_topics(session: Session, campaign_id: int, tables: list[RunTable]) -> list[RunTable]:
+    """The runs without their rows on the campaign's progress topics: only series pools pool those."""
+    progress = set(
+        session.scalars(select(Topic.number).where(Topic.campaign_id == campaign_id, Topic.progress_set.is_not(None)))
+    )
+    if not progress:
+        return tables
+    return [_on_topics(t, progress, keep=False) for t in tables]
+
+
+def _on_topics(table: RunTable, numbers: set[str], *, keep: bool = True) -> RunTable:
+    """A run's rows on the given topics (`keep`), or on the others; the table itself when that is every row."""
+    inside = np.isin(table.topics.astype(str), sorted(numbers))
+    chosen = inside if keep else ~inside
+    if chosen.all():
+        return table
+    columns = (table.topics, table.docs, table.ranks, table.scores, table.lines)
+    return RunTable(table.tag, *(column[chosen] for column in columns))
 
 
 def _depths_of(session: Session, campaign_id: int, spec: PoolSpec) -> dict[str, int] | None:
@@ -367,8 +405,10 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
         raise InvalidInput("a moment pool has no shot statistics", [{"field": "pool_id", "message": "moment pool"}])
     run_ids = list(pool.params["run_ids"])
     runs = list(session.scalars(select(Run).where(Run.id.in_(run_ids)).order_by(Run.id)))
-    teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == pool.campaign_id))}
-    stored = load_runs(session, [r.id for r in runs])
+    teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.id.in_({r.team_id for r in runs})))}
+    pooled_topics = select(PoolItem.topic_id).where(PoolItem.pool_id == pool.id).distinct()
+    numbers = set(session.scalars(select(Topic.number).where(Topic.id.in_(pooled_topics))))
+    stored = [_on_topics(t, numbers) for t in load_runs(session, [r.id for r in runs])]  # a series pool: its set's
     items = session.execute(
         select(Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled, PoolItem.best_rank, PoolItem.n_runs)
         .join(Topic, Topic.id == PoolItem.topic_id)

@@ -38,7 +38,7 @@ from app.services.pools import current_pool
 from app.services.qrels import evaluation_qrels, judges_of, order_mark
 from app.services.run_arrays import load_runs
 from app.services.scores import default_measure, finished_evaluation, score_table
-from app.storage.models import Campaign, Evaluation, Run, TaskKind
+from app.storage.models import Campaign, Evaluation, Pool, Run, TaskKind
 
 SIGNIFICANCE_TOP = 10  # the overview tests the top 10 runs of each run type
 
@@ -129,7 +129,8 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
             for row in scored["runs"]
         ]
         report["novelty_scores"] = scored
-        pool = current_pool(session, campaign.id)
+        cut_from = session.get(Pool, qrels_version.pool_id) if qrels_version.pool_id is not None else None
+        pool = cut_from or current_pool(session, campaign.id)  # the version's own (a series pool is not the newest)
         strata = pool.params.get("strata") if pool is not None else None
         first, last = sampled_ranks(strata, campaign.max_results)
         report["judged_share"] = sampled_share(qrels, prepared, first=first, last=last).to_dict()

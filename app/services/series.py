@@ -27,12 +27,11 @@ from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.pools.builders import build_pool
-from app.evaluation.records import RunTable
 from app.services import judging_orders, sealing
 from app.services.auth import Principal
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.leaderboards import Filters, board_document
-from app.services.pools import PoolSpec, _store_items, _strata_of, current_pool, has_judgements
+from app.services.pools import PoolSpec, _on_topics, _store_items, _strata_of, current_pool, has_judgements
 from app.services.qrels import UNJUDGED, final_grade
 from app.services.quality import needs_adjudication
 from app.services.run_arrays import load_runs
@@ -292,14 +291,6 @@ def _runs(session: Session, campaign_ids: list[int], spec: PoolSpec) -> list[Run
     if not runs:
         raise InvalidInput("no runs match the selection", [{"field": "runs", "message": "selection is empty"}])
     return runs
-
-
-def _on_topics(table: RunTable, numbers: set[str]) -> RunTable:
-    """The run's rows on the given topics only."""
-    keep = np.isin(table.topics.astype(str), sorted(numbers))
-    return RunTable(
-        table.tag, table.topics[keep], table.docs[keep], table.ranks[keep], table.scores[keep], table.lines[keep]
-    )
 
 
 def _check_host(session: Session, host: Campaign, topic_set: SeriesTopicSet) -> Pool | None:

@@ -11,7 +11,18 @@ import pytest
 from sqlalchemy import func, select
 
 from app.evaluation.measures.evaluate import evaluate
-from app.services import campaigns, evaluations, publication, qrels, runs, series, team_reports, teams, visibility
+from app.services import (
+    campaigns,
+    evaluations,
+    pools,
+    publication,
+    qrels,
+    runs,
+    series,
+    team_reports,
+    teams,
+    visibility,
+)
 from app.services.auth import Principal
 from app.services.errors import Conflict, Forbidden, InvalidInput
 from app.services.pools import PoolSpec
@@ -25,6 +36,7 @@ from app.storage.models import (
     QrelsEntry,
     Role,
     Run,
+    Team,
     Topic,
     Verdict,
 )
@@ -319,3 +331,36 @@ def test_a_top_up_pool_reuses_earlier_verdicts_and_scores_as_if_all_were_judged(
     )
     means = dict(zip([str(i) for i in all_runs], direct.mean()[:, 0].tolist(), strict=True))
     assert {r["run_id"]: r["score"] for r in board["rows"]} == pytest.approx({int(k): v for k, v in means.items()})  # type: ignore[union-attr]
+
+
+def test_the_campaign_s_own_pool_leaves_progress_topics_to_series_pools_and_judging_goes_one_pool_at_a_time(  # type: ignore[no-untyped-def]
+    session, two_years
+):
+    c22, c23 = two_years["c22"], two_years["c23"]
+    own = pools.create_pool(session, ORGANISER, c23, PoolSpec(kind="depth", depth=3, seed=1))
+    session.commit()
+    numbers = session.scalars(
+        select(Topic.number).join(PoolItem, PoolItem.topic_id == Topic.id).where(PoolItem.pool_id == own.id).distinct()
+    )
+    assert set(numbers) == {"1", "2"}
+    spec = PoolSpec(kind="depth", depth=5, seed=7)
+    with pytest.raises(Conflict, match="is judging its pool"):
+        series.create_series_pool(session, ORGANISER, two_years["series"], "A", [c22, c23], spec)
+    session.rollback()
+    judge_everything(session, own.id)
+    pool = series.create_series_pool(session, ORGANISER, two_years["series"], "A", [c22, c23], spec)
+    session.commit()
+    stats = pools.pool_statistics(session, pool)
+    assert {(r["team"], r["run"]) for r in stats["runs"]} == {  # type: ignore[union-attr]
+        (name, run.name)
+        for run in two_years["runs"]
+        for name in [session.get(Team, run.team_id).name]  # type: ignore[union-attr]
+    }
+    assert stats["judged_share"]["min"] >= 5 / 8  # type: ignore[index]  # on the set's topics only
+    with pytest.raises(Conflict, match="series pool"):
+        pools.create_pool(session, ORGANISER, c23, PoolSpec(kind="depth", depth=3, seed=2))
+    session.rollback()
+    judge_everything(session, pool.id)
+    with pytest.raises(Conflict, match="already has judgements"):
+        pools.create_pool(session, ORGANISER, c23, PoolSpec(kind="depth", depth=3, seed=2))
+    session.rollback()
