@@ -14,6 +14,7 @@ from app.evaluation.measures.evaluate import evaluate
 from app.services import (
     campaigns,
     evaluations,
+    organiser_view,
     pools,
     publication,
     qrels,
@@ -309,6 +310,12 @@ def test_a_top_up_pool_reuses_earlier_verdicts_and_scores_as_if_all_were_judged(
     ).all()
     assert {item for item, _ in copied} == seen and {a for _, a in copied} == {None}
     assert judge_everything(session, topup.id) == len(items) - len(seen)
+    view = organiser_view.campaign_view(session, ORGANISER, c24)  # the host's judging progress: tasks, not reused
+    assert view.pool_id == topup.id
+    assert (sum(t.pooled for t in view.topics), sum(t.total for t in view.topics)) == (
+        len(items),
+        len(items) - len(seen),
+    )
     version = qrels.cut_qrels(session, ORGANISER, topup.id, "set A top-up")
     session.commit()
     stored = session.execute(
