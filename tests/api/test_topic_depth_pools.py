@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from app.evaluation.formats.trec_files import parse_trec_run
 from app.storage.models import Pool, PoolItem, Topic
 from tests.api.helpers import judge_in_process, make_assessor, run_analysis, setup_campaign, wait_done
-from tests.evaluation.test_pooling import brute_ranked
+from tests.evaluation.pool_cases import brute_ranked
 
 DEPTH = 10
 DEPTHS = {"1": 4, "3": 25}  # topic 2 takes DEPTH

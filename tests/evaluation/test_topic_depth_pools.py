@@ -13,7 +13,7 @@ import pytest
 
 from app.evaluation.formats.trec_files import parse_trec_run, read_bytes
 from app.evaluation.pools.builders import PoolTable, Stratum, build_pool, pool_stats, topic_caps
-from tests.evaluation.test_pooling import FakeRun, brute_ranked, random_runs
+from tests.evaluation.pool_cases import FakeRun, brute_ranked, random_runs
 
 COLUMNS = ("topics", "docs", "strata", "sampled", "best_ranks", "n_runs", "judging_order")
 
