@@ -65,6 +65,9 @@ def is_lint(item: pytest.Item) -> bool:
 # waits long for the other's last one. Keeping a module together builds its module-scoped fixtures once.
 SLOW_FIXTURES = ("browser", "live_server", "spawn_worker")
 SLOW_MODULES = ("test_install.py", "test_schemathesis.py", "test_judging_orders.py")
+# The readers of session-scoped state come first of all, one after the other: no other module's test (the schemathesis
+# fuzzing, say, which reaches whatever the database holds) runs between the state's making and its reading.
+SESSION_STATE = ("small_demo",)
 
 
 def is_slow(item: pytest.Item) -> bool:
@@ -74,12 +77,13 @@ def is_slow(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The lint, type and architecture checks first, then the modules with a slow test, then the rest, each in its
-    collected order (after any other reordering)."""
+    """The lint, type and architecture checks first, then the modules that read session-scoped state, then those
+    with a slow test, then the rest, each in its collected order (after any other reordering)."""
+    readers = {item.path for item in items if set(SESSION_STATE) & set(getattr(item, "fixturenames", ()))}
     slow_modules = {item.path for item in items if is_slow(item)}
 
     def rank(item: pytest.Item) -> int:
-        return 0 if is_lint(item) else 1 if item.path in slow_modules else 2
+        return 0 if is_lint(item) else 1 if item.path in readers else 2 if item.path in slow_modules else 3
 
     items.sort(key=rank)  # stable: a module's tests keep their order
 
