@@ -17,8 +17,8 @@ extension `NaN`, `Infinity`). Each line has a `type`, in this order:
   probability and draw), `assignments`, `judging_tasks` (without leases), `judgements` (verdict, grade, round,
   assessor, seconds, times), `judgement_changes` and `model_verdicts` (grade, probability, configuration hash);
 - `qrels_version` (label, kind, source, pool, judges, provenance, judging order...) and its `rows` of
-  `qrels_entries`, in their stored order: evaluation reads a version's lines in that order, and its imputation's
-  seeded draws and its float sums follow it, so another order would change intervals and last bits; every version;
+  `qrels_entries` (topics by number, docnos byte-wise: evaluation reads a version's lines in that order whatever the
+  rows' physical order, so its imputation's seeded draws and float sums reproduce); every version;
 - `evaluation` (qrels version, measures, status) and its `rows` of `scores` (run, measure, topic, value) and
   `run_means` (value, interval, sampling standard error, estimator); `snapshot` (a publication's frozen content);
 - `end`: `lines`, the number of lines before it, and `sha256`, the SHA-256 of their bytes: a truncated or altered
@@ -155,7 +155,7 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
         ),
         "SELECT e.qrels_version_id, t.number, e.docno, e.stratum, e.grade, e.model_grade, e.model_probability, "
         "e.human_grade, e.verification_probability FROM qrels_entries e JOIN topics t ON t.id = e.topic_id "
-        "WHERE e.qrels_version_id = :v ORDER BY e.ctid",
+        "WHERE e.qrels_version_id = :v ORDER BY length(t.number), t.number, e.docno COLLATE \"C\"",
     ),
     "scores": (
         ("evaluation_id", "run_id", "measure", "topic", "value"),

@@ -519,9 +519,14 @@ def load_qrels(session: Session, version: QrelsVersion) -> Qrels:
     return parse_qrels(body, source=f"qrels version {version.id}")
 
 
+# in the order the version's download lists its lines (topics by number, then docnos byte-wise): its scores, seeded
+# imputation included, do not depend on the physical order of rows, and equal `trecpool eval` on the download
 _QRELS_TEXT = text(
     """
-    SELECT string_agg(t.number || ' 0 ' || e.docno || ' ' || coalesce(e.stratum || ' ', '') || e.grade, E'\\n')
+    SELECT string_agg(
+        t.number || ' 0 ' || e.docno || ' ' || coalesce(e.stratum || ' ', '') || e.grade, E'\\n'
+        ORDER BY length(t.number), t.number, e.docno COLLATE "C"
+    )
     FROM qrels_entries e JOIN topics t ON t.id = e.topic_id WHERE e.qrels_version_id = :version
     """
 )
