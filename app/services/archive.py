@@ -155,7 +155,7 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
         ),
         "SELECT e.qrels_version_id, t.number, e.docno, e.stratum, e.grade, e.model_grade, e.model_probability, "
         "e.human_grade, e.verification_probability FROM qrels_entries e JOIN topics t ON t.id = e.topic_id "
-        "WHERE e.qrels_version_id = :v ORDER BY length(t.number), t.number, e.docno COLLATE \"C\"",
+        'WHERE e.qrels_version_id = :v ORDER BY length(t.number), t.number, e.docno COLLATE "C"',
     ),
     "scores": (
         ("evaluation_id", "run_id", "measure", "topic", "value"),

@@ -584,8 +584,8 @@ def series_board(
         campaign_id, name = campaigns[row["run_id"]]
         return {**row, "campaign_id": campaign_id, "campaign": name}
 
-    by_type: dict[str, list[dict[str, Any]]] = board["by_system_type"]  # type: ignore[assignment]
-    rows: list[dict[str, Any]] = board["rows"]  # type: ignore[assignment]
+    by_type: dict[str, list[dict[str, Any]]] = board["by_system_type"]  # type: ignore[assignment]  # board_document types its values as object
+    rows: list[dict[str, Any]] = board["rows"]  # type: ignore[assignment]  # as above
     return {
         **board,
         "rows": [placed(r) for r in rows],
