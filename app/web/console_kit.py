@@ -10,7 +10,7 @@ error in the form it came from (the services' InvalidInput names fields and a fi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import Request
 from fastapi.encoders import jsonable_encoder
@@ -141,3 +141,40 @@ def changed(
         return JSONResponse({"done": notice})
     separator = "&" if "?" in back else "?"
     return RedirectResponse(f"{back}{separator}{notice}" if notice else back, status_code=303)
+
+
+class CampaignPage(Protocol):
+    """A campaign page of the console, shown again with a form's failure."""
+
+    def __call__(
+        self,
+        request: Request,
+        session: Session,
+        web: web_session.WebPrincipal,
+        campaign_id: int,
+        *,
+        failure: Failure | None = None,
+        status_code: int = 200,
+    ) -> Response: ...
+
+
+def back_to(page: CampaignPage, suffix: str) -> Callable[..., Response]:
+    """The change runner of one campaign page (`/console/campaigns/{id}{suffix}`): `changed` going back to it with a
+    notice, or showing it again with the error in the form it came from."""
+
+    def run(
+        request: Request,
+        session: Session,
+        web: web_session.WebPrincipal,
+        campaign_id: int,
+        form_name: str,
+        change: Callable[[], str],
+        given: Mapping[str, Any],
+    ) -> Response:
+        return changed(
+            request, session, web, form_name=form_name, change=change, given=given,
+            back=f"/console/campaigns/{campaign_id}{suffix}",
+            again=lambda failure, status: page(request, session, web, campaign_id, failure=failure, status_code=status),
+        )  # fmt: skip
+
+    return run

@@ -357,18 +357,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         """The organiser's principal of a POST with its CSRF value checked, or the answer to give instead."""
         return kit.posted(request, session, form, Role.organiser)
 
-    def pool_changed(
-        request: Request, session: Session, web: web_session.WebPrincipal, campaign_id: int, form_name: str,
-        change: Callable[[], str], given: Mapping[str, Any],
-    ) -> Response:  # fmt: skip
-        """Run one change of the pool page: back to it with a notice, or the page with the error in its form."""
-        return kit.changed(
-            request, session, web, form_name=form_name, change=change, given=given,
-            back=f"/console/campaigns/{campaign_id}/pool",
-            again=lambda failure, status: pool_page(
-                request, session, web, campaign_id, failure=failure, status_code=status
-            ),
-        )  # fmt: skip
+    pool_changed = kit.back_to(pool_page, "/pool")
 
     @router.post("/console/campaigns/{campaign_id}/pool/preview")
     def preview(request: Request, campaign_id: Id, form: FormData = FormDep, session: Session = SessionDep) -> Response:

@@ -449,13 +449,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             qrels_service.import_qrels(session, web.principal, campaign_id, data, checked, max_errors=max_errors)
             return urlencode({"imported": checked})
 
-        return kit.changed(
-            request, session, web, form_name="upload", change=change, given={"label": label},
-            back=f"/console/campaigns/{campaign_id}/qrels",
-            again=lambda failure, status: qrels_page(
-                request, session, web, campaign_id, failure=failure, status_code=status
-            ),
-        )  # fmt: skip
+        return kit.back_to(qrels_page, "/qrels")(request, session, web, campaign_id, "upload", change, {"label": label})
 
     @router.get("/console/qrels/{qrels_id}/download")
     def download(request: Request, qrels_id: Id, format: str = "trec", session: Session = SessionDep) -> Response:
@@ -549,18 +543,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
 
     add_page("/console/campaigns/{campaign_id}/evaluations", "console_evaluations", evaluations)
 
-    def back_to_evaluations(
-        request: Request, session: Session, web: web_session.WebPrincipal, campaign_id: int, form_name: str,
-        change: Callable[[], str], given: Mapping[str, Any],
-    ) -> Response:  # fmt: skip
-        """Run a change of the evaluations page: back to it with a notice, or with the error in its form."""
-        return kit.changed(
-            request, session, web, form_name=form_name, change=change, given=given,
-            back=f"/console/campaigns/{campaign_id}/evaluations",
-            again=lambda failure, status: evaluations_page(
-                request, session, web, campaign_id, failure=failure, status_code=status
-            ),
-        )  # fmt: skip
+    back_to_evaluations = kit.back_to(evaluations_page, "/evaluations")
 
     @router.post("/console/campaigns/{campaign_id}/evaluations")
     def start_evaluation(

@@ -46,11 +46,13 @@ def _args(command: str, files, moment_files, tmp_path: Path) -> list[str]:
         "moment-effectiveness": [*moment, "-m", "AxIoU@5", "-m", "R@1,0.5"],
         "budget": [qrels, *runs, "--sampled", "6-20:0.5", "--replicates", "20"],
         "machine-agreement": [*runs, "--qrels", qrels, "--qrels", qrels, "--groups", groups, "--resamples", "200"],
+        "model-selection": [qrels, *runs],
+        "iou-noise": [*moment, "--simulations", "200", "--theta", "0.5"],
     }[command]
 
 
-def test_there_are_nineteen_commands():
-    assert len(COMMANDS) == 19 and COMMANDS[:2] == ["pool-depth", "leave-out"]
+def test_there_are_twenty_one_commands():
+    assert len(COMMANDS) == 21 and COMMANDS[:2] == ["pool-depth", "leave-out"]
 
 
 @pytest.mark.parametrize("args", [["analyse", "-h"], *[["analyse", c, "-h"] for c in COMMANDS]])
