@@ -83,7 +83,7 @@ def create_moment_pool(session: Session, principal: Principal, campaign_id: int,
             raise Conflict("the campaign's pool already has marks; it cannot be rebuilt")
         session.execute(delete(Pool).where(Pool.id == previous.id))
     selection = PoolSpec(max_priority=spec.max_priority, system_types=spec.system_types, run_ids=spec.run_ids)
-    runs = _select_runs(session, campaign, selection)
+    runs = _select_runs(session, [campaign.id], selection)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     table = build_moment_pool(
         load_moment_runs(session, [r.id for r in runs]), depth=spec.depth, iou=spec.iou, seed=seed

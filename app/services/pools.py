@@ -85,9 +85,11 @@ def _strata_of(spec: PoolSpec) -> tuple[Stratum, ...]:
         raise InvalidInput("invalid strata", [{"field": "strata", "message": m} for _, m in exc.errors]) from None
 
 
-def _select_runs(session: Session, campaign: Campaign, spec: PoolSpec) -> list[Run]:
-    """The campaign's runs the spec selects."""
-    query = select(Run).where(Run.campaign_id == campaign.id).order_by(Run.id)
+def _select_runs(
+    session: Session, campaign_ids: Sequence[int], spec: PoolSpec, scope: str = "this campaign"
+) -> list[Run]:
+    """The runs of the campaigns (one, or a series' chosen ones: `scope` names them in errors) the spec selects."""
+    query = select(Run).where(Run.campaign_id.in_(campaign_ids)).order_by(Run.id)
     if spec.max_priority is not None:
         query = query.where(Run.priority <= spec.max_priority)
     if spec.system_types:
@@ -97,7 +99,7 @@ def _select_runs(session: Session, campaign: Campaign, spec: PoolSpec) -> list[R
     runs = list(session.scalars(query))
     if spec.run_ids and len(runs) != len(set(spec.run_ids)):
         missing = sorted(set(spec.run_ids) - {r.id for r in runs})
-        raise InvalidInput("unknown runs", [{"field": "run_ids", "message": f"not in this campaign: {missing}"}])
+        raise InvalidInput("unknown runs", [{"field": "run_ids", "message": f"not in {scope}: {missing}"}])
     if not runs:
         raise InvalidInput("no runs match the selection", [{"field": "runs", "message": "selection is empty"}])
     return runs
@@ -197,7 +199,7 @@ def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSp
     previous = _own_previous(session, campaign_id)
     if previous is not None and has_judgements(session, previous.id):
         raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
-    runs = _select_runs(session, campaign, spec)
+    runs = _select_runs(session, [campaign.id], spec)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     tables = _without_progress_topics(session, campaign_id, load_runs(session, [r.id for r in runs]))
     if depths:

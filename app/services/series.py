@@ -31,7 +31,15 @@ from app.services import judging_orders, sealing
 from app.services.auth import Principal
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.leaderboards import Filters, board_document
-from app.services.pools import PoolSpec, _on_topics, _store_items, _strata_of, current_pool, has_judgements
+from app.services.pools import (
+    PoolSpec,
+    _on_topics,
+    _select_runs,
+    _store_items,
+    _strata_of,
+    current_pool,
+    has_judgements,
+)
 from app.services.qrels import UNJUDGED, final_grade
 from app.services.quality import needs_adjudication
 from app.services.run_arrays import load_runs
@@ -48,7 +56,6 @@ from app.storage.models import (
     PoolRun,
     QrelsVersion,
     Role,
-    Run,
     Series,
     SeriesTopicSet,
     TaskKind,
@@ -275,24 +282,6 @@ def release_set(session: Session, principal: Principal, series_id: int, name: st
     return series_view(session, series)
 
 
-def _runs(session: Session, campaign_ids: list[int], spec: PoolSpec) -> list[Run]:
-    """The chosen campaigns' runs the spec selects (its run ids may be of any of them)."""
-    query = select(Run).where(Run.campaign_id.in_(campaign_ids)).order_by(Run.id)
-    if spec.max_priority is not None:
-        query = query.where(Run.priority <= spec.max_priority)
-    if spec.system_types:
-        query = query.where(Run.system_type.in_(spec.system_types))
-    if spec.run_ids:
-        query = query.where(Run.id.in_(spec.run_ids))
-    runs = list(session.scalars(query))
-    if spec.run_ids and len(runs) != len(set(spec.run_ids)):
-        missing = sorted(set(spec.run_ids) - {r.id for r in runs})
-        raise InvalidInput("unknown runs", [{"field": "run_ids", "message": f"not in the chosen campaigns: {missing}"}])
-    if not runs:
-        raise InvalidInput("no runs match the selection", [{"field": "runs", "message": "selection is empty"}])
-    return runs
-
-
 def _check_host(session: Session, host: Campaign, topic_set: SeriesTopicSet) -> Pool | None:
     """The host's current pool a series pool replaces (an unjudged series pool of the same set), else None; Conflict
     while the host's current pool is being judged (judging goes to a campaign's newest pool)."""
@@ -430,7 +419,7 @@ def create_series_pool(
     )
     if not numbers:
         raise Conflict(f"campaign {host.name!r} has no topics of progress set {set_name!r}")
-    runs = _runs(session, chosen, spec)
+    runs = _select_runs(session, chosen, spec, "the chosen campaigns")
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     tables = [_on_topics(t, numbers) for t in load_runs(session, [r.id for r in runs])]
     table = build_pool(tables, strata=strata, seed=seed)
