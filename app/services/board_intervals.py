@@ -14,6 +14,7 @@ every run would share tier 1; the t-test's p-value has no such floor.
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -112,6 +113,15 @@ def adjusted_matrix(values: np.ndarray, correction: str) -> np.ndarray:
     return out
 
 
+def board_order(table: ScoreTable, m: int, order: list[int]) -> list[int]:
+    """`order` as a board shows it: best mean of measure m first, ties by run name, then id."""
+    column = table.means[:, m].tolist()
+    return sorted(
+        order,
+        key=lambda i: (-column[i] if math.isfinite(column[i]) else math.inf, table.runs[i].name, table.runs[i].id),
+    )
+
+
 def rank_stats(table: ScoreTable, m: int, order: list[int]) -> dict[str, list[Any]]:
     """Tier, rank_low and rank_high of each run of `order` (the shown runs) for measure m: frozen with a snapshot,
     else computed and cached (module docstring)."""
@@ -123,6 +133,11 @@ def rank_stats(table: ScoreTable, m: int, order: list[int]) -> dict[str, list[An
     if frozen is not None and sorted(frozen["run_ids"]) == sorted(table.runs[i].id for i in order):
         at = {run_id: k for k, run_id in enumerate(frozen["run_ids"])}
         return {name: [frozen[name][at[table.runs[i].id]] for i in order] for name in ("tier", "rank_low", "rank_high")}
+    canonical = board_order(table, m, order)
+    if canonical != order:  # ties and the bootstrap's noise follow the runs' places: always the board's order
+        stats = rank_stats(table, m, canonical)
+        at = {run: k for k, run in enumerate(canonical)}
+        return {name: [stats[name][at[i]] for i in order] for name in ("tier", "rank_low", "rank_high")}
     info = found.info
     key = _key(table, m, order, "ranks", ALPHA, CORRECTION)
     cached = _cached(key)

@@ -24,7 +24,6 @@ when the campaign's `anonymise_teams` is set (`scores.team_aliases`; the publish
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -84,12 +83,7 @@ class Filters(BaseModel):
 
 def ranked(table: ScoreTable, m: int, filters: Filters) -> list[int]:
     """The runs passing the filters, best mean of measure `m` first (ties by run name, then id)."""
-    column = table.means[:, m].tolist()
-    chosen = [i for i, run in enumerate(table.runs) if filters.keep(run)]
-    return sorted(
-        chosen,
-        key=lambda i: (-column[i] if math.isfinite(column[i]) else math.inf, table.runs[i].name, table.runs[i].id),
-    )
+    return board_intervals.board_order(table, m, [i for i, run in enumerate(table.runs) if filters.keep(run)])
 
 
 def run_fields(table: ScoreTable, i: int) -> dict[str, object]:
