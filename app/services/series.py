@@ -43,7 +43,15 @@ from app.services.pools import (
 from app.services.qrels import UNJUDGED, final_grade
 from app.services.quality import needs_adjudication
 from app.services.run_arrays import load_runs
-from app.services.scores import RunInfo, ScoreTable, _fill, default_measure, measure_name, topic_key
+from app.services.scores import (
+    RunInfo,
+    ScoreTable,
+    _fill,
+    default_measure,
+    measure_name,
+    team_aliases,
+    topic_key,
+)
 from app.services.topics import topic_ids_by_number
 from app.storage.models import (
     Campaign,
@@ -535,7 +543,8 @@ def series_board(
 ) -> dict[str, object]:
     """The board of a progress set's evaluation over the runs of several years: each run with its campaign and team,
     its mean and interval, rank intervals and tiers, per topic the best and median. Organisers see it at any time;
-    everyone else (`principal` None) once the set is released."""
+    everyone else (`principal` None) once the set is released (and the version judges no other sealed set), with the
+    teams of a campaign that anonymises its published board under that board's names (Team A, B, ...)."""
     if principal is not None:
         series = _series(session, principal, series_id)
     else:
@@ -549,6 +558,9 @@ def series_board(
     evaluation = set_evaluation(session, topic_set, evaluation_id)
     version = session.get(QrelsVersion, evaluation.qrels_version_id)
     assert version is not None and version.pool_id is not None
+    still_sealed = sealing.sealed_sets_of_version(session, version.id)
+    if principal is None and still_sealed:  # a version judging another, unreleased set's topics
+        raise Forbidden(sealing.sealed_note(still_sealed))
     pool = session.get(Pool, version.pool_id)
     host = session.get(Campaign, evaluation.campaign_id)
     assert pool is not None and host is not None
@@ -567,16 +579,29 @@ def series_board(
         "reused": (pool.params.get("reused") or {}).get("items", 0),
     }
     board = board_document(header, table, shown, filters)
+    aliases = _public_aliases(session, campaigns) if principal is None else {}
+    run_teams = {run.id: run.team_id for run in table.runs}
 
     def placed(row: dict[str, Any]) -> dict[str, Any]:
-        """The row with its run's campaign."""
+        """The row with its run's campaign (and its team's anonymous name where the campaign asks for one)."""
         campaign_id, name = campaigns[row["run_id"]]
-        return {**row, "campaign_id": campaign_id, "campaign": name}
+        team = aliases[campaign_id].get(run_teams[row["run_id"]], "Team ?") if campaign_id in aliases else row["team"]
+        return {**row, "team": team, "campaign_id": campaign_id, "campaign": name}
 
     by_type: dict[str, list[dict[str, Any]]] = board["by_system_type"]  # type: ignore[assignment]  # board_document types its values as object
     rows: list[dict[str, Any]] = board["rows"]  # type: ignore[assignment]  # as above
     return {
         **board,
+        "anonymised": bool(aliases),
+        "anonymised_campaigns": sorted(aliases),
         "rows": [placed(r) for r in rows],
         "by_system_type": {k: [placed(r) for r in v] for k, v in by_type.items()},
     }
+
+
+def _public_aliases(session: Session, campaigns: dict[int, tuple[int, str]]) -> dict[int, dict[int, str]]:
+    """Per campaign of the board that anonymises its published board (`anonymise_teams`): team id -> the anonymous
+    name its own published board gives (`scores.team_aliases`), so the public series board names teams as they do."""
+    ids = sorted({campaign_id for campaign_id, _ in campaigns.values()})
+    hidden = session.scalars(select(Campaign.id).where(Campaign.id.in_(ids), Campaign.anonymise_teams.is_(True)))
+    return {campaign_id: team_aliases(session, campaign_id) for campaign_id in hidden}

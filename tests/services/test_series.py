@@ -19,6 +19,7 @@ from app.services import (
     publication,
     qrels,
     runs,
+    scores,
     series,
     team_reports,
     teams,
@@ -29,6 +30,7 @@ from app.services.errors import Conflict, Forbidden, InvalidInput
 from app.services.pools import PoolSpec
 from app.services.run_arrays import load_runs
 from app.storage.models import (
+    Campaign,
     CampaignStatus,
     Judgement,
     JudgingTask,
@@ -371,3 +373,64 @@ def test_the_campaign_s_own_pool_leaves_progress_topics_to_series_pools_and_judg
     with pytest.raises(Conflict, match="already has judgements"):
         pools.create_pool(session, ORGANISER, c23, PoolSpec(kind="depth", depth=3, seed=2))
     session.rollback()
+
+
+def evaluated_set(session, two_years, name: str, seed: int = 7):  # type: ignore[no-untyped-def]
+    """Set `name` pooled over both years at depth 5, judged by the oracle, cut and evaluated on the host."""
+    pool = series.create_series_pool(
+        session,
+        ORGANISER,
+        two_years["series"],
+        name,
+        [two_years["c22"], two_years["c23"]],
+        PoolSpec(kind="depth", depth=5, seed=seed),
+    )
+    session.commit()
+    judge_everything(session, pool.id)
+    version = qrels.cut_qrels(session, ORGANISER, pool.id, f"set {name}")
+    session.commit()
+    return pool, evaluate_version(session, two_years["c23"], version.id)
+
+
+def test_the_public_series_board_names_teams_as_each_campaign_s_published_board_and_never_shows_a_sealed_set(  # type: ignore[no-untyped-def]
+    session, two_years
+):
+    c22, c23 = two_years["c22"], two_years["c23"]
+    evaluated_set(session, two_years, "A")
+    session.get(Campaign, c22).anonymise_teams = True  # type: ignore[union-attr]
+    series.release_set(session, ORGANISER, two_years["series"], "A")
+    session.commit()
+    names = {r.id: session.get(Team, r.team_id).name for r in two_years["runs"]}  # type: ignore[union-attr]
+    by_run = {r.name: r.id for r in two_years["runs"]}
+
+    public = series.series_board(session, None, two_years["series"], "A", measure="AP")
+    teams_shown = {r["run"]: (r["campaign_id"], r["team"]) for r in public["rows"]}  # type: ignore[union-attr]
+    # 2022 anonymises: its teams in the order of their first submissions (vireo's v22a came first), as its own board
+    assert {run: teams_shown[run] for run in ("v22a", "v22b", "o22")} == {
+        "v22a": (c22, "Team A"),
+        "v22b": (c22, "Team A"),
+        "o22": (c22, "Team B"),
+    }
+    assert scores.team_aliases(session, c22) == {
+        session.get(Run, by_run["v22a"]).team_id: "Team A",  # type: ignore[union-attr]
+        session.get(Run, by_run["o22"]).team_id: "Team B",  # type: ignore[union-attr]
+    }
+    # 2023 does not: its teams keep their names; every row of by_system_type is renamed alike
+    for run in ("vireo-10-1", "vireo-10-2", "other-10"):
+        assert teams_shown[run] == (c23, names[by_run[run]])
+    typed = {r["run"]: r["team"] for rows in public["by_system_type"].values() for r in rows}  # type: ignore[union-attr]
+    assert typed == {run: team for run, (_, team) in teams_shown.items()}
+    assert public["anonymised"] is True and public["anonymised_campaigns"] == [c22]
+    assert "vireo" not in {team for campaign, team in teams_shown.values() if campaign == c22}
+
+    organisers = series.series_board(session, ORGANISER, two_years["series"], "A", measure="AP")
+    assert {r["run"]: r["team"] for r in organisers["rows"]} == {  # type: ignore[union-attr]
+        name: names[run_id] for name, run_id in by_run.items()
+    }
+    assert organisers["anonymised"] is False
+
+    # set B, judged and evaluated but never released: the public gets nothing of it
+    evaluated_set(session, two_years, "B", seed=8)
+    with pytest.raises(Forbidden, match="progress set B"):
+        series.series_board(session, None, two_years["series"], "B")
+    assert series.series_board(session, ORGANISER, two_years["series"], "B")["sealed"] is True
