@@ -1,4 +1,5 @@
-"""The TRECVID novelty score of a campaign's runs, for the boards' novelty-run rows (`analyses.novelty.novelty_scores`).
+"""The TRECVID novelty score of a campaign's runs, for the boards' novelty-run rows (`analyses.novelty.novelty_scores`):
+per topic, the relevant shots a run returned that no run of another team returned, summed over the topics.
 
 The score depends on every other team's run, so it is computed over all the evaluation's runs and topics at once:
 live, from the evaluation's qrels and the stored runs (once per evaluation and qrels version, kept in memory; nothing
@@ -20,7 +21,7 @@ from app.services.run_arrays import load_runs
 from app.services.scores import RunInfo
 from app.storage.models import Campaign, Evaluation, Run, TaskKind
 
-PENALTY = 1.0  # points lost per common false shot (see analyses.novelty)
+PENALTY = 0.0  # per common false shot: none, as no source found states one (see analyses.novelty)
 MAX_CACHED = 64
 _LIVE: dict[tuple[int, int], dict[int, float]] = {}
 

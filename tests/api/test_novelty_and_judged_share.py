@@ -20,15 +20,12 @@ SAMPLED = (11, 60)  # build_judged_campaign's strata "1-10:1.0, 11-60:0.5": the 
 
 
 def _novelty(grade: dict[tuple[str, str], int], orders: list[dict[str, list[str]]], teams: list[int]) -> list[float]:
-    """Each run's novelty score by plain sets: +1 per relevant shot no other team returned, -1 per shot judged not
-    relevant that another team returned too."""
+    """Each run's novelty score by plain sets: 1 per relevant shot no other team returned (no penalty)."""
     returned = [{(t, d) for t, docs in order.items() for d in docs} for order in orders]
     scores = []
     for r, mine in enumerate(returned):
         others = set().union(*(returned[j] for j in range(len(returned)) if teams[j] != teams[r]))
-        unique_true = sum(1 for p in mine if p not in others and grade.get(p, -1) >= 1)
-        common_false = sum(1 for p in mine if p in others and grade.get(p, -1) == 0)
-        scores.append(float(unique_true - common_false))
+        scores.append(float(sum(1 for p in mine if p not in others and grade.get(p, -1) >= 1)))
     return scores
 
 
@@ -59,7 +56,7 @@ def test_novelty_scores_and_judged_share_equal_their_own_computation(judged_camp
     # the report: every run's score, novelty runs marked
     report = client.get(f"/api/campaigns/{campaign.id}/report", headers=organiser).json()
     scored = report["novelty_scores"]
-    assert scored["penalty"] == 1.0 and scored["topics"] == len(campaign.topics)
+    assert scored["penalty"] == 0.0 and scored["topics"] == len(campaign.topics)
     assert {row["run_id"]: row["score"] for row in scored["runs"]} == pytest.approx(by_id)
     assert [row["run_id"] for row in scored["runs"] if row["novelty_run"]] == [runs[0]["id"]]
     assert [row["score"] for row in scored["runs"]] == sorted((row["score"] for row in scored["runs"]), reverse=True)

@@ -6,17 +6,34 @@ A found shot is *unique to a team* when no run of any other team found it; a run
 found that are unique to its team (a team's runs may share them), a team's the union over its runs. The per-topic
 counts and each team's hits sorted by unique hits (descending, then by name) are what the charts draw.
 
-The novelty score (`novelty_scores`) is the measure the TRECVID AVS task introduced for its optional novelty run type
-in 2019 and kept through 2022 (Awad et al., "TRECVID 2019: An evaluation campaign to benchmark Video Activity
-Detection, Video Captioning and Matching, and Video Search & retrieval", TRECVID 2019 overview, AVS section, "Novelty
-metric"; the 2022 AVS overview's "Novelty Scores"). As trecpool computes it, per topic t and run r of team g:
+The novelty score (`novelty_scores`) scores TRECVID AVS's optional novelty runs (2019-2022). What the sources found
+say, word for word:
 
-1. a shot is *unique* to g when no run of another team returned it for t, *common* otherwise;
-2. r earns 1 for each shot in its top `max_results` that is relevant (grade >= 1) and unique to g;
-3. r loses `penalty` (1 by default) for each shot in its top `max_results` judged not relevant (grade 0) that is
-   common (another team returned it too);
-4. novelty(r, t) = unique true shots - penalty x common false shots; the run's score is the sum over the qrels'
-   topics. Unjudged shots (no qrels line, or a stratified qrels' -1) count neither way.
+- the 2022 AVS overview (Awad et al., TRECVID 2022 workshop slides, ../shared/seeds/trecvid-2022-avs-overview.txt):
+  "Novelty (optional) run type to encourage retrieving non-common relevant shots easily found across systems";
+  a chart "Sorted Unique Hits by Team", "7336 Unique Shots from 7 teams in their automatic & manually-assisted runs";
+  a chart titled "Novelty Scores" (no text); "Only 1 Novelty system submitted. Better than common runs on novelty
+  metric."; "Top scoring teams not necessary contributing a lot of unique true shots and vice-versa."; "About 36% of
+  all hits are unique. 64% are common hits across the runs.";
+- NIST's AVS run DTD of 2019 on (videoAdhocSearchRunResult.dtd, as held by the search tool's code corpus): "novelty -
+  Novelty run flag ('N' Novelty run, 'C' Common run - not focused on unique shots)";
+- NIST's AVS task pages (https://www-nlpir.nist.gov/projects/tv2019/avs.html ... tv2022/avs.html) and the openings of
+  the 2019 and 2020 overviews say nothing more; the overviews' own definition of the metric could not be read.
+
+So trecpool reads, per topic t and run r of team g (the reading these quotes support; the points they leave open are
+marked):
+
+1. a *hit* is a shot in r's top `max_results` (trec_eval order) judged relevant (grade >= 1);
+2. a hit is *unique* when no run of another team returned the shot for t (hits are counted "by team": g's own runs
+   may share it), over every run of the evaluation, automatic and manually assisted alike ("from 7 teams in their
+   automatic & manually-assisted runs");
+3. novelty(r, t) = r's unique hits; the run's score is the sum over the qrels' topics (open: no source found gives a
+   per-topic weight or a normalisation, so there is none). Unjudged shots (no qrels line, or a stratified qrels'
+   -1) never count.
+
+Open: no source found states a penalty. `penalty` (0 by default, the reading above) is trecpool's own option,
+not NIST's: it subtracts `penalty` per shot in r's top `max_results` judged not relevant (grade 0) that another team
+returned too (a *common false* shot).
 """
 
 from __future__ import annotations
@@ -166,14 +183,15 @@ def unique_relevant(
 
 @dataclass(frozen=True)
 class NoveltyScores:
-    """The TRECVID novelty score of every run per topic, with its two counts (see the module's docstring)."""
+    """The novelty score of every run per topic (unique hits, less the optional penalty), with its two counts (see the
+    module's docstring)."""
 
     runs: list[str]
     run_teams: list[str]
     topics: list[str]  # the qrels' topics
     unique_true: np.ndarray  # int64 [n_run, n_topic] relevant shots in the run's top k no other team returned
     common_false: np.ndarray  # int64 [n_run, n_topic] shots judged not relevant that another team returned too
-    penalty: float
+    penalty: float  # per common false shot: 0 unless asked (no source found states one)
 
     @property
     def per_topic(self) -> np.ndarray:
@@ -214,7 +232,7 @@ def novelty_scores(
     teams: Sequence[str],
     *,
     max_results: int = 1000,
-    penalty: float = 1.0,
+    penalty: float = 0.0,
 ) -> NoveltyScores:
     """Every run's TRECVID novelty score per qrels topic, all runs and topics at once (teams: one per run)."""
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)

@@ -23,17 +23,23 @@ def _run(tag: str, rows: list[tuple[str, str]]) -> RunTable:
 
 
 def test_hand_worked():
-    """Teams T1 = runs a, b and T2 = run c; max_results = 3; qrels: topic 1 s1 s2 s3 relevant, f1 f2 not;
+    """Teams T1 = runs a, b and T2 = run c; max_results = 3; qrels: topic 1 s1 s2 s3 relevant (s2 grade 2), f1 f2 not;
     topic 2 s4 relevant, f3 not; u is unjudged.
 
     a: 1 -> s1 f1 s2, 2 -> s4 f3.  b: 1 -> s2 f2 u.  c: 1 -> s3 f1 f2 (s1 at rank 4, past the cut), 2 -> s4 f3.
-    Teams returning each shot, topic 1: s1 {T1}, s2 {T1}, u {T1}, s3 {T2}, f1 {T1, T2}, f2 {T1, T2};
+    Teams returning each shot in their top 3, topic 1: s1 {T1}, s2 {T1}, u {T1}, s3 {T2}, f1 {T1, T2}, f2 {T1, T2};
     topic 2: s4 {T1, T2}, f3 {T1, T2}.
 
-    penalty 1:   a: topic 1 = 2 unique true (s1, s2) - 1 common false (f1) = 1; topic 2 = 0 - 1 (f3) = -1; total 0.
-                 b: topic 1 = 1 (s2: a is b's own team) - 1 (f2) = 0 (u counts neither way); topic 2 = 0; total 0.
-                 c: topic 1 = 1 (s3) - 2 (f1, f2) = -1; topic 2 = 0 - 1 (f3) = -1; total -2.
-    penalty 0.5: a: (2 - 0.5) + (0 - 0.5) = 1.0; b: 1 - 0.5 = 0.5; c: (1 - 1.0) + (0 - 0.5) = -0.5.
+    The reading (no penalty): a run's unique hits per topic, summed.
+      a: topic 1 = s1, s2 (b returned s2 too, but b is a's own team) = 2; topic 2 = 0 (s4: c of T2 returned it);
+         total 2.
+      b: topic 1 = s2 = 1 (u is unjudged: no hit); topic 2 = 0 (no answer); total 1.
+      c: topic 1 = s3 = 1 (s1 is past c's cut, so c neither earns it nor makes it common); topic 2 = 0; total 1.
+    Common false shots (judged 0, another team returned them): a: f1 | f3 = [1, 1]; b: f2 = [1, 0]; c: f1, f2 | f3
+    = [2, 1].
+    The optional penalty, per common false shot:
+      1:   a: (2 - 1) + (0 - 1) = 0;  b: (1 - 1) + 0 = 0;  c: (1 - 2) + (0 - 1) = -2.
+      0.5: a: (2 - 0.5) + (0 - 0.5) = 1.0;  b: 1 - 0.5 = 0.5;  c: (1 - 1.0) + (0 - 0.5) = -0.5.
     """
     qrels = Qrels(
         np.array(["1", "1", "1", "1", "1", "2", "2"]),
@@ -45,10 +51,25 @@ def test_hand_worked():
     c = _run("c", [("1", "s3"), ("1", "f1"), ("1", "f2"), ("1", "s1"), ("2", "s4"), ("2", "f3")])
     result = novelty_scores(qrels, [a, b, c], ["T1", "T1", "T2"], max_results=3)
     assert result.topics == ["1", "2"]
+    assert result.penalty == 0.0
     assert result.unique_true.tolist() == [[2, 0], [1, 0], [1, 0]]
     assert result.common_false.tolist() == [[1, 1], [1, 0], [2, 1]]
-    assert result.per_topic.tolist() == [[1.0, -1.0], [0.0, 0.0], [-1.0, -1.0]]
-    assert result.total.tolist() == [0.0, 0.0, -2.0]
+    assert result.per_topic.tolist() == [[2.0, 0.0], [1.0, 0.0], [1.0, 0.0]]
+    assert result.total.tolist() == [2.0, 1.0, 1.0]
+    assert result.to_dict()["runs"] == [
+        {"run": "a", "team": "T1", "score": 2.0, "unique_true": 2, "common_false": 2},
+        {"run": "b", "team": "T1", "score": 1.0, "unique_true": 1, "common_false": 1},
+        {"run": "c", "team": "T2", "score": 1.0, "unique_true": 1, "common_false": 3},
+    ]
+    # uniqueness is by team: were b of a third team, s2 would be common to T1 and T3, a unique hit of nobody
+    apart = novelty_scores(qrels, [a, b, c], ["T1", "T3", "T2"], max_results=3)
+    assert apart.unique_true.tolist() == [[1, 0], [0, 0], [1, 0]]
+    assert apart.total.tolist() == [1.0, 0.0, 1.0]
+    # every run counts: without c, s4 is a's alone (topic 2 = 1) and s3 nobody's
+    assert novelty_scores(qrels, [a, b], ["T1", "T1"], max_results=3).unique_true.tolist() == [[2, 1], [1, 0]]
+    one = novelty_scores(qrels, [a, b, c], ["T1", "T1", "T2"], max_results=3, penalty=1.0)
+    assert one.per_topic.tolist() == [[1.0, -1.0], [0.0, 0.0], [-1.0, -1.0]]
+    assert one.total.tolist() == [0.0, 0.0, -2.0]
     half = novelty_scores(qrels, [a, b, c], ["T1", "T1", "T2"], max_results=3, penalty=0.5)
     assert half.total.tolist() == [1.0, 0.5, -0.5]
     assert half.to_dict() == {
@@ -70,7 +91,7 @@ def test_rejects_a_negative_penalty_and_a_team_list_of_the_wrong_length():
         novelty_scores(qrels, runs, ["A"])
 
 
-@pytest.mark.parametrize(("seed", "penalty"), [(0, 1.0), (3, 0.25), (11, 2.0)])
+@pytest.mark.parametrize(("seed", "penalty"), [(0, 0.0), (3, 0.25), (11, 2.0)])
 def test_equals_plain_python_sets(seed, penalty):
     runs, qrels = random_collection(seed, n_run=7, n_topic=4)
     rng = np.random.default_rng(seed)
