@@ -142,6 +142,13 @@ def build_series_pool(
     )
 
 
+@router.get("/series/{series_id}/pools/{pool_id}/reused")
+def pool_reuse(series_id: Id, pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
+    """A series pool's verdicts reused from earlier pools of the series: counted by origin, and item by item with
+    where each was originally given (pool, campaign, assessor and whether a person, a model or an adjudication)."""
+    return service.pool_reuse(session, principal, series_id, pool_id)
+
+
 @router.get("/series/{series_id}/sets/{name}/board", response_model=None)
 def board(
     series_id: Id,

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from app.evaluation.errors import FormatError
 from app.evaluation.pools.builders import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
 from app.evaluation.records import RunTable
-from app.services import judging_orders, topic_depths
+from app.services import judging_orders, reused_verdicts, topic_depths
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -402,7 +402,8 @@ def statistics(session: Session, principal: Principal, pool_id: int) -> dict[str
 
 
 def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
-    """TRECVID pool statistics: judged share of each run's results (min/max/mean), unique contributions."""
+    """TRECVID pool statistics: judged share of each run's results (min/max/mean), unique contributions; and the
+    verdicts reused from earlier pools of a series, counted by where they were given (`reused_verdicts`)."""
     if pool.kind == "moments":
         raise InvalidInput("a moment pool has no shot statistics", [{"field": "pool_id", "message": "moment pool"}])
     run_ids = list(pool.params["run_ids"])
@@ -452,6 +453,7 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
             for i, r in enumerate(runs)
         ],
         "teams": [{"team": name, "unique_contributions": n} for name, n in result.unique_per_group.items()],
+        "reused": reused_verdicts.reused_summary(session, pool.id),  # a series top-up pool's copied verdicts
     }
 
 

@@ -14,7 +14,7 @@ from app.evaluation.errors import FormatError
 from app.evaluation.formats.trec_files import parse_qrels
 from app.evaluation.records import Qrels
 from app.evaluation.statistics.prediction_powered import VerifiedItems
-from app.services import judging_orders, sealing
+from app.services import judging_orders, reused_verdicts, sealing
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -264,7 +264,10 @@ def cut_qrels(
     version.judges = judges
     kept_human = int((human[keep] != UNJUDGED).sum()) if judges != MODEL else 0
     kept_model = int((model_grade[keep] != UNJUDGED).sum()) if judges != HUMAN else 0
-    version.provenance = _provenance(judges, design, model, kept_human, kept_model, int(drawn.sum()))
+    provenance = _provenance(judges, design, model, kept_human, kept_model, int(drawn.sum()))
+    if judges != MODEL and pool.series_set_id is not None:  # a series top-up pool: verdicts copied from earlier pools
+        provenance["reused"] = reused_verdicts.reused_summary(session, pool.id)
+    version.provenance = provenance
     session.flush()
     return version
 

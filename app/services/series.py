@@ -7,10 +7,12 @@ series pool (`pools.series_set_id`) on the newest of them (the host), built at t
 runs' rows on the set's topics (matched by topic number), judged once, cut and evaluated by the host's usual flow
 (`evaluations.evaluated_runs` scores the pool's runs, of every campaign); `series_board` ranks them with their
 campaign and team, means and intervals. A series pool is a top-up pool: an item judged in an earlier pool of the series
-for the same set and topic number gets that earlier settled verdict (a round-1 judgement without an assessor) and no
-judging task; the pool's `params.reused` counts them.
+for the same set and topic number gets that earlier settled verdict (a round-1 judgement without an assessor whose
+`reused_from` says where it was originally given: `reused_verdicts`) and no judging task; the pool's `params.reused`
+counts them, by topic and by origin.
 
-Organisers with a token not bound to a campaign organise series; the public sees a set's board once it is released.
+Organisers with a token not bound to a campaign organise series; the public sees a set's board once it is released,
+with teams named as each campaign's published board names them (`anonymise_teams`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.pools.builders import build_pool
-from app.services import judging_orders, sealing
+from app.services import judging_orders, reused_verdicts, sealing
 from app.services.auth import Principal
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.leaderboards import Filters, board_document
@@ -54,6 +56,7 @@ from app.services.scores import (
 )
 from app.services.topics import topic_ids_by_number
 from app.storage.models import (
+    Assessor,
     Campaign,
     CampaignStatus,
     Evaluation,
@@ -312,10 +315,11 @@ def _check_host(session: Session, host: Campaign, topic_set: SeriesTopicSet) -> 
     return None
 
 
-# Settled verdicts of the series' earlier pools on items of the set's topics, newest pool first.
+# Settled verdicts of the series' earlier pools on items of the set's topics, newest pool first, with the campaign
+# each pool is on.
 _EARLIER = text(
     """
-    SELECT t.number, i.docno, i.id, i.pool_id FROM pool_items i
+    SELECT t.number, i.docno, i.id, i.pool_id, c.id, c.name FROM pool_items i
     JOIN topics t ON t.id = i.topic_id JOIN campaigns c ON c.id = t.campaign_id
     WHERE c.series_id = :series AND t.progress_set = :set AND i.pool_id <> :pool
       AND EXISTS (SELECT 1 FROM judgements j WHERE j.pool_item_id = i.id)
@@ -324,41 +328,92 @@ _EARLIER = text(
 )
 
 
-def earlier_grades(session: Session, series_id: int, set_name: str, pool_id: int) -> dict[tuple[str, str], int]:
+def settling(rounds: dict[int, Judgement]) -> Judgement | None:
+    """The judgement whose verdict `qrels.final_grade` settles on: adjudication, else an agreeing round 2, else the
+    first round."""
+    for round_ in (3, 2, 1):
+        judgement = rounds.get(round_)
+        if judgement is None:
+            continue
+        if round_ == 2 and 1 in rounds and rounds[1].verdict is not judgement.verdict:
+            continue
+        return judgement
+    return None
+
+
+def _origin(judgement: Judgement, pool_id: int, campaign: tuple[int, str], assessor: Assessor | None) -> dict[str, Any]:
+    """Where a settled verdict was given: the judgement, its round, pool and campaign, and who gave it (a person, a
+    model with its provenance, or an organiser's adjudication); a copied verdict names its original."""
+    if judgement.reused_from is not None:
+        return dict(judgement.reused_from)
+    if assessor is not None:
+        kind: str | None = assessor.kind
+    else:
+        kind = "adjudication" if judgement.round == 3 else None  # None: the assessor was deleted since
+    return {
+        "judgement_id": judgement.id,
+        "round": judgement.round,
+        "pool_id": pool_id,
+        "campaign_id": campaign[0],
+        "campaign": campaign[1],
+        "assessor_id": judgement.assessor_id,
+        "assessor": assessor.name if assessor is not None else None,
+        "kind": kind,
+        "provenance": assessor.provenance if assessor is not None else None,
+        "judged_at": judgement.updated_at.isoformat(),
+    }
+
+
+def earlier_verdicts(
+    session: Session, series_id: int, set_name: str, pool_id: int
+) -> dict[tuple[str, str], tuple[int, dict[str, Any]]]:
     """(topic number, docno) -> the settled grade of the newest earlier pool of the series that judged it (items
-    awaiting adjudication are not settled)."""
+    awaiting adjudication are not settled) and where that verdict was originally given (`_origin`)."""
     rows = session.execute(_EARLIER, {"series": series_id, "set": set_name, "pool": pool_id}).all()
-    item_key = {item: (number, docno) for number, docno, item, _ in rows}
     rounds: dict[int, dict[int, Judgement]] = defaultdict(dict)
     for start in range(0, len(rows), 10_000):
-        chunk = [item for _, _, item, _ in rows[start : start + 10_000]]
+        chunk = [row[2] for row in rows[start : start + 10_000]]
         for judgement in session.scalars(select(Judgement).where(Judgement.pool_item_id.in_(chunk))):
             rounds[judgement.pool_item_id][judgement.round] = judgement
-    grades: dict[tuple[str, str], int] = {}
-    for _, _, item, _ in rows:  # newest pool first: its settled verdict wins
-        key = item_key[item]
-        if key in grades or needs_adjudication(rounds[item]):
+    assessor_ids = {j.assessor_id for by_round in rounds.values() for j in by_round.values() if j.assessor_id}
+    assessors = {a.id: a for a in session.scalars(select(Assessor).where(Assessor.id.in_(assessor_ids)))}
+    found: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    for number, docno, item, earlier_pool, campaign_id, campaign_name in rows:  # newest pool first: its verdict wins
+        key = (number, docno)
+        if key in found or needs_adjudication(rounds[item]):
             continue
         grade = final_grade(rounds[item])
-        if grade != UNJUDGED:
-            grades[key] = grade
-    return grades
+        settled = settling(rounds[item])
+        if grade == UNJUDGED or settled is None:
+            continue
+        assessor = assessors.get(settled.assessor_id) if settled.assessor_id is not None else None
+        found[key] = (grade, _origin(settled, earlier_pool, (campaign_id, campaign_name), assessor))
+    return found
 
 
-def _reuse(session: Session, series_id: int, topic_set: SeriesTopicSet, pool: Pool) -> dict[str, int]:
-    """Give the pool's sampled items judged in an earlier pool of the series that verdict, dropping their judging
-    tasks; per topic number, how many."""
-    grades = earlier_grades(session, series_id, topic_set.name, pool.id)
-    if not grades:
-        return {}
+def earlier_grades(session: Session, series_id: int, set_name: str, pool_id: int) -> dict[tuple[str, str], int]:
+    """(topic number, docno) -> the settled grade of the newest earlier pool of the series that judged it."""
+    return {key: grade for key, (grade, _) in earlier_verdicts(session, series_id, set_name, pool_id).items()}
+
+
+def _reuse(
+    session: Session, series_id: int, topic_set: SeriesTopicSet, pool: Pool
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Give the pool's sampled items judged in an earlier pool of the series that verdict, with its origin in
+    `judgements.reused_from`, dropping their judging tasks; per topic number how many, and the origins counted."""
+    verdicts = earlier_verdicts(session, series_id, topic_set.name, pool.id)
+    if not verdicts:
+        return {}, []
     items = session.execute(
         select(PoolItem.id, Topic.number, PoolItem.docno)
         .join(Topic, Topic.id == PoolItem.topic_id)
         .where(PoolItem.pool_id == pool.id, PoolItem.sampled)
     ).all()
-    reused = [(item, number, grades[(number, docno)]) for item, number, docno in items if (number, docno) in grades]
+    reused = [
+        (item, number, *verdicts[(number, docno)]) for item, number, docno in items if (number, docno) in verdicts
+    ]
     if not reused:
-        return {}
+        return {}, []
     now = datetime.now(UTC)
     session.execute(
         insert(Judgement),
@@ -369,19 +424,21 @@ def _reuse(session: Session, series_id: int, topic_set: SeriesTopicSet, pool: Po
                 "round": 1,
                 "verdict": Verdict.relevant if grade >= 1 else Verdict.not_relevant,
                 "grade": grade,
+                "reused_from": origin,
                 "created_at": now,
                 "updated_at": now,
             }
-            for item, _, grade in reused
+            for item, _, grade, origin in reused
         ],
     )
-    ids = [item for item, _, _ in reused]
+    ids = [item for item, *_ in reused]
     for start in range(0, len(ids), 10_000):
         session.execute(delete(JudgingTask).where(JudgingTask.pool_item_id.in_(ids[start : start + 10_000])))
     per_topic: dict[str, int] = defaultdict(int)
-    for _, number, _ in reused:
+    for _, number, *_ in reused:
         per_topic[number] += 1
-    return dict(sorted(per_topic.items(), key=lambda kv: topic_key(kv[0])))
+    topics = dict(sorted(per_topic.items(), key=lambda kv: topic_key(kv[0])))
+    return topics, reused_verdicts.origins_summary([origin for *_, origin in reused])
 
 
 def create_series_pool(
@@ -457,12 +514,33 @@ def create_series_pool(
     _store_items(session, pool, table, topic_ids)
     if lists:
         judging_orders.remember_lists(pool.id, {topic_ids[number]: ranked for number, ranked in lists.items()})
-    per_topic = _reuse(session, series.id, topic_set, pool) if reuse else {}
-    pool.params = {**params, "reused": {"items": sum(per_topic.values()), "topics": per_topic, "enabled": reuse}}
+    per_topic, origins = _reuse(session, series.id, topic_set, pool) if reuse else ({}, [])
+    pool.params = {
+        **params,
+        "reused": {"items": sum(per_topic.values()), "topics": per_topic, "origins": origins, "enabled": reuse},
+    }
     session.flush()
     session.execute(text("ANALYZE pool_items"))
     session.execute(text("ANALYZE judging_tasks"))
     return pool
+
+
+def pool_reuse(session: Session, principal: Principal, series_id: int, pool_id: int) -> dict[str, Any]:
+    """A series pool's reused verdicts for its organisers: the counts by origin and, item by item, the topic, docno,
+    grade and where the verdict was originally given (pool, campaign, assessor and its kind)."""
+    series = _series(session, principal, series_id)
+    pool = session.get(Pool, pool_id)
+    topic_set = session.get(SeriesTopicSet, pool.series_set_id) if pool and pool.series_set_id else None
+    if pool is None or topic_set is None or topic_set.series_id != series.id:
+        raise NotFound(f"series {series_id} has no pool {pool_id}")
+    items = reused_verdicts.reused_items(session, pool.id)
+    return {
+        "pool_id": pool.id,
+        "set": topic_set.name,
+        "reused": len(items),
+        "origins": reused_verdicts.origins_summary([i["origin"] for i in items]),
+        "items": items,
+    }
 
 
 def set_evaluation(session: Session, topic_set: SeriesTopicSet, evaluation_id: int | None) -> Evaluation:

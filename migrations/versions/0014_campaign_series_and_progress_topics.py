@@ -14,12 +14,16 @@ Issue 27 (TRECVID's Progress task):
 * `topics.progress_set`: the progress set a topic belongs to (NULL: the campaign's own main topic).
 * `pools.series_set_id`: a series pool, built over the runs of several campaigns of the series for one set (NULL:
   the campaign's own pool).
+* `judgements.reused_from`: a top-up pool's verdict copied from an earlier pool of the series, where it came from
+  originally (the settling judgement's id, round, pool, campaign, assessor and its kind, and when it was given); NULL
+  for a verdict given on the item itself. A copy of a copy names the original.
 
 `series` and `series_topic_sets` are audited like the other state (the row trigger of 0004/0009).
 """
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
 revision = "0014"
 down_revision = "0013"
@@ -67,6 +71,7 @@ def upgrade() -> None:
         ["id"],
         ondelete="SET NULL",
     )
+    op.add_column("judgements", sa.Column("reused_from", postgresql.JSONB(astext_type=sa.Text()), nullable=True))
     for table in AUDITED:
         op.execute(
             f"CREATE TRIGGER trecpool_audit AFTER INSERT OR UPDATE OR DELETE ON {table} "
@@ -77,6 +82,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     for table in AUDITED:
         op.execute(f"DROP TRIGGER IF EXISTS trecpool_audit ON {table}")
+    op.drop_column("judgements", "reused_from")
     op.drop_constraint(op.f("fk_pools_series_set_id_series_topic_sets"), "pools", type_="foreignkey")
     op.drop_column("pools", "series_set_id")
     op.drop_column("topics", "progress_set")

@@ -98,6 +98,7 @@ ROLE_TABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/api/series/{series_id}/sets/{name}/release"): ORG,
     ("POST", "/api/series/{series_id}/sets/{name}/pools"): ORG,
     ("GET", "/api/series/{series_id}/sets/{name}/board"): ORG,
+    ("GET", "/api/series/{series_id}/pools/{pool_id}/reused"): ORG,
     ("GET", "/api/qrels/{qrels_id}/download"): ORG,
     ("DELETE", "/api/runs/{run_id}"): SUBMITTER,
     ("GET", "/api/runs/{run_id}"): SUBMITTER,

@@ -26,7 +26,7 @@ from app.services import (
     visibility,
 )
 from app.services.auth import Principal
-from app.services.errors import Conflict, Forbidden, InvalidInput
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.pools import PoolSpec
 from app.services.run_arrays import load_runs
 from app.storage.models import (
@@ -94,8 +94,8 @@ def year(session, make_campaign, series_id: int, seed: int) -> tuple[int, int, l
     return campaign.id, vireo.id, made
 
 
-def judge_everything(session, pool_id: int) -> int:  # type: ignore[no-untyped-def]
-    """Answer every open round-1 task of the pool with the oracle's verdict; returns how many."""
+def judge_everything(session, pool_id: int, assessor_id: int | None = None) -> int:  # type: ignore[no-untyped-def]
+    """Answer every open round-1 task of the pool with the oracle's verdict (by the assessor given); how many."""
     tasks = session.execute(
         select(JudgingTask, PoolItem.docno)
         .join(PoolItem, PoolItem.id == JudgingTask.pool_item_id)
@@ -104,7 +104,9 @@ def judge_everything(session, pool_id: int) -> int:  # type: ignore[no-untyped-d
     for task, docno in tasks:
         grade = oracle(docno)
         verdict = Verdict.relevant if grade else Verdict.not_relevant
-        session.add(Judgement(pool_item_id=task.pool_item_id, round=1, verdict=verdict, grade=grade))
+        session.add(
+            Judgement(pool_item_id=task.pool_item_id, round=1, verdict=verdict, grade=grade, assessor_id=assessor_id)
+        )
         task.done_at = datetime.now(UTC)
     session.commit()
     return len(tasks)
@@ -434,3 +436,114 @@ def test_the_public_series_board_names_teams_as_each_campaign_s_published_board_
     with pytest.raises(Forbidden, match="progress set B"):
         series.series_board(session, None, two_years["series"], "B")
     assert series.series_board(session, ORGANISER, two_years["series"], "B")["sealed"] is True
+
+
+def test_a_reused_verdict_keeps_where_and_by_whom_it_was_first_given_in_the_pool_its_stats_and_its_qrels(  # type: ignore[no-untyped-def]
+    session, make_campaign, two_years
+):
+    c22, c23 = two_years["c22"], two_years["c23"]
+    ann, _ = teams.create_assessor(session, ORGANISER, c23, "ann")
+    session.commit()
+    spec = PoolSpec(kind="depth", depth=5, seed=7)
+    first = series.create_series_pool(session, ORGANISER, two_years["series"], "A", [c22, c23], spec)
+    session.commit()
+    judge_everything(session, first.id, ann.id)
+    adjudicated = session.scalar(select(PoolItem).where(PoolItem.pool_id == first.id).order_by(PoolItem.id).limit(1))
+    assert adjudicated is not None
+    flipped = Verdict.not_relevant if oracle(adjudicated.docno) else Verdict.relevant  # round 2 disagrees ...
+    session.add(
+        Judgement(pool_item_id=adjudicated.id, round=2, verdict=flipped, grade=int(not oracle(adjudicated.docno)))
+    )
+    session.add(
+        Judgement(pool_item_id=adjudicated.id, round=3, verdict=flipped, grade=int(not oracle(adjudicated.docno)))
+    )
+    session.commit()  # ... and the organiser's adjudication (no assessor) sides with it
+    first_keys = {
+        (number, docno): item
+        for item, number, docno in session.execute(
+            select(PoolItem.id, Topic.number, PoolItem.docno)
+            .join(Topic, Topic.id == PoolItem.topic_id)
+            .where(PoolItem.pool_id == first.id)
+        )
+    }
+    adjudicated_key = next(k for k, v in first_keys.items() if v == adjudicated.id)
+    c24, _, _ = year(session, make_campaign, two_years["series"], 20)
+    c23_name = session.get(Campaign, c23).name  # type: ignore[union-attr]
+
+    topup = series.create_series_pool(
+        session, ORGANISER, two_years["series"], "A", [c22, c23, c24], PoolSpec(kind="depth", depth=5, seed=8)
+    )
+    session.commit()
+    copied = session.execute(
+        select(Topic.number, PoolItem.docno, Judgement.grade, Judgement.reused_from)
+        .join(PoolItem, PoolItem.id == Judgement.pool_item_id)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == topup.id)
+    ).all()
+    assert copied and all(origin is not None for *_, origin in copied)
+    assert {(n, d) for n, d, _, _ in copied} <= set(first_keys)
+    for number, docno, grade, origin in copied:
+        item = first_keys[(number, docno)]
+        assert (origin["pool_id"], origin["campaign_id"], origin["campaign"]) == (first.id, c23, c23_name)
+        if (number, docno) == adjudicated_key:
+            assert (origin["kind"], origin["round"], origin["assessor_id"]) == ("adjudication", 3, None)
+            assert grade == int(not oracle(docno))
+        else:
+            assert (origin["kind"], origin["round"], origin["assessor_id"], origin["assessor"]) == (
+                "human",
+                1,
+                ann.id,
+                "ann",
+            )
+            settled = session.scalar(select(Judgement.id).where(Judgement.pool_item_id == item, Judgement.round == 1))
+            assert origin["judgement_id"] == settled and grade == oracle(docno)
+    by_ann = sum(1 for key in {(n, d) for n, d, _, _ in copied} if key != adjudicated_key)
+    adjudicated_copied = int(adjudicated_key in {(n, d) for n, d, _, _ in copied})
+    assert adjudicated_copied == 1  # every run of the first pool is in the top-up: its items are too
+    expected = [
+        {
+            "pool_id": first.id,
+            "campaign_id": c23,
+            "campaign": c23_name,
+            "assessor_id": ann.id,
+            "assessor": "ann",
+            "kind": "human",
+            "items": by_ann,
+        },
+    ] + [
+        {
+            "pool_id": first.id,
+            "campaign_id": c23,
+            "campaign": c23_name,
+            "assessor_id": None,
+            "assessor": None,
+            "kind": "adjudication",
+            "items": 1,
+        }
+    ] * adjudicated_copied
+    assert topup.params["reused"]["items"] == len(copied) and topup.params["reused"]["origins"] == expected
+    assert pools.pool_statistics(session, topup)["reused"] == {"items": len(copied), "origins": expected}
+    listed = series.pool_reuse(session, ORGANISER, two_years["series"], topup.id)
+    assert listed["reused"] == len(copied) and listed["origins"] == expected
+    assert {(i["topic"], i["docno"], i["grade"]) for i in listed["items"]} == {(n, d, g) for n, d, g, _ in copied}
+
+    judge_everything(session, topup.id)
+    version = qrels.cut_qrels(session, ORGANISER, topup.id, "set A top-up")
+    session.commit()
+    assert version.provenance["reused"] == {"items": len(copied), "origins": expected}  # type: ignore[index]
+    assert version.provenance["human_judgements"] == version.n_entries  # type: ignore[index]
+
+    # a third pool copies the top-up's copies: they still name the first pool's verdicts
+    third = series.create_series_pool(
+        session, ORGANISER, two_years["series"], "A", [c22, c23, c24], PoolSpec(kind="depth", depth=5, seed=9)
+    )
+    session.commit()
+    again = series.pool_reuse(session, ORGANISER, two_years["series"], third.id)
+    topup_items = session.scalar(select(func.count()).select_from(PoolItem).where(PoolItem.pool_id == topup.id))
+    assert again["reused"] == third.params["reused"]["items"] == topup_items  # the same runs and depth: all judged
+    for item in again["items"]:
+        origin = item["origin"]
+        assert origin["pool_id"] == (first.id if (item["topic"], item["docno"]) in first_keys else topup.id)
+    assert {i["origin"]["pool_id"] for i in again["items"]} == {first.id, topup.id}
+    with pytest.raises(NotFound):
+        series.pool_reuse(session, ORGANISER, two_years["series"], 10**9)

@@ -34,7 +34,8 @@ def _columns(conn, table: str) -> set[str]:  # type: ignore[no-untyped-def]
 
 def test_a_database_at_0013_upgrades_to_0014_with_no_series_and_seals_only_what_a_set_holds(create_database):  # type: ignore[no-untyped-def]
     """0014: campaigns made before it belong to no series, topics are main topics and pools the campaigns' own, so
-    nothing is sealed; a series, its sets and members are audited; marking a topic a progress topic of an
+    nothing is sealed; a judgement copied by a top-up pool can say where it came from (NULL for the others); a series,
+    its sets and members are audited; marking a topic a progress topic of an
     unreleased set seals the version judging it until the set is released; the downgrade drops it all."""
     url = create_database()
     engine = make_engine(url)
@@ -48,6 +49,17 @@ def test_a_database_at_0013_upgrades_to_0014_with_no_series_and_seals_only_what_
             assert conn.execute(text("SELECT DISTINCT series_id FROM campaigns")).scalars().all() == [None]
             assert conn.execute(text("SELECT DISTINCT progress_set FROM topics")).scalars().all() == [None]
             assert conn.execute(text("SELECT series_set_id FROM pools")).scalars().all() == [None]
+            conn.execute(
+                text("INSERT INTO judgements (id, pool_item_id, round, verdict, grade) VALUES (1, 1, 1, 'relevant', 1)")
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO judgements (id, pool_item_id, round, verdict, grade, reused_from) "
+                    """VALUES (2, 1, 2, 'relevant', 1, '{"pool_id": 1, "kind": "human"}')"""
+                )
+            )
+            found = conn.execute(text("SELECT reused_from FROM judgements ORDER BY id")).scalars().all()
+            assert found == [None, {"pool_id": 1, "kind": "human"}]  # a verdict given on the item itself: NULL
         with Session(engine) as session:
             assert sealing.sealed_sets_of_version(session, 1) == []
             assert sealing.sealed_topics(session, 1) == {}
@@ -80,6 +92,8 @@ def test_a_database_at_0013_upgrades_to_0014_with_no_series_and_seals_only_what_
             assert "series_id" not in _columns(conn, "campaigns")
             assert "progress_set" not in _columns(conn, "topics")
             assert "series_set_id" not in _columns(conn, "pools")
+            assert "reused_from" not in _columns(conn, "judgements")
+            assert conn.execute(text("SELECT count(*) FROM judgements")).scalar() == 2
             assert not inspect(conn).has_table("series")
             assert conn.execute(text("SELECT count(*) FROM qrels_entries")).scalar() == 2
         migrations.upgrade(url)
