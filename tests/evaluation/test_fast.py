@@ -75,3 +75,75 @@ def test_tokenizer_is_str_split_or_declines() -> None:
     assert rows == [line.split() for line in text.split("\n") if line.split()]
     assert columns.lines.tolist() == [1, 3]
     assert split_columns("a b\nc\n", 2, source="x") is None
+
+
+def test_float_parser_rounds_decimals_next_to_halfway_points_as_float_does() -> None:
+    """Decimals of 17-19 digits rounded from the exact midpoints between neighbouring doubles: an extended-precision
+    quotient lands exactly on the midpoint for many, and rounding it again would be wrong for about half of those."""
+    import math
+    from decimal import Decimal, localcontext
+
+    rng = np.random.default_rng(7)
+    tokens = []
+    with localcontext() as context:
+        context.prec = 80
+        for x in (rng.random(3000) * 9 + 1).tolist():
+            middle = (Decimal(x) + Decimal(math.nextafter(x, 20))) / 2
+            tokens += [format(middle.quantize(Decimal(1).scaleb(1 - digits)), "f") for digits in (17, 18, 19)]
+    tokens += [f"-{t}" for t in tokens[:300]]
+    columns = split_columns("".join(f"{t}\tx\n" for t in tokens), 2, source="x")
+    assert columns is not None
+    parsed = parse_floats(columns.matrix(0))
+    assert parsed is not None
+    expected = np.array([float(t) for t in tokens])
+    assert parsed.view(np.int64).tolist() == expected.view(np.int64).tolist()
+    once = np.array([np.longdouble(int(t.replace(".", ""))) / np.longdouble(10 ** (len(t) - 2)) for t in tokens[:900]])
+    assert np.count_nonzero(once.astype(np.float64) != expected[:900]) > 0  # the case the check exists for
+
+
+def test_float_parser_reads_long_mantissas_and_signs() -> None:
+    rng = np.random.default_rng(3)
+    tokens = [repr(v) for v in (rng.normal(size=2000) * 10.0 ** rng.integers(-6, 6, 2000)).tolist()]
+    tokens += ["9999999999999999999", "0.9999999999999999999", "-1234567890.123456789", "+.5", "5.", "-0", "00000.1"]
+    tokens += ["12345678901234567890", "1.2.3", "-", "+", ".", "1-2", "1e400", "nan", "-inf"]
+    good = tokens[:-9]
+    columns = split_columns("".join(f"{t} x\n" for t in good), 2, source="x")
+    assert columns is not None
+    parsed = parse_floats(columns.matrix(0))
+    assert parsed is not None
+    assert parsed.view(np.int64).tolist() == np.array([float(t) for t in good]).view(np.int64).tolist()
+    for token in tokens[-9:]:
+        columns = split_columns(f"{token} x\n", 2, source="x")
+        assert columns is not None
+        parsed = parse_floats(columns.matrix(0))
+        try:
+            expected = float(token)
+        except ValueError:
+            assert parsed is None, token
+        else:
+            assert parsed is not None and parsed.view(np.int64)[0] == np.float64(expected).view(np.int64), token
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1\tQ0\td1\t1\t2.5\tt\n1\tQ0\td2\t2\t-0.125\tt\n",  # tabs: the separator path
+        "1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1 t",  # spaces, the last line without its newline
+        "1 Q0 d1 1 2.5 t\n\n1 Q0 d2 2 1 t\n",  # a blank line: the general split
+        "1 Q0 d1 1 2.5 t\r\n1 Q0 d2 2 1 t\r\n",  # CRLF
+        "1  Q0 d1 1 2.5 t\n 1 Q0 d2 2 1 t \n",  # wider gaps, leading and trailing blanks
+        "1 Q0 d1 1 2.5\x0bt\n1 Q0 d2 2 1\x1ft\n",  # other white space of str.split()
+        "1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1\n",  # a short line: declined
+        "1 Q0 d1 1 2.5 t x\n1 Q0 d2\n",  # six tokens on the wrong lines: declined
+        "1 Q0 d1 1 2.5 t\x00\n",  # a NUL: declined
+    ],
+)
+def test_both_splits_agree_with_str_split(text: str) -> None:
+    columns = split_columns(text.encode(), 6, source="x")
+    lines = [(n, line.split()) for n, line in enumerate(text.split("\n"), 1) if line.split()]
+    if "\x00" in text or any(len(parts) != 6 for _, parts in lines):
+        assert columns is None
+        return
+    assert columns is not None
+    assert [[str(columns.strings(j)[i]) for j in range(6)] for i in range(len(columns))] == [p for _, p in lines]
+    assert columns.lines.tolist() == [n for n, _ in lines]

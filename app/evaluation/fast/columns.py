@@ -6,9 +6,13 @@ table of `width` columns (or is awkward to hold in fixed-width arrays); the call
 which name the problems. Token text is handled as code points: ASCII files in a uint8 buffer, other files in a
 UTF-32 buffer, so a gathered column is a numpy unicode array without decoding each value.
 
+ASCII text laid out the usual way (tokens one tab or space apart, lines ended by one '\\n', none blank) is split from
+its separators alone; any other layout takes the general split over a white-space mask.
+
 Invariants: a file holding a NUL code point is declined (fixed-width unicode arrays would drop it); `parse_ints`
 gives int(token) for plain decimals below 10**18 and None otherwise; `parse_floats` gives float(token) bit for bit
-(short decimals as m / 10**k, both exact doubles; everything else through numpy's cast, which calls float()).
+(decimals of up to 19 digits as m / 10**k in extended precision with the halfway cases checked, or of up to 15
+digits in doubles where long double is no wider; everything else through numpy's cast, which calls float()).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ _SPACE_TABLE[list(_ASCII_SPACE)] = True
 _MAX_PADDING = 8  # a column is gathered into a fixed-width matrix only if that costs <= 8x its text (+ 1 MiB)
 _DIGITS_EXACT = 15  # a decimal with at most 15 digits is exactly m / 10**k with m < 2**53: IEEE division rounds it
 _POWERS_OF_TEN = np.array([float(f"1e{k}") for k in range(_DIGITS_EXACT + 1)])  # all exact doubles
+# x87 extended (64-bit significand) or quad long doubles hold every m < 10**19 and 10**k for k <= 27 exactly
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63
+_MAX_DIGITS = 19 if _EXTENDED else _DIGITS_EXACT
+_EXTENDED_POWERS = np.array([10**k for k in range(_MAX_DIGITS + 1)], dtype=np.longdouble)
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,9 @@ def split_columns(data: bytes | str, width: int, *, source: str) -> Columns | No
     if isinstance(data, str):
         buffer, space = _ascii(data.encode("ascii")) if data.isascii() else _code_points(data)
     elif data.isascii():
+        single = _single_separated(np.frombuffer(data, dtype=np.uint8), width)
+        if single is not None:
+            return single
         buffer, space = _ascii(data)
     else:
         buffer, space = _code_points(decode_utf8(data, source=source))
@@ -100,6 +111,35 @@ def split_columns(data: bytes | str, width: int, *, source: str) -> Columns | No
     return Columns(buffer=buffer, starts=starts, lengths=ends - starts, lines=before_first + 1)
 
 
+def _single_separated(buffer: np.ndarray, width: int) -> Columns | None:
+    """The table of ASCII text laid out the usual way (tokens one tab or space apart, each line ended by one '\\n',
+    none blank), found from its separators alone; None for any other layout, which the general split then reads."""
+    separators = np.flatnonzero(buffer <= 32)  # every byte str.split() could take for white space, NUL included
+    if len(buffer) and buffer[-1] != 10:  # the last line without its newline
+        separators = np.append(separators, len(buffer))
+    if len(separators) == 0 or len(separators) % width:
+        return None
+    rows = separators.reshape(-1, width)
+    inside = buffer[rows[:, :-1]]
+    if not np.all((inside == 9) | (inside == 32)):
+        return None
+    line_ends = rows[:-1, -1]
+    if not np.all(buffer[line_ends] == 10):
+        return None
+    starts = np.empty_like(separators)
+    starts[0] = 0
+    starts[1:] = separators[:-1] + 1
+    lengths = separators - starts
+    if not lengths.all():  # two separators in a row: a blank line, or a wider gap
+        return None
+    return Columns(
+        buffer=buffer,
+        starts=starts.reshape(-1, width),
+        lengths=lengths.reshape(-1, width),
+        lines=np.arange(1, len(rows) + 1, dtype=np.int64),
+    )
+
+
 def _ascii(raw: bytes) -> tuple[np.ndarray, np.ndarray | None]:
     """The bytes of ASCII text and their white-space mask (None if the text holds a NUL)."""
     buffer = np.frombuffer(raw, dtype=np.uint8)
@@ -124,33 +164,70 @@ def _code_points(text: str) -> tuple[np.ndarray, np.ndarray | None]:
     return buffer, space
 
 
+@dataclass(frozen=True)
+class _Decimals:
+    """Each token of a column read as [+-]digits[.digits]: its digits as one integer, and what else it holds."""
+
+    mantissa: np.ndarray  # uint64: the digits, the point left out (meaningful where `plain`)
+    fraction: np.ndarray  # int64: digits after the point
+    dots: np.ndarray  # int64: number of '.'
+    plain: np.ndarray  # bool: nothing but digits, at most one '.', an optional leading sign, 1 to `max_digits` digits
+    negative: np.ndarray  # bool: a leading '-'
+
+
+def _decimals(codes: np.ndarray, max_digits: int) -> _Decimals:
+    """Read every token of a zero-padded code-point matrix as a decimal (see `_Decimals`), a column at a time."""
+    columns = np.ascontiguousarray(codes.T)  # [position, token]: each step below works on whole rows
+    digits = columns - np.asarray(48, dtype=columns.dtype)  # wraps around for code points below '0'
+    is_digit = digits < 10
+    is_dot = columns == 46
+    negative = columns[0] == 45
+    other = ~(is_digit | is_dot) & (columns != 0)
+    other[0] &= ~(negative | (columns[0] == 43))
+    dots = np.count_nonzero(is_dot, axis=0)
+    n_digits = np.count_nonzero(is_digit, axis=0)
+    plain = ~other.any(axis=0) & (dots <= 1) & (n_digits >= 1) & (n_digits <= max_digits)
+    mantissa = np.zeros(columns.shape[1], dtype=np.uint64)
+    for digit, here in zip(digits, is_digit, strict=True):  # Horner's rule over the digits, the point skipped
+        np.multiply(mantissa, 10, out=mantissa, where=here)
+        np.add(mantissa, digit, out=mantissa, where=here, casting="unsafe")
+    point = np.add.reduce(is_dot * np.arange(len(columns), dtype=np.int64)[:, None], axis=0)  # where dots == 1
+    fraction = np.where(dots == 1, np.count_nonzero(columns, axis=0) - point - 1, 0)
+    return _Decimals(mantissa, fraction, dots, plain, negative)
+
+
 def parse_ints(codes: np.ndarray | None) -> np.ndarray | None:
     """int64 values of a column of plain decimal integers ([+-]digits, < 10**18), or None if some is not one."""
-    scan = _scan(codes, 18)
-    if scan is None:
+    if codes is None or codes.shape[1] == 0:
         return None
-    value, n_digits, n_dots, bad, negative = scan
-    if bad.any() or n_dots.any() or not n_digits.all():
+    read = _decimals(codes, 18)
+    if not read.plain.all() or read.dots.any():
         return None
-    return np.where(negative, -value, value)
+    values = read.mantissa.astype(np.int64)
+    return np.where(read.negative, -values, values)
 
 
 def parse_floats(codes: np.ndarray | None) -> np.ndarray | None:
     """float64 values of a column of numbers exactly as Python's float() reads them, or None if one is not a number.
 
-    Plain decimals with at most 15 digits are computed as m / 10**k (exact: both are doubles and IEEE division rounds
-    correctly, like float()); other tokens (exponents, long mantissas, inf) go through numpy's string cast, which calls
-    float() itself; a token with an underscore (a digit separator to float(), not to C's atof) gives None.
+    A plain decimal m / 10**k is divided in extended precision where the platform has it (m < 10**19 and 10**k are
+    exact there, and the quotient is then rounded once more, to a double: right unless the extended quotient lies
+    exactly halfway between two doubles, which is checked), else in doubles for at most 15 digits (both exact, one
+    rounding). Every other token (exponents, longer mantissas, inf, a halfway case) goes through numpy's string cast,
+    which calls float() itself; a token with an underscore (a digit separator to float(), not to C's atof) gives None.
     """
-    scan = _scan(codes, _DIGITS_EXACT)
-    if scan is None:
+    if codes is None or codes.shape[1] == 0:
         return None
-    assert codes is not None
-    value, n_digits, n_dots, bad, negative = scan
-    simple = ~bad & (n_dots <= 1) & (n_digits >= 1)
-    quotient = value.astype(np.float64) / _POWERS_OF_TEN[np.minimum(scan_fraction(codes, n_dots), _DIGITS_EXACT)]
-    values: np.ndarray = np.where(negative, -quotient, quotient)
-    rest = ~simple
+    read = _decimals(codes, _MAX_DIGITS)
+    fraction = np.minimum(read.fraction, _MAX_DIGITS)
+    rest = ~read.plain
+    if _EXTENDED:
+        quotient = read.mantissa.astype(np.longdouble) / _EXTENDED_POWERS[fraction]
+        values: np.ndarray = quotient.astype(np.float64)
+        rest |= _halfway(quotient, values)
+    else:
+        values = read.mantissa.astype(np.float64) / _POWERS_OF_TEN[fraction]
+    np.negative(values, out=values, where=read.negative)
     if rest.any():
         if (codes[rest] == ord("_")).any():  # float() reads 1_5 as 15.0, C's atof as 1.0: let the caller refuse it
             return None
@@ -161,45 +238,10 @@ def parse_floats(codes: np.ndarray | None) -> np.ndarray | None:
     return values
 
 
-def scan_fraction(codes: np.ndarray, n_dots: np.ndarray) -> np.ndarray:
-    """Number of digits after the (first) decimal point of each token."""
-    columns = codes.T
-    seen_dot = np.zeros(len(codes), dtype=bool)
-    fraction = np.zeros(len(codes), dtype=np.int64)
-    if not n_dots.any():
-        return fraction
-    for c in columns:
-        fraction += seen_dot & ((c - np.asarray(48, c.dtype)) < 10)
-        seen_dot |= c == 46
-    return fraction
-
-
-def _scan(codes: np.ndarray | None, max_digits: int) -> tuple[np.ndarray, ...] | None:
-    """Per token: digits as an int64, digit count, '.' count, a bad-character flag (also set past `max_digits`
-    digits) and a leading '-' flag; a leading '+' or '-' is allowed."""
-    if codes is None or codes.shape[1] == 0:
-        return None
-    columns = np.ascontiguousarray(codes.T)
-    n = len(codes)
-    first = columns[0]
-    negative = first == 45
-    signed = negative | (first == 43)
-    value = np.zeros(n, dtype=np.int64)
-    n_digits = np.zeros(n, dtype=np.int64)
-    n_dots = np.zeros(n, dtype=np.int64)
-    bad = np.zeros(n, dtype=bool)
-    zero = np.asarray(48, dtype=columns.dtype)
-    for j, c in enumerate(columns):
-        digit = c - zero  # wraps around for code points below '0'
-        is_digit = digit < 10
-        is_dot = c == 46
-        other = ~is_digit & ~is_dot & (c != 0)
-        if j == 0:
-            other &= ~signed
-        bad |= other
-        n_dots += is_dot
-        if is_digit.any():
-            n_digits += is_digit
-            value = np.where(is_digit, value * 10 + digit, value)
-    bad |= n_digits > max_digits
-    return value, n_digits, n_dots, bad, negative
+def _halfway(quotient: np.ndarray, rounded: np.ndarray) -> np.ndarray:
+    """Where an extended-precision quotient may lie exactly halfway between its double and a neighbour: half an ulp
+    away, or a quarter (the ulp below a power of two is half the one above); a few more are flagged than need be."""
+    off = np.abs(quotient - rounded)  # exact in extended precision
+    half = np.spacing(np.abs(rounded)) / 2
+    halfway: np.ndarray = (off == half) | (off == half / 2)
+    return halfway
