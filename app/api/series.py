@@ -49,15 +49,15 @@ class ProgressTopicsIn(BaseModel):
 
 class SeriesPoolIn(PoolIn):
     """A series pool: the usual pool body, over the runs of the chosen campaigns of the series (`run_ids` may name
-    runs of any of them)."""
+    runs of any of them, `depths` only topics of the set, `verification` a model assessor of the host)."""
 
     campaign_ids: list[Id] = Field(
         min_length=1, max_length=1000, description="The series' campaigns whose runs are pooled; the newest is the host"
     )
-    reuse: bool = Field(
-        default=True,
+    reuse: bool | None = Field(
+        default=None,
         description="Top-up: an item an earlier pool of the series judged for the set keeps that settled verdict and "
-        "gets no judging task",
+        "gets no judging task (the default, except for a model-assisted pool: true with `verification` is a 422)",
     )
 
 

@@ -28,8 +28,8 @@ from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from app.evaluation.pools.builders import build_pool
-from app.services import judging_orders, reused_verdicts, sealing
+from app.evaluation.pools.builders import Stratum, build_pool
+from app.services import judging_orders, reused_verdicts, sealing, topic_depths
 from app.services.auth import Principal
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.leaderboards import Filters, board_document
@@ -39,6 +39,7 @@ from app.services.pools import (
     _select_runs,
     _store_items,
     _strata_of,
+    _verification_params,
     current_pool,
     has_judgements,
 )
@@ -441,6 +442,22 @@ def _reuse(
     return topics, reused_verdicts.origins_summary([origin for *_, origin in reused])
 
 
+def _set_depths(
+    session: Session, host_id: int, set_name: str, numbers: set[str], spec: PoolSpec
+) -> dict[str, int] | None:
+    """A series pool's per-topic depths, checked as a campaign pool's (a depth pool's only, every depth 1..100000)
+    and every topic one of the set's (InvalidInput naming `depths`)."""
+    if not spec.depths:
+        return None
+    if spec.kind != "depth":
+        raise InvalidInput("per-topic depths are for depth pools", [{"field": "depths", "message": "kind depth"}])
+    outside = sorted((t for t in spec.depths if t not in numbers), key=topic_key)
+    if outside:
+        message = f"not topics of progress set {set_name!r}: {', '.join(outside)}"
+        raise InvalidInput("per-topic depths outside the set", [{"field": "depths", "message": message}])
+    return topic_depths.check_depths(session, host_id, spec.depths)
+
+
 def create_series_pool(
     session: Session,
     principal: Principal,
@@ -449,11 +466,14 @@ def create_series_pool(
     campaign_ids: list[int],
     spec: PoolSpec,
     *,
-    reuse: bool = True,
+    reuse: bool | None = None,
 ) -> Pool:
     """One pool of a progress set over the runs of several campaigns of the series, on the newest of them (the host),
-    at the spec's depth or strata; with `reuse`, items an earlier pool of the series judged for the set keep that
-    verdict and are not judged again (`params.reused`)."""
+    at the spec's depth, per-topic depths (`depths`, the set's topics only) or strata; model-assisted with the spec's
+    `verification` (the host's model assessor judges every item, people a verification sample). With `reuse` (the
+    default, except for a model-assisted pool, whose human sample is drawn from the model's verdicts on every item and
+    cannot take earlier ones: InvalidInput naming `reuse` when asked for both), items an earlier pool of the series
+    judged for the set keep that verdict and are not judged again (`params.reused`)."""
     series = _series(session, principal, series_id)
     topic_set = _set(session, series.id, set_name)
     if not campaign_ids:
@@ -468,10 +488,18 @@ def create_series_pool(
     still_open = [members[c].name for c in chosen if members[c].status in OPEN_FOR_TOPICS]
     if still_open:
         raise Conflict(f"close submissions before pooling: {', '.join(still_open)}")
-    if spec.verification is not None:
-        raise InvalidInput("series pools are judged by people", [{"field": "verification", "message": "not here"}])
-    if getattr(spec, "depths", None):  # per-topic depths: the campaigns' own pools only
-        raise InvalidInput("series pools have one depth", [{"field": "depths", "message": "not for series pools"}])
+    if spec.verification is not None and reuse:
+        raise InvalidInput(
+            "a model-assisted pool cannot reuse earlier verdicts",
+            [
+                {
+                    "field": "reuse",
+                    "message": "a model-assisted pool draws its human sample from the model's verdicts on every item: "
+                    "set reuse to false (or leave it out) with verification",
+                }
+            ],
+        )
+    reuse = spec.verification is None if reuse is None else reuse
     host = members[chosen[-1]]
     strata = _strata_of(spec)
     try:
@@ -484,10 +512,17 @@ def create_series_pool(
     )
     if not numbers:
         raise Conflict(f"campaign {host.name!r} has no topics of progress set {set_name!r}")
+    depths = _set_depths(session, host.id, set_name, numbers, spec)
+    if depths:
+        strata = (Stratum(1, max(strata[-1].last, *depths.values()), 1.0),)
+    verification = _verification_params(session, host.id, spec.verification) if spec.verification else None
     runs = _select_runs(session, chosen, spec, "the chosen campaigns")
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     tables = [_on_topics(t, numbers) for t in load_runs(session, [r.id for r in runs])]
-    table = build_pool(tables, strata=strata, seed=seed)
+    if depths:
+        table = build_pool(tables, depth=spec.depth, depths=depths, seed=seed)
+    else:
+        table = build_pool(tables, strata=strata, seed=seed)
     if previous is not None:
         session.execute(delete(Pool).where(Pool.id == previous.id))
     planned, lists = judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
@@ -506,6 +541,10 @@ def create_series_pool(
             "topics": sorted(numbers, key=topic_key),
         },
     }
+    if verification is not None:  # before the items are stored: a model-assisted pool gives people no tasks yet
+        params["verification"] = verification
+    if depths:
+        params["depths"] = depths
     pool = Pool(campaign_id=host.id, kind=spec.kind, params=params, seed=seed, series_set_id=topic_set.id)
     session.add(pool)
     session.flush()

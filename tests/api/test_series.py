@@ -128,5 +128,14 @@ def test_a_progress_set_pooled_over_two_years_is_sealed_until_released_and_tops_
         f"/api/series/{series_id}/sets/A/pools", json={**body, "campaign_ids": [third.id, 10**6]}, headers=organiser
     )
     assert outsider.status_code == 422
+    # per-topic depths name only the set's topics; a model-assisted series pool cannot reuse earlier verdicts
+    main_topic = client.post(
+        f"/api/series/{series_id}/sets/A/pools", json={**body, "depths": {"1": 2, "101": 3}}, headers=organiser
+    )
+    assert main_topic.status_code == 422 and main_topic.json()["errors"][0]["field"] == "depths"
+    assert "1" in main_topic.json()["errors"][0]["message"]
+    assisted = {**body, "reuse": True, "verification": {"human_share": 0.5}}
+    both = client.post(f"/api/series/{series_id}/sets/A/pools", json=assisted, headers=organiser)
+    assert both.status_code == 422 and both.json()["errors"][0]["field"] == "reuse"
     bound = client.get(f"/api/series/{series_id}", headers=auth("tp_not_a_token"))
     assert bound.status_code == 401

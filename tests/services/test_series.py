@@ -23,6 +23,7 @@ from app.services import (
     series,
     team_reports,
     teams,
+    verification,
     visibility,
 )
 from app.services.auth import Principal
@@ -30,10 +31,12 @@ from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.pools import PoolSpec
 from app.services.run_arrays import load_runs
 from app.storage.models import (
+    Assessor,
     Campaign,
     CampaignStatus,
     Judgement,
     JudgingTask,
+    ModelVerdict,
     PoolItem,
     PoolRun,
     QrelsEntry,
@@ -547,3 +550,88 @@ def test_a_reused_verdict_keeps_where_and_by_whom_it_was_first_given_in_the_pool
     assert {i["origin"]["pool_id"] for i in again["items"]} == {first.id, topup.id}
     with pytest.raises(NotFound):
         series.pool_reuse(session, ORGANISER, two_years["series"], 10**9)
+
+
+def test_a_series_pool_takes_per_topic_depths_of_the_set_s_topics_only(session, two_years):  # type: ignore[no-untyped-def]
+    c22, c23 = two_years["c22"], two_years["c23"]
+    spec = PoolSpec(kind="depth", depth=3, seed=5, depths={"101": 2, "102": 6})
+    pool = series.create_series_pool(session, ORGANISER, two_years["series"], "A", [c22, c23], spec)
+    session.commit()
+    assert pool.params["depths"] == {"101": 2, "102": 6} and pool.params["strata"] == [[1, 6, 1.0]]
+    pooled: dict[str, set[str]] = {"101": set(), "102": set()}
+    for number, docno in session.execute(
+        select(Topic.number, PoolItem.docno)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id)
+    ):
+        pooled[number].add(docno)
+    expected: dict[str, set[str]] = {"101": set(), "102": set()}
+    for table in load_runs(session, [r.id for r in two_years["runs"]]):
+        for topic, doc, rank in zip(table.topics.tolist(), table.docs.tolist(), table.ranks.tolist(), strict=True):
+            if topic in expected and rank <= {"101": 2, "102": 6}[topic]:  # each run's top k, k the topic's depth
+                expected[topic].add(doc)
+    assert pooled == expected and len(pooled["101"]) < len(pooled["102"])
+    stats = pools.pool_statistics(session, pool)
+    assert stats["judged_share"]["max"] == 1.0  # type: ignore[index]  # every run's top k per topic is judged
+
+    for depths, message in (({"1": 4}, "not topics of progress set 'A': 1"), ({"103": 4}, "103")):
+        with pytest.raises(InvalidInput) as refused:
+            series.create_series_pool(
+                session, ORGANISER, two_years["series"], "A", [c22, c23], PoolSpec(kind="depth", depth=3, depths=depths)
+            )
+        assert refused.value.errors[0]["field"] == "depths" and message in str(refused.value.errors[0]["message"])
+    with pytest.raises(InvalidInput) as refused:
+        series.create_series_pool(
+            session, ORGANISER, two_years["series"], "A", [c22, c23], PoolSpec(kind="stratified", depths={"101": 4})
+        )
+    assert refused.value.errors[0]["field"] == "depths"
+    with pytest.raises(InvalidInput) as refused:
+        series.create_series_pool(
+            session, ORGANISER, two_years["series"], "A", [c22, c23], PoolSpec(kind="depth", depth=3, depths={"101": 0})
+        )
+    assert refused.value.errors[0]["field"] == "depths"
+
+
+def test_a_model_assisted_series_pool_gives_people_only_the_verification_sample_and_reuses_nothing(  # type: ignore[no-untyped-def]
+    session, two_years
+):
+    c22, c23 = two_years["c22"], two_years["c23"]
+    model = Assessor(campaign_id=c23, name="judge-model", kind="model", provenance={"model": "m", "version": "1"})
+    stranger = Assessor(campaign_id=c22, name="old-model", kind="model", provenance={"model": "m", "version": "0"})
+    session.add_all([model, stranger])
+    session.commit()
+    assisted = pools.VerificationSpec(0.5, model_assessor_id=model.id)
+    spec = PoolSpec(kind="depth", depth=4, seed=3, verification=assisted)
+    with pytest.raises(InvalidInput) as refused:
+        series.create_series_pool(session, ORGANISER, two_years["series"], "A", [c22, c23], spec, reuse=True)
+    assert refused.value.errors[0]["field"] == "reuse"
+    with pytest.raises(InvalidInput) as refused:  # the model judges on the host: one of its assessors
+        series.create_series_pool(
+            session,
+            ORGANISER,
+            two_years["series"],
+            "A",
+            [c22, c23],
+            PoolSpec(kind="depth", depth=4, verification=pools.VerificationSpec(0.5, model_assessor_id=stranger.id)),
+        )
+    assert refused.value.errors[0]["field"] == "verification.model_assessor_id"
+    pool = series.create_series_pool(session, ORGANISER, two_years["series"], "A", [c22, c23], spec)
+    session.commit()
+    assert pool.params["verification"] == {"human_share": 0.5, "stratify": "none", "model_assessor_id": model.id}
+    assert pool.params["reused"] == {"items": 0, "topics": {}, "origins": [], "enabled": False}
+    count = select(func.count()).select_from(JudgingTask).join(PoolItem).where(PoolItem.pool_id == pool.id)
+    assert session.scalar(count) == 0  # people wait for the model
+    items = session.execute(
+        select(PoolItem.id, PoolItem.docno)
+        .join(Topic, Topic.id == PoolItem.topic_id)
+        .where(PoolItem.pool_id == pool.id, Topic.number == "101", PoolItem.sampled)
+    ).all()
+    for item, docno in items:
+        session.add(ModelVerdict(pool_item_id=item, assessor_id=model.id, grade=oracle(docno), probability=0.5))
+    session.flush()
+    drawn = verification.draw_topic(
+        session, pool, session.scalar(select(PoolItem.topic_id).where(PoolItem.id == items[0][0]))
+    )  # type: ignore[arg-type]
+    session.commit()
+    queued = session.scalars(select(JudgingTask.reason).join(PoolItem).where(PoolItem.pool_id == pool.id)).all()
+    assert drawn is not None and drawn > 0 and queued == ["verification"] * drawn
