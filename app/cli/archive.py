@@ -123,7 +123,7 @@ def import_(
 ) -> None:
     """Load an archived campaign into this server's database, all or nothing (run files checked by SHA-256)."""
     from app.cli.common import open_database
-    from app.services.archive import import_campaign
+    from app.services.archive_import import import_campaign
     from app.services.errors import ServiceError
     from app.storage.database import session_scope
 
@@ -185,10 +185,15 @@ def verify(
         help="Verify in this PostgreSQL database instead of a fresh embedded one (the work is rolled back)",
     ),
     output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", help=FORMAT_HELP),
+    skip_analyses: bool = typer.Option(
+        False, "--skip-analyses", help="Do not run the archived analyses again (each is listed as not recomputed)"
+    ),
 ) -> None:
-    """Import the archive into a fresh database, rebuild every pool from its seed and parameters, re-run every
-    finished evaluation with its measures, and report any difference from the archive (floats bit for bit)."""
-    from app.services.archive import code_version, verify_campaign
+    """Import the archive into a fresh database, rebuild every pool from its seed and parameters, cut every qrels
+    version again, re-run every finished evaluation and analysis, and report any difference from the archive (floats
+    bit for bit): a summary per part (pools, qrels, evaluations, analyses), then the differences."""
+    from app.services.archive import code_version
+    from app.services.archive_verify import verify_campaign
     from app.services.errors import ServiceError
     from app.storage.database import make_engine, make_session_factory
 
@@ -199,7 +204,7 @@ def verify(
         try:
             with make_session_factory(engine)() as session:
                 try:
-                    found = verify_campaign(session, _open(file))
+                    found = verify_campaign(session, _open(file), analyses=not skip_analyses)
                 except ServiceError as exc:
                     raise _fail(f"{file}: {exc.message}") from None
                 finally:
@@ -216,24 +221,31 @@ def verify(
         typer.echo(json.dumps(found.to_dict(), default=str))
     else:
         _report(found)
-    if found.differences:
+    if not found.identical:
         raise typer.Exit(1)
 
 
 def _report(found: object) -> None:
-    """Verify's findings as lines on stdout."""
-    from app.services.archive import Verification
+    """Verify's findings as lines on stdout: the verdict, one summary line per part, what was not recomputed and
+    why, notes, then the differences."""
+    from app.services.archive_format import Verification
 
     assert isinstance(found, Verification)
     compared = ", ".join(f"{n} {what}" for what, n in found.compared.items() if what != "differences")
+    if found.identical:
+        typer.echo(f"campaign {found.campaign!r}: identical ({compared} recomputed)")
+    else:
+        total = found.compared.get("differences", len(found.differences))
+        typer.echo(f"campaign {found.campaign!r}: {total} difference(s) ({compared} compared)")
+    for line in found.summary():
+        typer.echo(line)
+    for name, part in found.parts.items():
+        for what in part.not_recomputed:
+            typer.echo(f"not recomputed: {name}: {what}")
     for note in found.notes:
         typer.echo(f"note: {note}")
-    if not found.differences:
-        typer.echo(f"campaign {found.campaign!r}: identical ({compared} recomputed)")
-        return
-    total = found.compared.get("differences", len(found.differences))
-    typer.echo(f"campaign {found.campaign!r}: {total} difference(s) ({compared} compared)")
     for difference in found.differences[:SHOWN]:
         typer.echo(difference.line())
+    total = found.compared.get("differences", 0)
     if total > SHOWN:
-        typer.echo(f"... and {total - SHOWN} more (--format json lists up to 1000)")
+        typer.echo(f"... and {total - SHOWN} more (--format json lists up to {found.limit})")

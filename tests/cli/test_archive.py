@@ -88,6 +88,15 @@ def test_export_verify_and_import_the_demo(small_demo, on_test_database, session
         }
     ]
 
+    assert report["parts"]["evaluations"]["different"] == 1 and report["parts"]["pools"]["different"] == 0
+    result = runner.invoke(cli, ["archive", "verify", str(wrong), "--database-url", create_database()])
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("campaign 'demo-avs': 1 difference(s) (")
+    assert lines[1:4] == ["pools: 1 identical, 0 different", "qrels: 1 identical, 0 different",
+                          f"evaluations: 0 identical, 1 different (first: {lines[-1]})"]  # fmt: skip
+    assert lines[4] == "analyses: 0 identical, 0 different" and lines[-1].startswith("score: evaluation ")
+
     result = runner.invoke(cli, ["archive", "import", str(path), "--name", "demo-avs copy", "--format", "json"])
     assert result.exit_code == 0, result.output
     imported = json.loads(result.stdout)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import copy
 import gzip
+import hashlib
 import io
 import math
 from collections.abc import Iterator
@@ -16,7 +17,8 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.services import archive
+from app.services import archive, archive_import, archive_verify
+from app.services.archive_format import Verification
 from app.services.errors import InvalidInput
 from app.storage.database import make_engine, make_session_factory
 from app.storage.models import Campaign, Evaluation, PoolItem, Run, Score
@@ -68,11 +70,11 @@ def scratch(create_database) -> Iterator[Any]:  # type: ignore[no-untyped-def]
     engine.dispose()
 
 
-def verify(scratch, data: bytes) -> archive.Verification:  # type: ignore[no-untyped-def]
+def verify(scratch, data: bytes) -> Verification:  # type: ignore[no-untyped-def]
     """Verify an archive in the scratch database, rolled back after."""
     with scratch() as session:
         try:
-            return archive.verify_campaign(session, archive.read_records(io.BytesIO(data)))
+            return archive_verify.verify_campaign(session, archive.read_records(io.BytesIO(data)))
         finally:
             session.rollback()
 
@@ -90,7 +92,7 @@ def test_the_archive_holds_runs_with_their_sha256_pools_qrels_and_scores(demo_ar
     runs = [r for r in found if r["type"] == "run"]
     assert len(runs) == 8
     for run in runs:
-        assert archive.hashlib.sha256(base64.b64decode(run["content"])).hexdigest() == run["sha256"]
+        assert hashlib.sha256(base64.b64decode(run["content"])).hexdigest() == run["sha256"]
     (pool,) = [r for r in found if r["type"] == "pool"]
     assert pool["params"]["strata"] == [[1, 10, 1.0], [11, 60, 0.2]] and pool["seed"] == 2022
     items = [row for r in found if r.get("table") == "pool_items" for row in r["rows"]]
@@ -149,7 +151,9 @@ def copies(sessions) -> Iterator[list[int]]:  # type: ignore[no-untyped-def]
 def test_import_under_another_name_then_export_gives_the_same_records(demo_archives, sessions, copies):
     for kind, data in demo_archives.items():
         with sessions() as session:
-            done = archive.import_campaign(session, archive.read_records(io.BytesIO(data)), name=f"copy of {kind}")
+            done = archive_import.import_campaign(
+                session, archive.read_records(io.BytesIO(data)), name=f"copy of {kind}"
+            )
             session.commit()
             assert done.campaign is not None
             new_id = done.campaign.id
@@ -197,6 +201,17 @@ def test_verify_finds_the_demo_identical(demo_archives, scratch, kind):
     assert found.compared["evaluations"] >= 1 and found.compared["run_means"] > 0
     if kind == "model":  # the verification sample drawn again from the model's probabilities and the seed
         assert found.compared["verification_items"] > 0
+    versions = [r for r in records(demo_archives[kind]) if r["type"] == "qrels_version"]
+    parts = {name: (p.identical, p.different, len(p.not_recomputed)) for name, p in found.parts.items()}
+    assert parts["pools"] == (1, 0, 0) and parts["qrels"][1] == 0
+    # every version cut from the pool is cut again; the model demo's uploaded version of the people's qrels says why
+    # it is not
+    reasons = found.parts["qrels"].not_recomputed
+    assert parts["qrels"][0] + len(reasons) == len(versions) and parts["qrels"][0] >= 1
+    assert len(reasons) == (1 if kind == "model" else 0), reasons
+    assert all(r.endswith("imported, not cut from a pool: nothing to recompute it from") for r in reasons), reasons
+    assert parts["evaluations"] == (found.compared["evaluations"], 0, 0)
+    assert found.summary()[0] == "pools: 1 identical, 0 different"
     with scratch() as session:  # verify leaves nothing behind
         assert session.scalar(select(func.count()).select_from(Campaign)) == 0
 
@@ -229,7 +244,13 @@ def test_a_pool_item_moved_to_another_stratum_is_found(demo_archives, scratch):
         block["rows"][0][columns.index("stratum")] += 1
 
     found = verify(scratch, rewritten(demo_archives["people"], change))
-    assert [(d.what, d.where.rsplit(": ", 1)[-1]) for d in found.differences] == [("pool_item", "stratum")]
+    # the pool rebuilt puts it back; the qrels cut again from the (moved) item carry its stratum
+    assert [(d.what, d.where.rsplit(": ", 1)[-1]) for d in found.differences] == [
+        ("pool_item", "stratum"),
+        ("qrels", "stratum"),
+    ]
+    assert (found.parts["pools"].different, found.parts["qrels"].different) == (1, 1)
+    assert found.parts["evaluations"].different == 0 and found.parts["evaluations"].identical >= 1
 
 
 def _count_campaigns(session: Session, name: str) -> int:
@@ -249,7 +270,7 @@ def test_a_run_that_does_not_match_its_sha256_is_refused_and_nothing_imported(de
         with pytest.raises(
             InvalidInput, match=r"run 'beta_run2': its file's SHA-256 is [0-9a-f]{64}, the archive says"
         ):
-            archive.import_campaign(session, archive.read_records(io.BytesIO(data)), name="tampered")
+            archive_import.import_campaign(session, archive.read_records(io.BytesIO(data)), name="tampered")
         session.rollback()
         assert _count_campaigns(session, "tampered") == 0
         assert (
@@ -271,7 +292,7 @@ def test_a_cut_or_altered_archive_is_refused(demo_archives, sessions):
     for case, (broken, message) in cases.items():
         with sessions() as session:
             with pytest.raises(InvalidInput, match=message):
-                archive.import_campaign(session, archive.read_records(io.BytesIO(broken)), name=f"broken {case}")
+                archive_import.import_campaign(session, archive.read_records(io.BytesIO(broken)), name=f"broken {case}")
             session.rollback()
             assert _count_campaigns(session, f"broken {case}") == 0, case
 
@@ -281,5 +302,5 @@ def test_a_taken_name_is_a_conflict(demo_archives, sessions):
 
     with sessions() as session:
         with pytest.raises(Conflict, match="a campaign named 'demo-avs' exists on this server"):
-            archive.import_campaign(session, archive.read_records(io.BytesIO(demo_archives["people"])))
+            archive_import.import_campaign(session, archive.read_records(io.BytesIO(demo_archives["people"])))
         session.rollback()
