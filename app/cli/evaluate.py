@@ -112,7 +112,7 @@ def _fail(message: str) -> NoReturn:
 @click.option("--max-results", type=int, default=1000, show_default=True, help="cut each ranked list at this many")
 @click.option("--moments", is_flag=True, help="evaluate moment runs against moment ground truth")
 @click.option(
-    "--block-rows", type=click.IntRange(min=1), default=1_000_000, show_default=True, help="rows of runs per block"
+    "--block-rows", type=click.IntRange(min=1), default=250_000, show_default=True, help="rows of runs per block"
 )
 @click.option("--ci", is_flag=True, help="add each mean's confidence interval (paired bootstrap over topics)")
 @click.option(

@@ -13,6 +13,13 @@ Two comparisons, each the best of --repeat rounds (the box is shared and noisy):
 The wall time and, for the per-file rounds, the children's CPU time are printed, with our time over pytrec_eval's.
 The child processes keep compiled bytecode in a temporary cache (PYTHONPYCACHEPREFIX), warmed by one untimed run, as
 an installed package has its .pyc files; without it every process would compile trecpool's modules again.
+
+Files to numbers (`--official` for it alone; printed last by default): every run of runs/ and runs-more/ (143 for
+TREC-COVID round 1) with trec_eval's official measures, `trecpool eval` in one process against a trec_eval loop (one
+process per run, as trec_eval takes one run), both reading the same plain (gunzipped) copies; ours on .gz too. CPU is
+each side's user + system time and peak memory each process's max RSS (os.wait4, per child), best of --repeat; the
+last line is `files to numbers: ours X s, trec_eval Y s, ratio R` (trec_eval from --trec-eval, $TREC_EVAL or PATH;
+without one the ratio is left out).
 """
 
 from __future__ import annotations
@@ -103,7 +110,7 @@ def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> tuple[float, f
             qrels.setdefault(topic, {})[doc] = int(grade)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"all_trec"})
     parse += time.perf_counter() - started
-    out = []
+    out: list[str] = []
     for path in run_paths:
         started = time.perf_counter()
         run: dict[str, dict[str, float]] = {}
@@ -125,13 +132,77 @@ def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> tuple[float, f
     return parse, evaluate, output
 
 
+OFFICIAL = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+            "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
+            "P.5,10,15,20,30,100,200,500,1000"]  # fmt: skip  # trec_eval's official set (runid aside)
+
+
+def measured(commands: list[list[str]], env: dict[str, str]) -> tuple[float, float, float]:
+    """CPU seconds (user + system), wall seconds and the largest max RSS in MiB of the commands run one by one."""
+    cpu, peak = 0.0, 0
+    started = time.perf_counter()
+    for command in commands:
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            raise SystemExit(f"failed ({child.returncode}): {' '.join(command[:4])} ...")
+        cpu += usage.ru_utime + usage.ru_stime
+        peak = max(peak, usage.ru_maxrss)
+    return cpu, time.perf_counter() - started, peak / 1024
+
+
+def files_to_numbers(data: Path, trec_eval: str | None, repeat: int, env: dict[str, str], tmp: Path) -> None:
+    """Every run of runs/ and runs-more/ with the official measures: trecpool eval in one process vs a trec_eval
+    loop, on the same plain files; print CPU, wall, peak memory and the ratio."""
+    gz = sorted((data / "runs").glob("*.gz")) + sorted((data / "runs-more").glob("*.gz"))
+    plain = []
+    for path in gz:
+        target = tmp / "plain" / path.parent.name / path.stem
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(gzip.decompress(path.read_bytes()))
+        plain.append(target)
+    qrels = str(data / "qrels.txt")
+    ours = [str(Path(sys.executable).with_name("trecpool")), "eval"] + [f"-m{m}" for m in OFFICIAL] + [qrels]
+    candidates = {
+        "trecpool eval, plain files (one process)": [[*ours, *map(str, plain)]],
+        "trecpool eval, .gz files (one process)": [[*ours, *map(str, gz)]],
+    }
+    if trec_eval:
+        candidates["trec_eval -m official, plain files (one per run)"] = [
+            [trec_eval, "-m", "official", qrels, str(path)] for path in plain
+        ]
+    print(f"\nfiles to numbers: {len(gz)} runs, trec_eval's official measures, best of {repeat}")
+    print(f"  {'':<52} {'CPU s':>8} {'wall s':>8} {'max MiB':>8}")
+    best = {}
+    for label, commands in candidates.items():
+        measured(commands[:1], env)  # warm the bytecode cache and the page cache
+        best[label] = min(measured(commands, env) for _ in range(repeat))
+        cpu, wall, peak = best[label]
+        print(f"  {label:<52} {cpu:8.2f} {wall:8.2f} {peak:8.1f}")
+    ours_cpu = best["trecpool eval, plain files (one process)"][0]
+    if not trec_eval:
+        print("  trec_eval: not found (give --trec-eval or set TREC_EVAL, or put it on PATH)")
+        print(f"files to numbers: ours {ours_cpu:.2f} s, trec_eval not measured")
+        return
+    theirs = best["trec_eval -m official, plain files (one per run)"][0]
+    print(f"files to numbers: ours {ours_cpu:.2f} s, trec_eval {theirs:.2f} s, ratio {ours_cpu / theirs:.2f}")
+
+
 def main() -> None:
     """Time both ways and print a table."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--trec-eval", default=shutil.which("trec_eval"))
+    parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL") or shutil.which("trec_eval"))
+    parser.add_argument("--official", action="store_true", help="only the files-to-numbers comparison")
     args = parser.parse_args()
+    if args.official:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+            files_to_numbers(args.data, args.trec_eval, args.repeat, env, Path(tmp))
+        return
     qrels = args.data / "qrels.txt"
     runs = sorted((args.data / "runs").glob("*.gz"))
     print(f"{len(runs)} runs of {args.data.name}, trec_eval -q -m all_trec, best of {args.repeat}")
@@ -162,8 +233,8 @@ def main() -> None:
             rounds = [per_file(commands, env) for _ in range(args.repeat)]
             best[label] = min(rounds)
             print(f"  {label:<52} {best[label][0]:8.2f} {best[label][1]:8.2f}")
-        ours, theirs = best["trecpool trec_eval"], best["pytrec_eval script"]
-        print(f"  ratio trecpool / pytrec_eval{'':<26} {ours[0] / theirs[0]:8.2f} {ours[1] / theirs[1]:8.2f}")
+        mine, baseline = best["trecpool trec_eval"], best["pytrec_eval script"]
+        print(f"  ratio trecpool / pytrec_eval{'':<26} {mine[0] / baseline[0]:8.2f} {mine[1] / baseline[1]:8.2f}")
 
     print("\nin one process, best of each step                      parse  evaluate   format    total")
     ours = [min(step) for step in zip(*(ours_in_process(qrels, runs) for _ in range(args.repeat)), strict=True)]
@@ -172,6 +243,10 @@ def main() -> None:
         print(f"  {label:<50} " + " ".join(f"{s:8.2f}" for s in (*steps, sum(steps))))
     ratios = [a / b for a, b in zip([*ours, sum(ours)], [*theirs, sum(theirs)], strict=True)]
     print(f"  {'ratio trecpool / pytrec_eval':<50} " + " ".join(f"{r:8.2f}" for r in ratios))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        files_to_numbers(args.data, args.trec_eval, args.repeat, env, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ _REFUSED = {  # compressed formats recognised only to say what to do
 }
 _HEAD_BYTES = 10  # enough to tell every format above
 PIECE = 1 << 20  # bytes read from a file, and at most produced by one decompression step
-BLOCK_BYTES = 1 << 24  # text handed to a parser at a time
+BLOCK_BYTES = 1 << 22  # text handed to a parser at a time (its working arrays are a few times this)
 _BOM = b"\xef\xbb\xbf"
 _ENDS_EARLY = "it ends before its end-of-stream marker"
 _GZIP_WINDOW = 16 + zlib.MAX_WBITS  # zlib's window bits for the gzip wrapper (header and CRC checked)
