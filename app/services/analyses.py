@@ -89,6 +89,20 @@ def _agreement_versions(session: Session, campaign: Campaign) -> list[int]:
     return [human, model]
 
 
+# The parameters naming measures, one (`measure`) or a list: what `_check_against_data` resolves against the data.
+MEASURE_FIELDS = ("measure", "measures", "validation_measures", "test_measures")
+
+
+def _check_split(session: Session, campaign: Campaign, topics: list[str]) -> None:
+    """Refuse (422) validation topics the campaign lacks, or that leave no topic to test on."""
+    known = set(session.scalars(select(Topic.number).where(Topic.campaign_id == campaign.id)))
+    unknown = [t for t in topics if t not in known]
+    if unknown:
+        raise _refuse("validation_topics", f"not topics of this campaign: {', '.join(unknown[:10])}")
+    if known <= set(topics):
+        raise _refuse("validation_topics", "leave at least one topic for the test split")
+
+
 def _check_against_data(
     session: Session, campaign: Campaign, evaluation: Evaluation, record: Analysis, params: dict[str, Any]
 ) -> dict[str, Any]:
@@ -97,8 +111,8 @@ def _check_against_data(
     stored scores a measure of the evaluation."""
     stored = list(evaluation.measures["names"])
     out = dict(params)
-    for field in ("measure", "measures"):
-        if field not in out:
+    for field in MEASURE_FIELDS:
+        if out.get(field) is None:
             continue
         given = [out[field]] if field == "measure" else list(out[field])
         names = []
@@ -120,6 +134,8 @@ def _check_against_data(
                     raise _refuse(where, f"not a measure of evaluation {evaluation.id}: one of {', '.join(stored)}")
                 names.append(name)
         out[field] = names[0] if field == "measure" else names
+    if out.get("validation_topics"):  # model selection's split: topics of the campaign, leaving some to test on
+        _check_split(session, campaign, list(out["validation_topics"]))
     if "sort_by" in out:
         name = measure_name(out["sort_by"]) or out["sort_by"]
         if name not in out.get("measures", stored):
