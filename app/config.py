@@ -5,8 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+RUN_STORAGE_POSTGRES, RUN_STORAGE_DIR, RUN_STORAGE_S3 = "postgres", "dir:", "s3://"  # app/storage/run_store.py
 
 
 class Settings(BaseSettings):
@@ -96,8 +98,50 @@ class Settings(BaseSettings):
     model_lease_seconds: float = Field(
         default=600.0, gt=0, description="How long an item pulled by a model assessor stays leased to it."
     )
+    run_storage: str = Field(
+        default="postgres",
+        description="Where new run files are stored: postgres (the runs table), dir:/path (a local directory) or "
+        "s3://bucket/prefix (S3-compatible object storage: the s3 extra); `trecpool storage migrate` moves the others.",
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None, description="The S3 endpoint of s3:// run storage (MinIO, Ceph, ...); unset: AWS's own."
+    )
+    s3_region: str | None = Field(default=None, description="The S3 region of s3:// run storage; unset: boto3's.")
+    s3_access_key_id: SecretStr | None = Field(
+        default=None, description="The S3 access key; unset: boto3's own (AWS_ACCESS_KEY_ID, a profile, a role)."
+    )
+    s3_secret_access_key: SecretStr | None = Field(
+        default=None, description="The S3 secret key (never logged nor shown); unset: boto3's own."
+    )
     host: str = "127.0.0.1"
     port: int = 8000
+
+    @field_validator("run_storage")
+    @classmethod
+    def _run_storage(cls, value: str) -> str:
+        """postgres, dir: with a directory (made absolute), or s3:// with a bucket."""
+        return check_location(value.strip())
+
+
+def check_location(location: str) -> str:
+    """A store location as rows name it: 'postgres', 'dir:' and an absolute path, or 's3://bucket[/prefix]';
+    ValueError saying what is wrong."""
+    if location == RUN_STORAGE_POSTGRES:
+        return location
+    if location.startswith(RUN_STORAGE_DIR):
+        path = location[len(RUN_STORAGE_DIR) :]
+        if not path:
+            raise ValueError("dir: needs a directory, e.g. dir:/var/lib/trecpool/runs")
+        return RUN_STORAGE_DIR + str(Path(path).expanduser().resolve())
+    if location.startswith(RUN_STORAGE_S3):
+        bucket, _, prefix = location[len(RUN_STORAGE_S3) :].partition("/")
+        if "@" in bucket or ":" in bucket:
+            raise ValueError("credentials go in TRECPOOL_S3_ACCESS_KEY_ID and _SECRET_ACCESS_KEY, not the location")
+        if not bucket:
+            raise ValueError("s3:// needs a bucket, e.g. s3://trecpool-runs/campaigns")
+        prefix = prefix.strip("/")
+        return f"{RUN_STORAGE_S3}{bucket}/{prefix}" if prefix else f"{RUN_STORAGE_S3}{bucket}"
+    raise ValueError(f"{location!r} is no run storage: use postgres, dir:/path or s3://bucket/prefix")
 
 
 @lru_cache

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("judge", "Run a judge function as a model assessor against a server's batch judging API."),
     "archive": ("archive", "Campaign archives: export to one file, import into another server, verify bit for bit."),
     "datasets": ("datasets", "Import a past campaign's topics and qrels by ir_datasets id (the datasets extra)."),
+    "storage": ("storage", "Run file storage: where run files are, and moving them to PostgreSQL, a directory or S3."),
 }
 
 

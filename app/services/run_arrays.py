@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from sqlalchemy import select
@@ -12,6 +11,8 @@ from sqlalchemy.orm import Session
 from app.evaluation.moments import MomentRunTable
 from app.evaluation.records import RunTable
 from app.services import run_files
+from app.services.errors import Conflict
+from app.storage import run_store
 from app.storage.models import Run
 
 
@@ -33,6 +34,27 @@ def load_moment_runs(session: Session, run_ids: Sequence[int]) -> list[MomentRun
 
 def _parsed(session: Session, run_ids: Sequence[int]) -> list[run_files.ParsedRun]:
     """The stored uploads of the given runs, parsed, in the order of `run_ids`."""
-    rows = session.execute(select(Run.id, Run.format, Run.content).where(Run.id.in_(list(run_ids)))).all()
-    by_id = {run_id: (fmt, content) for run_id, fmt, content in rows}
-    return [run_files.parse(zlib.decompress(by_id[r][1]), by_id[r][0], max_errors=1) for r in run_ids]
+    return [run_files.parse(data, fmt, max_errors=1) for fmt, data in stored_files(session, run_ids)]
+
+
+def stored_files(session: Session, run_ids: Sequence[int]) -> Iterator[tuple[str, bytes]]:
+    """Each given run's format and file (decompressed), in the order of `run_ids`, read one run at a time from the
+    store its row names (Conflict naming the run when its file cannot be read)."""
+    rows = session.execute(select(Run.id, Run.format, Run.storage, Run.storage_key).where(Run.id.in_(list(run_ids))))
+    by_id = {run_id: (fmt, storage, key) for run_id, fmt, storage, key in rows}
+    for run_id in run_ids:
+        fmt, storage, key = by_id[run_id]
+        yield fmt, _read(session, run_id, storage, key)
+
+
+def stored_file(session: Session, run: Run) -> bytes:
+    """A run's file (decompressed), from the store its row names (Conflict naming the run when it cannot be read)."""
+    return _read(session, run.id, run.storage, run.storage_key)
+
+
+def _read(session: Session, run_id: int, storage: str, key: str) -> bytes:
+    """One run's file, its store's errors as a Conflict naming the run."""
+    try:
+        return run_store.load(session, storage, key)
+    except run_store.RunStoreError as exc:
+        raise Conflict(f"run {run_id}: {exc}") from None

@@ -9,7 +9,6 @@ explanations: their page is empty.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import field
 
 from pydantic import dataclasses as pydantic_dataclasses
@@ -18,7 +17,9 @@ from sqlalchemy.orm import Session
 from app.evaluation.explanations import Explanation
 from app.services import run_files
 from app.services.auth import Principal
+from app.services.run_arrays import stored_file
 from app.services.runs import visible_run
+from app.storage.models import Run
 
 MAX_PAGE = 1000
 
@@ -71,7 +72,7 @@ def explanations_page(
     file (its decompressed size is bounded by the upload limit; only the page is returned)."""
     run = visible_run(session, principal, run_id)
     limit = max(1, min(limit, MAX_PAGE))
-    said = _explanations(run.content, run.format)
+    said = _explanations(session, run)
     if topic is not None:
         said = [e for e in said if e.topic == topic]
     shown = [_result(e) for e in said[offset : offset + limit]]
@@ -88,8 +89,8 @@ def explanations_page(
     )
 
 
-def _explanations(content: bytes, fmt: str) -> list[Explanation]:
+def _explanations(session: Session, run: Run) -> list[Explanation]:
     """The explanations of a stored run file (none for TREC runs, which cannot state any)."""
-    if fmt == "trec":
+    if run.format == "trec":
         return []
-    return list(run_files.parse(zlib.decompress(content), fmt, max_errors=1).explanations)
+    return list(run_files.parse(stored_file(session, run), run.format, max_errors=1).explanations)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -19,8 +18,10 @@ from app.services.campaigns import get_campaign, submissions_open
 from app.services.collection import has_collection
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.inputs import INT32_MAX, echo
+from app.services.run_arrays import stored_file
 from app.services.topics import topic_ids_by_number
 from app.services.validation import in_line_order, invalid_upload
+from app.storage import run_store
 from app.storage.models import Campaign, CampaignStatus, Pool, Role, Run, TaskKind, Team
 
 RunFormat = Literal["trec", "xml", "moments"]
@@ -233,8 +234,11 @@ def submit_run(
         n_topics=report.n_topics,
         elapsed_seconds={t: s for t, s in report.elapsed.items() if t in topic_ids} or None,  # campaign topics only
         sha256=report.sha256,
-        content=report.content,
     )
+    try:
+        run_store.save(session, run, report.content, run_store.configured_store(session))
+    except run_store.RunStoreError as exc:
+        raise Conflict(f"run {meta.name!r} was not stored: {exc}") from None
     session.add(run)
     session.flush()
     return run
@@ -317,7 +321,7 @@ def delete_run(session: Session, principal: Principal, run_id: int) -> None:
 def download_run(session: Session, principal: Principal, run_id: int) -> tuple[Run, Iterator[bytes]]:
     """The run and a stream of its file (TREC 6 columns, or moment TSV) in upload order, from its stored upload."""
     run = visible_run(session, principal, run_id)
-    parsed = run_files.parse(zlib.decompress(run.content), run.format, max_errors=1)
+    parsed = run_files.parse(stored_file(session, run), run.format, max_errors=1)
     return run, _file_lines(parsed, run.tag or run.name)
 
 
@@ -325,7 +329,7 @@ def original_upload(session: Session, principal: Principal, run_id: int) -> tupl
     """The run file exactly as uploaded (after any gzip), explanations included: the run, the bytes, a file name and
     a media type."""
     run = visible_run(session, principal, run_id)
-    data = zlib.decompress(run.content)
+    data = stored_file(session, run)
     if run.format == "xml":
         return run, data, f"{run.name}.xml", "application/xml"
     suffix = "txt" if run.format == "trec" else ("jsonl" if data.lstrip()[:1] == b"{" else "tsv")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -289,6 +290,12 @@ class AuditEvent(Base):
     __table_args__ = (Index("ix_audit_events_campaign", "campaign_id", "id"),)
 
 
+def _content_key(context: Any) -> str | None:
+    """A new run's storage_key when its writer set only `content` (the file kept in PostgreSQL): its SHA-256."""
+    content = context.get_current_parameters().get("content")
+    return hashlib.sha256(content).hexdigest() if content is not None else None
+
+
 class Run(Base):
     """A submitted run with its metadata; `content` (the validated upload) is its only record of rows."""
 
@@ -311,7 +318,11 @@ class Run(Base):
     elapsed_seconds: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     sha256: Mapped[str] = mapped_column(String(64))
     baseline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))  # marked on boards
-    content: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)  # the validated upload, zlib-compressed
+    # the validated upload, zlib-compressed: here while `storage` is 'postgres', else in the store it names
+    # ('dir:/path' or 's3://bucket/prefix', app/storage/run_store.py) under `storage_key`, its SHA-256 (migration 0015)
+    content: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    storage: Mapped[str] = mapped_column(Text, default="postgres", server_default="postgres")
+    storage_key: Mapped[str] = mapped_column(String(64), index=True, default=_content_key)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
     team: Mapped[Team] = relationship(lazy="joined")
@@ -324,6 +335,7 @@ class Run(Base):
         CheckConstraint(
             "elapsed_seconds IS NULL OR jsonb_typeof(elapsed_seconds) = 'object'", name="elapsed_seconds_object"
         ),
+        CheckConstraint("(storage = 'postgres') = (content IS NOT NULL)", name="content_in_postgres"),
     )
 
 
@@ -442,8 +454,6 @@ class Judgement(Base):
     seconds_spent: Mapped[float | None] = mapped_column(Double)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
-    # a top-up pool's verdict copied from an earlier series pool: where it was originally given (services/series.py)
-    reused_from: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
 
     __table_args__ = (UniqueConstraint("pool_item_id", "round"),)
 

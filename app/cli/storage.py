@@ -1,0 +1,107 @@
+"""`trecpool storage status|migrate`: where run files are stored, and moving them to another store.
+
+Stores are named as TRECPOOL_RUN_STORAGE names them: `postgres`, `dir:/path` or `s3://bucket/prefix` (endpoint and
+credentials from TRECPOOL_S3_* or boto3's environment). Exit status: 0 when done, 1 when a file could not be moved
+(the others are; run the command again to retry), 2 for a store or database that cannot be used.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+
+import typer
+
+cli = typer.Typer(
+    help="Run file storage: where run files are, and moving them between PostgreSQL, a directory and S3.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class TextOrJson(enum.StrEnum):
+    """Output: lines of text, or one JSON document on stdout."""
+
+    text = "text"
+    json = "json"
+
+
+FORMAT_HELP = "json: one JSON document on stdout (nothing else is printed there)"
+
+
+def _fail(message: str, status: int = 2) -> typer.Exit:
+    """Print an error (one line on stderr) and return the exit to raise."""
+    from rich.markup import escape
+
+    from app.cli.common import console
+
+    console.print(f"[red]error:[/] {escape(message)}", highlight=False)
+    return typer.Exit(status)
+
+
+def _say(line: str) -> None:
+    """A line on stderr."""
+    from app.cli.common import console
+
+    console.print(line, highlight=False, markup=False)
+
+
+@cli.command("status")
+def status(output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", help=FORMAT_HELP)) -> None:
+    """Runs and distinct files per store, and where new files go."""
+    from app.cli.common import open_database
+    from app.config import get_settings
+    from app.storage.run_migration import by_store
+
+    database = open_database()
+    with database.sessions() as session:
+        stores = by_store(session)
+    configured = get_settings().run_storage
+    if output_format is TextOrJson.json:
+        found = [{"storage": s, "runs": runs, "files": files} for s, runs, files in stores]
+        typer.echo(json.dumps({"configured": configured, "stores": found}))
+        return
+    typer.echo(f"new run files go to {configured}")
+    for storage, runs, files in stores:
+        typer.echo(f"{storage}: {runs} run(s), {files} file(s)")
+
+
+@cli.command("migrate")
+def migrate(
+    to: str | None = typer.Option(
+        None, "--to", help="The store to move every run file to (default: TRECPOOL_RUN_STORAGE, where new ones go)"
+    ),
+    output_format: TextOrJson = typer.Option(TextOrJson.text, "--format", help=FORMAT_HELP),
+) -> None:
+    """Move every run file to one store, a file at a time: copied, checked by SHA-256 at both ends, recorded, and
+    only then deleted from its old store. Safe to stop and run again (it resumes); files already there are skipped.
+    Set TRECPOOL_RUN_STORAGE to the same store first, so that new uploads go there too."""
+    from app.cli.common import open_database
+    from app.config import check_location, get_settings
+    from app.storage.run_migration import migrate as move_all
+    from app.storage.run_store import RunStoreError
+
+    configured = get_settings().run_storage
+    try:
+        target = check_location(to or configured)
+    except ValueError as exc:
+        raise _fail(f"--to: {exc}") from None
+    if target != configured:
+        _say(f"note: new uploads still go to {configured} (TRECPOOL_RUN_STORAGE); set it to {target} as well")
+    database = open_database()
+    try:
+        moved = move_all(database.sessions, target, _say)
+    except RunStoreError as exc:
+        raise _fail(str(exc)) from None
+    if output_format is TextOrJson.json:
+        failed = [{"storage": s, "key": k, "error": why} for s, k, why in moved.failed]
+        summary = {"target": target, "files": moved.files, "runs": moved.runs, "bytes": moved.bytes}
+        typer.echo(json.dumps({**summary, "failed": failed}))
+    else:
+        typer.echo(f"moved {moved.files} file(s) of {moved.runs} run(s), {moved.bytes} bytes, to {target}")
+        for storage, key, why in moved.failed:
+            typer.echo(f"not moved: {key} in {storage}: {why}")
+    if moved.failed:
+        raise typer.Exit(1)
