@@ -68,6 +68,7 @@ from sqlalchemy.orm import Session
 from app.services import archive_analyses, archive_moments, archive_series, sealing
 from app.services.archive_format import bad
 from app.services.errors import NotFound
+from app.services.run_arrays import stored_file
 from app.storage.models import (
     Assessor,
     Campaign,
@@ -323,7 +324,7 @@ def campaign_records(session: Session, campaign_id: int, code: CodeVersion) -> I
     run_ids = list(session.scalars(select(Run.id).where(Run.campaign_id == campaign_id).order_by(Run.id)))
     for run_id in run_ids:  # one run file in memory at a time
         run = session.get_one(Run, run_id)
-        content = zlib.decompress(session.scalar(select(Run.content).where(Run.id == run_id)) or b"")
+        content = stored_file(session, run)
         yield {"type": "run", **_fields(run, RUN_FIELDS), "content": base64.b64encode(content).decode()}
         session.expunge(run)
     for pool in pools:
