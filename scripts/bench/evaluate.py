@@ -11,6 +11,11 @@ putting every run in trec_eval's order (which a table then keeps, so a second ev
 version, is reported too) and every lookup. The prepared-runs path (prepare_runs once, then evaluate_prepared against
 many qrels, as pool-depth and leave-out analyses do) is timed as well. Also the time to parse one run file's bytes,
 the REST upload path. The box is shared and noisy: every figure is the best of a few calls, made back to back.
+
+"Parsed runs" sets the numeric core (`evaluate_graded`: the measures over the grade matrix of all runs) beside a plain
+numpy kernel over the same grade arrays computing the same numbers (AP, P@10, nDCG@10; checked to agree within 1e-12),
+beside grading plus measures from the parsed tables and pytrec_eval from its parsed dicts; the last line is
+`parsed runs: ours X ms, numpy kernel Y ms, ratio R` (best of --repeat calls each).
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ from pathlib import Path
 import numpy as np
 
 from app.evaluation.formats.trec_files import parse_trec_run, read_qrels, read_run
+from app.evaluation.grading.fast_path import grade_runs
+from app.evaluation.grading.grade_matrix import GradeMatrix
 from app.evaluation.grading.prepared_runs import prepare_runs
-from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
-from app.evaluation.records import RunTable
+from app.evaluation.measures.evaluate import evaluate, evaluate_graded, evaluate_prepared
+from app.evaluation.records import Qrels, RunTable
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref"]
 PYTREC_MEASURES = {"map", "P_10", "ndcg_cut_10", "bpref"}
+KERNEL_MEASURES = ["AP", "P@10", "nDCG@10"]  # what the plain numpy kernel computes
+PYTREC_KERNEL = {"map", "P_10", "ndcg_cut_10"}
 
 
 def generate(directory: Path, n_runs: int, n_topics: int, depth: int, seed: int) -> tuple[Path, list[Path]]:
@@ -107,6 +116,68 @@ def best_of(call: Callable[[], object], repeat: int) -> float:
         call()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def numpy_kernel(grades: np.ndarray, ideal: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
+    """AP, P@10 and nDCG@10 [run, 3, topic] of int grades [run, topic, depth] in rank order, as a plain numpy kernel.
+
+    `ideal` [topic, 10]: each topic's 10 highest judged grades (0 past them); `num_rel` [topic]. Grades past a list's
+    end and of unjudged docs are below 0; a doc is relevant at grade 1 or more, its gain its grade.
+    """
+    n_run, n_topic, depth = grades.shape
+    relevant = grades >= 1
+    found = np.cumsum(relevant, axis=2, dtype=np.int32)
+    precision = np.where(relevant, found / np.arange(1, depth + 1), 0.0)
+    ap = np.divide(precision.sum(axis=2), num_rel, out=np.zeros((n_run, n_topic)), where=num_rel > 0)
+    p10 = np.count_nonzero(relevant[:, :, :10], axis=2) / 10.0
+    discount = np.log2(np.arange(2, 12, dtype=np.float64))
+    top = np.maximum(grades[:, :, :10], 0)
+    dcg = (top / discount[: top.shape[2]]).sum(axis=2)
+    best = (ideal / discount).sum(axis=1)
+    ndcg = np.divide(dcg, best, out=dcg.copy(), where=best > 0)
+    return np.stack([ap, p10, ndcg], axis=1)
+
+
+def kernel_inputs(matrix: GradeMatrix) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's qrels side: each topic's 10 highest grades and its relevant count (a per-qrels precomputation)."""
+    topics = matrix.judged.grades
+    ideal = np.zeros((len(topics), 10))
+    for t, grades in enumerate(topics):
+        top = np.sort(grades[grades > 0])[::-1][:10]
+        ideal[t, : len(top)] = top
+    return ideal, matrix.judged.num_rel.astype(np.float64)
+
+
+def parsed_runs(qrels: Qrels, tables: list[RunTable], qrels_dict: dict, runs_dict: dict, repeat: int) -> str:
+    """Ours, the plain numpy kernel and pytrec_eval on parsed runs (AP, P@10, nDCG@10), side by side; the summary."""
+    matrix = grade_runs(tables, qrels)
+    assert matrix is not None
+    names = [table.tag for table in tables]
+    ideal, num_rel = kernel_inputs(matrix)
+    ours = evaluate_graded(matrix, names, KERNEL_MEASURES).values
+    kernel = numpy_kernel(matrix.grades, ideal, num_rel)
+    difference = float(np.max(np.abs(ours - kernel)))
+    assert difference <= 1e-12, f"ours and the numpy kernel differ by {difference}"
+    ours_s = best_of(lambda: evaluate_graded(matrix, names, KERNEL_MEASURES), repeat)
+    kernel_s = best_of(lambda: numpy_kernel(matrix.grades, ideal, num_rel), repeat)
+    graded_s = best_of(lambda: evaluate(qrels, fresh(tables), KERNEL_MEASURES), repeat)
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, PYTREC_KERNEL)
+    pytrec_s = best_of(lambda: [evaluator.evaluate(run) for run in runs_dict.values()], repeat)
+    print(f"\nparsed runs, {', '.join(KERNEL_MEASURES)} (best of {repeat}; grades {matrix.grades.dtype}"
+          f" {matrix.grades.shape}; ours and the kernel agree within {difference:.0e}):")  # fmt: skip
+    rows = [
+        ("ours: measures over the grade matrix (evaluate_graded)", ours_s),
+        ("plain numpy kernel over the same grade arrays", kernel_s),
+        ("ours: grading + measures from parsed tables (evaluate)", graded_s),
+        ("pytrec_eval: RelevanceEvaluator.evaluate from parsed dicts", pytrec_s),
+    ]
+    for label, seconds in rows:
+        print(f"  {label:<60} {seconds * 1e3:9.1f} ms")
+    print("  trec_eval: reads files only; see file to numbers below")
+    ratio = ours_s / kernel_s
+    return f"parsed runs: ours {ours_s * 1e3:.1f} ms, numpy kernel {kernel_s * 1e3:.1f} ms, ratio {ratio:.2f}"
 
 
 def main() -> None:
@@ -192,10 +263,12 @@ def main() -> None:
         theirs_files = pytrec_parse_s + pytrec_eval_s
         print(f"file to numbers: pytrec_eval / trecpool = {theirs_files / ours_files:6.1f}x  (target > 1x)")
         processes(qrels_path, run_paths)
+        summary = parsed_runs(qrels, tables, qrels_dict, runs_dict, args.repeat)
     if args.real is not None:
         real_data(args.real, args.repeat)
         real_runs = sorted(p for p in (args.real / "runs").iterdir() if p.is_file())
         processes(args.real / "qrels.txt", real_runs)
+    print(f"\n{summary}")
 
 
 # Runs a command and prints its wall time, CPU time (user + system: on a shared box the steadier figure) and peak
@@ -237,9 +310,10 @@ def processes(qrels_path: Path, run_paths: list[Path]) -> None:
         ("pytrec_eval (parse_qrel, parse_run, evaluate)", [sys.executable, "-c", _PYTREC, str(qrels_path), *names]),
     ]
     trec_eval = shutil.which("trec_eval")
-    if trec_eval is not None:
-        rows.append(("trec_eval -m map -m P.10 -m ndcg_cut.10 -m bpref", [trec_eval, "-m", "map", "-m", "P.10",
-                     "-m", "ndcg_cut.10", "-m", "bpref", str(qrels_path), names[0]]))  # fmt: skip
+    if trec_eval is not None:  # one process per run, as trec_eval takes one run: a shell loop over them all
+        loop = 'for run in "$@"; do "$0" -m map -m P.10 -m ndcg_cut.10 -m bpref "$QRELS" "$run" || exit 1; done'
+        rows.append(("trec_eval -m map -m P.10 -m ndcg_cut.10 -m bpref, per run",
+                     ["env", f"QRELS={qrels_path}", "sh", "-c", loop, trec_eval, *names]))  # fmt: skip
     print(f"\nfile to numbers, {len(names)} runs, separate processes:")
     for label, command in rows:
         wall, cpu, mib = min((measured(command) for _ in range(2)), key=lambda m: m[1])  # best of 2 by CPU time

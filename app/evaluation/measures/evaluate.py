@@ -35,18 +35,20 @@ def evaluate(
     matrix = grade_runs(runs, qrels, max_results)
     if matrix is None:  # two qrels keys share a hash: the vocabulary path sorts that out
         matrix = grade_matrix(prepare_runs(runs, max_results), qrels)
-    return _measure(matrix, labels, measures, run_topics_only)
+    return evaluate_graded(matrix, labels, measures, run_topics_only=run_topics_only)
 
 
 def evaluate_prepared(
     prepared: PreparedRuns, qrels: Qrels, measures: Sequence[str], *, run_topics_only: bool = False
 ) -> Results:
     """Evaluate runs prepared once by `prepare_runs` against a qrels (cheap to repeat with other qrels)."""
-    return _measure(grade_matrix(prepared, qrels), prepared.names, measures, run_topics_only)
+    return evaluate_graded(grade_matrix(prepared, qrels), prepared.names, measures, run_topics_only=run_topics_only)
 
 
-def _measure(matrix: GradeMatrix, names: Sequence[str], measures: Sequence[str], run_topics_only: bool) -> Results:
-    """The named measures over a grade matrix, per run x topic."""
+def evaluate_graded(
+    matrix: GradeMatrix, names: Sequence[str], measures: Sequence[str], *, run_topics_only: bool = False
+) -> Results:
+    """The named measures over a grade matrix, per run x topic: the numeric core once the runs are graded."""
     specs = [resolve(name) for name in measures]
     lists = RankedLists(matrix)
     n_run, n_topic = matrix.lengths.shape

@@ -6,6 +6,11 @@ arithmetic: each quotient is formed as its C code forms it, every sum is taken i
 come from the C library (`math.log2`), so `trecpool trec_eval` prints trec_eval's bytes. A doc is relevant when its
 grade reaches the lists' relevance level (trec_eval -l, default 1); grades below 0 in the qrels are pooled but not
 judged (trec_eval's -2); docs missing from the qrels are not pooled (-1).
+
+Speed: no measure builds a float array over the full depth of every list. Measures that add up over judged or
+relevant docs read them sparsely (`ListCells`: the few docs in the qrels, with per-list running sums and counts
+shared by the measures of one call through `RankedLists`); a cut-off measure reads the top k ranks only; only the
+residuals over unjudged docs (rbp_resid, RBP_resid) still walk the whole lists.
 """
 
 from __future__ import annotations
@@ -62,8 +67,17 @@ def _lround(values: np.ndarray) -> np.ndarray:
 
 
 def _log2(values: np.ndarray) -> np.ndarray:
-    """log2 of each value by the C library (numpy's vectorised log2 may differ from it in the last bit)."""
+    """log2 of each value by the C library (numpy's vectorised log2 may differ from it in the last bit).
+
+    Many whole numbers in a short range (ranks, counts) are looked up in a table of the library's values of those
+    numbers, the same values a call per element gives.
+    """
     flat = np.asarray(values, dtype=np.float64).reshape(-1)
+    if len(flat) > 256 and np.isfinite(flat).all():
+        low, high = float(flat.min()), float(flat.max())
+        if low >= 1.0 and high - low <= 4 * len(flat) and (flat == np.floor(flat)).all():
+            table = np.fromiter(map(math.log2, range(int(low), int(high) + 1)), np.float64, int(high - low) + 1)
+            return table[flat.astype(np.int64) - int(low)].reshape(np.shape(values))
     return np.fromiter(map(math.log2, flat.tolist()), np.float64, len(flat)).reshape(np.shape(values))
 
 
@@ -71,6 +85,80 @@ def _log(values: np.ndarray) -> np.ndarray:
     """Natural logarithm of each value by the C library."""
     flat = np.asarray(values, dtype=np.float64).reshape(-1)
     return np.fromiter(map(math.log, flat.tolist()), np.float64, len(flat)).reshape(np.shape(values))
+
+
+class ListCells:
+    """Some docs of the ranked lists, the sparse form of a [run, topic, position] array that is 0 elsewhere: each doc's
+    list (run x topic cell, ascending) and 0-based position (ascending within its list).
+
+    Measures that only add up over judged or relevant docs read these instead of full-depth arrays: every sum still
+    runs in rank order (a list's docs in order, from 0.0), so the values are those of the dense arrays.
+    """
+
+    def __init__(self, cell: np.ndarray, position: np.ndarray, n_lists: int, depth: int) -> None:
+        self.cell = cell
+        self.position = position
+        self.n_lists = n_lists
+        self.depth = max(depth, 1)
+        self.starts = np.searchsorted(cell, np.arange(n_lists + 1))  # list i's docs are starts[i]:starts[i + 1]
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """int [list]: docs of each list."""
+        counts: np.ndarray = np.diff(self.starts)
+        return counts
+
+    @cached_property
+    def count(self) -> np.ndarray:
+        """int [doc]: 1-based count of each doc in its list (docs of the list at or above it)."""
+        count: np.ndarray = np.arange(1, len(self.cell) + 1) - self.starts[self.cell]
+        return count
+
+    @cached_property
+    def keys(self) -> np.ndarray:
+        """int [doc]: list x depth + position, ascending."""
+        keys: np.ndarray = self.cell * self.depth + self.position
+        return keys
+
+    def before(self, cutoffs: np.ndarray | int) -> np.ndarray:
+        """int [list]: docs of each list at a position below its cutoff (a number, or one per list)."""
+        keys = self.keys
+        limit = np.clip(np.broadcast_to(np.asarray(cutoffs).reshape(-1), (self.n_lists,)), 0, self.depth)
+        found: np.ndarray = np.searchsorted(keys, np.arange(self.n_lists) * self.depth + limit) - self.starts[:-1]
+        return found
+
+    def nth(self, values: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """float [list]: `values` (per doc) at each list's n-th doc (1-based), 0 where n < 1 or past the list."""
+        n = np.broadcast_to(np.asarray(n).reshape(-1), (self.n_lists,))
+        if len(values) == 0:
+            return np.zeros(self.n_lists)
+        where = np.clip(self.starts[:-1] + n - 1, 0, len(values) - 1)
+        return np.where((n >= 1) & (n <= self.counts), values[where], 0.0)
+
+    def total(self, values: np.ndarray) -> np.ndarray:
+        """float [list]: `values` (per doc) summed per list in rank order."""
+        return np.bincount(self.cell, weights=values, minlength=self.n_lists)
+
+    def running_sum(self, values: np.ndarray) -> np.ndarray:
+        """float [doc]: `values` summed down each list to each doc, in rank order from 0.0 (as np.cumsum per list)."""
+        if len(values) == 0:
+            return np.zeros(0)
+        column = self.count - 1
+        padded = np.zeros((self.n_lists, int(self.counts.max())))
+        padded[self.cell, column] = values
+        summed: np.ndarray = np.cumsum(padded, axis=1)[self.cell, column]
+        return summed
+
+    def best_below(self, values: np.ndarray) -> np.ndarray:
+        """float [doc]: the largest of `values` at each doc and the docs below it in its list (values >= 0)."""
+        best = np.array(values, dtype=np.float64)
+        longest = int(self.counts.max(initial=0))
+        step = 1
+        while step < longest:  # doubling: after a step, each doc holds the best of the next 2 * step docs of its list
+            same = self.cell[step:] == self.cell[:-step]
+            np.maximum(best[:-step], np.where(same, best[step:], 0.0), out=best[:-step])
+            step *= 2
+        return best
 
 
 class RankedLists:
@@ -98,38 +186,18 @@ class RankedLists:
         """int [run, topic]: docs retrieved (num_ret)."""
         return self.matrix.lengths
 
-    @cached_property
-    def inside(self) -> np.ndarray:
-        """bool [run, topic, position]: the position holds a retrieved doc."""
-        return np.arange(self.depth)[None, None, :] < self.matrix.lengths[..., None]
+    @property
+    def n_lists(self) -> int:
+        """runs x topics."""
+        return int(self.matrix.lengths.size)
 
-    @cached_property
-    def relevant(self) -> np.ndarray:
-        """bool [run, topic, position]: the doc there is relevant."""
-        return self.matrix.grades >= self.relevance_level
+    def inside(self, width: int) -> np.ndarray:
+        """bool [run, topic, position < width]: the position holds a retrieved doc."""
+        return np.arange(min(width, self.depth))[None, None, :] < self.matrix.lengths[..., None]
 
-    @cached_property
-    def judged_nonrelevant(self) -> np.ndarray:
-        """bool [run, topic, position]: the doc there is judged and below the relevance level."""
-        grades = self.matrix.grades
-        return (grades >= 0) & (grades < self.relevance_level)
-
-    @cached_property
-    def pooled_unjudged(self) -> np.ndarray:
-        """bool [run, topic, position]: the doc is in the qrels with a grade below 0 (trec_eval's -2)."""
-        grades = self.matrix.grades
-        unjudged: np.ndarray = (grades < 0) & (grades != NOT_POOLED) & (grades != PADDING)
-        return unjudged
-
-    @cached_property
-    def unjudged(self) -> np.ndarray:
-        """bool [run, topic, position]: a retrieved doc without a judgement (not in the qrels, or grade below 0)."""
-        return self.inside & (self.matrix.grades < 0)
-
-    @cached_property
-    def cum_relevant(self) -> np.ndarray:
-        """int [run, topic, position]: relevant docs at or above each position."""
-        return np.cumsum(self.relevant, axis=2, dtype=np.int64)
+    def unjudged(self, width: int) -> np.ndarray:
+        """bool [run, topic, position < width]: a retrieved doc without a judgement (not in the qrels, grade < 0)."""
+        return self.inside(width) & (self.matrix.grades[:, :, :width] < 0)
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -164,7 +232,7 @@ class RankedLists:
     @cached_property
     def num_rel_ret(self) -> np.ndarray:
         """int [run, topic]: relevant docs retrieved."""
-        return self.relevant_at(self.depth)
+        return self.relevant.counts.reshape(self.shape).astype(np.int64)
 
     def log2_of_rank_plus_one(self, size: int) -> np.ndarray:
         """float [size]: log2(rank + 1) for ranks 1..size, from the C library (trec_eval's DCG discounts)."""
@@ -176,22 +244,45 @@ class RankedLists:
 
     @cached_property
     def judged_cells(self) -> tuple[np.ndarray, np.ndarray]:
-        """(flat index into grades, grade) of every judged doc in the lists (grade >= 0), grouped by list in rank order.
+        """(flat index into grades, grade) of every judged doc in the lists (grade >= 0), ascending (so grouped by
+        list, each list's in rank order).
 
         Judged docs are few, so measures that only sum over them are cheapest on these.
         """
-        if self.matrix.judged_cells is not None:
-            return self.matrix.judged_cells
-        flat = np.flatnonzero(self.matrix.grades >= 0)
-        return flat, self.matrix.grades.reshape(-1)[flat]
+        if self.matrix.judged_cells is None:
+            flat = np.flatnonzero(self.matrix.grades >= 0)
+            return flat, self.matrix.grades.reshape(-1)[flat]
+        flat, grades = self.matrix.judged_cells
+        if len(flat) > 1 and bool(np.any(flat[1:] < flat[:-1])):  # lists grouped in another order than the matrix's
+            order = np.argsort(flat, kind="stable")
+            flat, grades = flat[order], grades[order]
+        return flat, grades
+
+    @cached_property
+    def pooled_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """(flat index, grade) of every retrieved doc in the qrels (judged, or pooled: grade below 0), ascending."""
+        if not any(bool((grades < 0).any()) for grades in self.matrix.judged.grades):
+            return self.judged_cells  # no grade below 0 in the qrels: the pooled docs are the judged ones
+        grades = self.matrix.grades.reshape(-1)
+        flat = np.flatnonzero((grades != NOT_POOLED) & (grades != PADDING))
+        return flat, grades[flat]
+
+    def cells(self, flat: np.ndarray) -> ListCells:
+        """The docs at these ascending flat indices into grades, as ListCells."""
+        cell, position = np.divmod(flat, max(self.depth, 1))
+        return ListCells(cell, position, self.n_lists, self.depth)
+
+    @cached_property
+    def relevant(self) -> ListCells:
+        """The relevant docs of the lists."""
+        flat, grades = self.judged_cells
+        return self.cells(flat[grades >= self.relevance_level])
 
     @cached_property
     def relevant_cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Where the relevant docs are: (run x topic cell, 0-based position, 1-based count in its list), each [n]."""
-        flat, grades = self.judged_cells
-        flat = flat[np.flatnonzero(grades >= self.relevance_level)]
-        cell, position = np.divmod(flat, max(self.depth, 1))
-        return cell, position, np.arange(1, len(flat) + 1) - _group_starts(cell)
+        relevant = self.relevant
+        return relevant.cell, relevant.position, relevant.count
 
     def sum_per_list(self, cell: np.ndarray, values: np.ndarray) -> np.ndarray:
         """float [run, topic]: `values` summed per run x topic cell, in the order given (sequentially)."""
@@ -202,20 +293,14 @@ class RankedLists:
         """int [run, topic]: relevant docs in the top k."""
         if self.depth == 0 or k <= 0:
             return np.zeros(self.shape, dtype=np.int64)
-        return np.asarray(np.count_nonzero(self.matrix.grades[:, :, :k] >= self.relevance_level, axis=2), np.int64)
+        if k >= self.depth:
+            return self.num_rel_ret
+        return self.relevant.before(k).reshape(self.shape).astype(np.int64)
 
     def relevant_at_each(self, cutoffs: np.ndarray) -> np.ndarray:
-        """int [run, topic]: relevant docs in the top cutoffs[topic] (per-topic cutoffs)."""
-        return self.count_at_each(self.cum_relevant, cutoffs)
-
-    def count_at_each(self, cumulative: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
-        """[run, topic]: a cumulative count along the lists read at rank cutoffs (per topic or per list; 0 at 0)."""
+        """int [run, topic]: relevant docs in the top cutoffs (per topic or per list; 0 at 0)."""
         cutoffs = np.broadcast_to(cutoffs, self.shape)
-        if self.depth == 0:
-            return np.zeros(self.shape, dtype=cumulative.dtype)
-        index = np.clip(cutoffs, 1, self.depth) - 1
-        taken = np.take_along_axis(cumulative, index[..., None], 2)[..., 0]
-        return np.where(cutoffs > 0, taken, 0)
+        return self.relevant.before(cutoffs).reshape(self.shape).astype(np.int64)
 
     def powers(self, p: float, size: int) -> np.ndarray:
         """float [size + 1]: 1, p, p*p, ... formed by repeated multiplication, as trec_eval's rbp loop forms them."""
@@ -276,42 +361,59 @@ class GainTable:
             listed = listed | hit
         return np.where(listed, gain, 0.0), listed
 
-    @cached_property
-    def trec_levels(self) -> np.ndarray:
-        """int [run, topic, position]: trec_eval's relevance value at each rank (-1 not pooled, -2 unjudged)."""
-        grades = self.lists.matrix.grades
+    def _dense_gains(self, width: int) -> np.ndarray:
+        """float [run, topic, position < width]: the gain of the doc at each rank of the top `width` (0 past ends)."""
+        grades = self.lists.matrix.grades[:, :, :width]
+        inside = self.lists.inside(width)
         levels = np.where(grades == NOT_POOLED, NONPOOL_LEVEL, np.where(grades < 0, UNJUDGED_LEVEL, grades))
-        return np.where(self.lists.inside, levels, -1000)
+        topic = np.arange(self.lists.shape[1])[None, :, None]
+        gain, _ = self._level_gain(np.where(inside, levels, -1000), topic)
+        return np.where(inside, gain, 0.0)
 
     @cached_property
-    def at_rank(self) -> np.ndarray:
-        """float [run, topic, position]: the gain of the doc at each rank (0 past the end of the list)."""
-        topic = np.arange(self.lists.shape[1])[None, :, None]
-        gain, _ = self._level_gain(self.trec_levels, topic)
-        return np.where(self.lists.inside, gain, 0.0)
+    def source(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(flat index, trec_eval level, topic) of every retrieved doc whose level may have a gain, ascending.
+
+        Those are the docs in the qrels; every retrieved doc when the gains give not-pooled docs (level -1) one.
+        """
+        lists = self.lists
+        if NONPOOL_LEVEL in self.gains:
+            flat = np.flatnonzero(lists.inside(lists.depth))
+            grade = lists.matrix.grades.reshape(-1)[flat]
+        else:
+            flat, grade = lists.pooled_cells
+        level = np.where(grade == NOT_POOLED, NONPOOL_LEVEL, np.where(grade < 0, UNJUDGED_LEVEL, grade))
+        topic = (flat // max(lists.depth, 1)) % lists.shape[1]
+        return flat, level, topic
 
     @cached_property
-    def normalised_at_rank(self) -> np.ndarray:
-        """float [run, topic, position]: rbp's gains, scaled to 0..1 per topic when some gain lies outside it."""
-        topic = np.arange(self.lists.shape[1])[None, :, None]
-        gain, listed = self._level_gain(self.trec_levels, topic)
+    def gained(self) -> tuple[ListCells, np.ndarray]:
+        """The docs with a gain other than 0, and their gains [doc] (trec_eval's gain at their rank)."""
+        flat, level, topic = self.source
+        gain, _ = self._level_gain(level, topic)
+        keep = gain != 0
+        return self.lists.cells(flat[keep]), gain[keep]
+
+    @cached_property
+    def dcg_running(self) -> np.ndarray:
+        """float [doc of `gained`]: the DCG down to each doc with a gain, summed in rank order."""
+        cells, gain = self.gained
+        discount = self.lists.log2_of_rank_plus_one(self.lists.depth)
+        return cells.running_sum(gain / discount[cells.position])
+
+    @cached_property
+    def normalised(self) -> tuple[ListCells, np.ndarray]:
+        """The docs with an rbp gain other than 0, and their gains, scaled to 0..1 per topic when some gain lies outside
+        it (trec_eval's rbp)."""
+        flat, level, topic = self.source
+        gain, listed = self._level_gain(level, topic)
         low, high = self.extremes[:, 0][topic], self.extremes[:, 1][topic]
         scale = (low < 0) | (high > 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             scaled = (gain - low) / (high - low)
-        return np.where(self.lists.inside & listed, np.where(scale, scaled, gain), 0.0)
-
-    @cached_property
-    def dcg_terms(self) -> np.ndarray:
-        """float [run, topic, position]: gain / log2(rank + 1) where the gain is not 0."""
-        gain = self.at_rank
-        discount = self.lists.log2_of_rank_plus_one(self.lists.depth)
-        return np.where(gain != 0, gain / np.where(gain != 0, discount, 1.0), 0.0)
-
-    @cached_property
-    def dcg_cumulative(self) -> np.ndarray:
-        """float [run, topic, position]: the DCG down to each rank, summed in rank order."""
-        return np.cumsum(self.dcg_terms, axis=2)
+        value = np.where(listed, np.where(scale, scaled, gain), 0.0)
+        keep = value != 0
+        return self.lists.cells(flat[keep]), value[keep]
 
     @cached_property
     def ideal_cumulative(self) -> np.ndarray:
@@ -329,15 +431,13 @@ class GainTable:
         taken = self.ideal_cumulative[topic, np.maximum(cut, 1) - 1]
         return np.where(cut > 0, taken, 0.0)
 
-    @cached_property
-    def ideal_by_rank(self) -> np.ndarray:
-        """float [1, topic, position]: the ideal DCG down to each rank of the lists, frozen once the ideal ends."""
-        depth, count = self.lists.depth, self.ideal_count
-        if self.ideal.shape[1] == 0 or depth == 0:
-            return np.zeros((1, len(count), depth))
-        index = np.minimum(np.arange(depth)[None, :], np.maximum(count[:, None], 1) - 1)
-        reached = np.take_along_axis(self.ideal_cumulative, index, axis=1)
-        return np.where(count[:, None] > 0, reached, 0.0)[None]
+    def ideal_by_rank(self, position: np.ndarray, topic: np.ndarray) -> np.ndarray:
+        """float [doc]: the ideal DCG down to each 0-based rank of its topic, frozen once the ideal ends."""
+        count = self.ideal_count[topic]
+        if self.ideal.shape[1] == 0:
+            return np.zeros(len(position))
+        reached = self.ideal_cumulative[topic, np.clip(position, 0, np.maximum(count, 1) - 1)]
+        return np.where(count > 0, reached, 0.0)
 
     @cached_property
     def ideal_total(self) -> np.ndarray:
@@ -345,9 +445,20 @@ class GainTable:
         return self.ideal_at(self.ideal_count[None, :])
 
     def dcg_at(self, k: np.ndarray | int) -> np.ndarray:
-        """float [run, topic]: the DCG of the top k of each list (k a number or per list)."""
-        k = np.broadcast_to(np.minimum(k, self.lists.lengths), self.lists.shape)
-        return self.lists.count_at_each(self.dcg_cumulative, k)
+        """float [run, topic]: the DCG of the top k of each list (k a number or per list).
+
+        A cutoff that reaches fewer ranks than there are docs with a gain is summed over the top k ranks themselves.
+        """
+        lists = self.lists
+        if np.ndim(k) == 0 and (int(k) * lists.n_lists <= len(lists.judged_cells[0]) or NONPOOL_LEVEL in self.gains):
+            width = max(min(int(k), lists.depth), 0)
+            terms = self._dense_gains(width)
+            discount = lists.log2_of_rank_plus_one(width)
+            terms = np.where(terms != 0, terms / np.where(terms != 0, discount, 1.0), 0.0)
+            return sequential_sum(terms, axis=2)
+        cells, _ = self.gained
+        found = cells.before(np.broadcast_to(np.minimum(k, lists.lengths), lists.shape))
+        return cells.nth(self.dcg_running, found).reshape(lists.shape)
 
 
 # ----------------------------------------------------------------------------------------------------- counts
@@ -375,7 +486,9 @@ def num_rel_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
 
 def num_nonrel_judged_ret(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """Number of judged non-relevant docs retrieved."""
-    return np.asarray(np.count_nonzero(lists.judged_nonrelevant, axis=2), dtype=np.float64)
+    flat, grades = lists.judged_cells
+    nonrel = flat[grades < lists.relevance_level] // max(lists.depth, 1)
+    return np.bincount(nonrel, minlength=lists.n_lists).reshape(lists.shape).astype(np.float64)
 
 
 # ------------------------------------------------------------------------------------------ precision family
@@ -451,16 +564,18 @@ def r_precision_multiple(lists: RankedLists, multiple: float | None) -> np.ndarr
 
 def reciprocal_rank(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """RR: 1 / rank of the first relevant doc (0 if none); @k looks at the top k only."""
+    relevant = lists.relevant
     depth = lists.depth if k is None else min(k, lists.depth)
-    hit = lists.relevant[:, :, :depth]
-    if depth == 0:  # no run answers any judged topic: nothing retrieved, RR 0 (trec_eval prints zeros)
-        return np.zeros(hit.shape[:2])
-    first = np.argmax(hit, axis=2)
-    return np.where(hit.any(axis=2), 1.0 / (first + 1.0), 0.0)
+    first = relevant.nth(relevant.position.astype(np.float64), np.ones(lists.n_lists, dtype=np.int64))
+    hit = (relevant.counts > 0) & (first < depth)
+    return np.where(hit, 1.0 / (first + 1.0), 0.0).reshape(lists.shape)
 
 
 def bpref(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """bpref as trec_eval: each retrieved relevant doc loses min(nonrel above, R) / min(R, N)."""
+    cached = lists.cache.get("bpref")  # gm_bpref asks again
+    if isinstance(cached, np.ndarray):
+        return cached.copy()
     flat, grades = lists.judged_cells
     nonrel = grades < lists.relevance_level
     seen = np.cumsum(nonrel)  # judged non-relevant docs at or above each judged doc, counted over all lists
@@ -473,7 +588,9 @@ def bpref(lists: RankedLists, k: int | None = None) -> np.ndarray:
     r = lists.num_rel[0][cell % n_topic]
     n = lists.num_nonrel[0][cell % n_topic]
     penalty = _safe_divide(np.minimum(nonrel_above, r).astype(np.float64), np.minimum(r, n))
-    return _safe_divide(lists.sum_per_list(cell, 1.0 - penalty), lists.num_rel)
+    value = _safe_divide(lists.sum_per_list(cell, 1.0 - penalty), lists.num_rel)
+    lists.cache["bpref"] = value
+    return value.copy()
 
 
 def inf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
@@ -482,16 +599,17 @@ def inf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
     A relevant doc at 0-based rank j > 0 adds 1/(j+1) + (j/(j+1)) * ((rel + nonrel + unjudged above) / j) *
     ((rel above + eps) / (rel + nonrel above + 2 eps)); the first rank adds 1; the sum is divided by R.
     """
-    judged_nonrel = lists.judged_nonrelevant
-    unjudged = lists.pooled_unjudged
-    nonrel_above = np.cumsum(judged_nonrel, axis=2, dtype=np.int64) - judged_nonrel
-    unjudged_above = np.cumsum(unjudged, axis=2, dtype=np.int64) - unjudged
+    flat, grades = lists.pooled_cells
+    first = lists.cells(flat).starts[flat // max(lists.depth, 1)]  # each doc's list's first doc
+    judged_nonrel = (grades >= 0) & (grades < lists.relevance_level)
+    unjudged = grades < 0
+    nonrel_seen: np.ndarray = np.cumsum(judged_nonrel) - judged_nonrel  # docs before each, over all lists
+    unjudged_seen: np.ndarray = np.cumsum(unjudged) - unjudged
+    relevant = np.flatnonzero(grades >= lists.relevance_level)  # the docs of relevant_cells, in their order
+    nonrel = nonrel_seen[relevant] - nonrel_seen[first[relevant]]  # judged non-relevant docs above it in its list
+    pooled = unjudged_seen[relevant] - unjudged_seen[first[relevant]]  # pooled unjudged docs above it
     cell, position, count = lists.relevant_cells
-    depth = max(lists.depth, 1)
-    flat = cell * depth + position
     rel_above = (count - 1).astype(np.int64)
-    nonrel = nonrel_above.reshape(-1)[flat]
-    pooled = unjudged_above.reshape(-1)[flat]
     j = position.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = (rel_above + INFAP_EPSILON) / ((rel_above + nonrel) + 2 * INFAP_EPSILON)
@@ -504,17 +622,17 @@ def inf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
 
 
 def _interpolation(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
-    """(best precision at or below each rank, over relevant ranks [run, topic, position]; the value of a recall
+    """(best precision at or below each relevant doc's rank, over relevant ranks [relevant doc]; the value of a recall
     cutoff of 0 and of cutoffs trec_eval's loop does not reach [run, topic])."""
     cached = lists.cache.get("interpolation")
     if isinstance(cached, tuple):
         return cached
-    precision = np.where(lists.relevant, lists.cum_relevant / lists.ranks, 0.0)
-    best = np.maximum.accumulate(precision[..., ::-1], axis=2)[..., ::-1]
+    relevant = lists.relevant
+    best = relevant.best_below(relevant.count / (relevant.position + 1.0))
     relret = lists.num_rel_ret
     with np.errstate(divide="ignore", invalid="ignore"):
         empty = relret / lists.lengths.astype(np.float64)  # trec_eval: num_rel_ret / num_ret (0/0 is NaN)
-    first = best[..., 0] if lists.depth else np.zeros(lists.shape)  # best over all relevant ranks
+    first = relevant.nth(best, np.ones(lists.n_lists, dtype=np.int64)).reshape(lists.shape)  # best over all
     final = np.where(relret > 0, first, empty)
     lists.cache["interpolation"] = (best, final)
     return best, final
@@ -523,11 +641,8 @@ def _interpolation(lists: RankedLists) -> tuple[np.ndarray, np.ndarray]:
 def _interpolated_at(lists: RankedLists, count: np.ndarray) -> np.ndarray:
     """[run, topic]: the best precision at or below the rank of the count-th relevant doc (count >= 1, <= rel ret)."""
     best, _ = _interpolation(lists)
-    if lists.depth == 0:
-        return np.zeros(lists.shape)
     need = np.broadcast_to(np.maximum(count, 1), lists.shape)
-    position = np.argmax(lists.cum_relevant >= need[..., None], axis=2)
-    return np.take_along_axis(best, position[..., None], axis=2)[..., 0]
+    return lists.relevant.nth(best, need).reshape(lists.shape)
 
 
 def interpolated_precision(lists: RankedLists, level: float | None) -> np.ndarray:
@@ -648,11 +763,14 @@ def ndcg_rel(lists: RankedLists, k: int | None = None, gains: Gains | None = Non
     nDCG at the end of the list."""
     table = lists.gain_table(gains)
     count = table.ideal_count[None, :]
-    positive = lists.inside & (table.at_rank > 0)
+    cells, gain = table.gained
+    positive = np.flatnonzero(gain > 0)
+    cell = cells.cell[positive]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = table.dcg_cumulative / table.ideal_by_rank
-        total = sequential_sum(np.where(positive, ratio, 0.0), axis=2)
-        found = np.count_nonzero(positive, axis=2)
+        ideal = table.ideal_by_rank(cells.position[positive], cell % lists.shape[1])
+        ratio = table.dcg_running[positive] / ideal
+        total = lists.sum_per_list(cell, ratio)
+        found = np.bincount(cell, minlength=lists.n_lists).reshape(lists.shape)
         end_ideal = np.broadcast_to(table.ideal_total, lists.shape)
         total = total + ((count - found).astype(np.float64) * table.dcg_at(lists.lengths)) / end_ideal
     value = np.where(total > 0.0, total / np.maximum(count, 1), 0.0)
@@ -697,7 +815,7 @@ def rndcg(lists: RankedLists, k: int | None = None, gains: Gains | None = None) 
 def bin_g(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """trec_eval's binG: the mean over the relevant docs of 1 / log2(2 + non-relevant docs at or above it)."""
     cell, position, count = lists.relevant_cells
-    term = 1.0 / _log2((3 + position - count).astype(np.float64))
+    term = 1.0 / _log2((3 + position - count).astype(np.float64))  # whole numbers: a table of their logarithms
     total = lists.sum_per_list(cell, term)
     return np.where(lists.num_rel_ret > 0, _safe_divide(total, lists.num_rel), 0.0)
 
@@ -705,19 +823,16 @@ def bin_g(lists: RankedLists, k: int | None = None) -> np.ndarray:
 def g_measure(lists: RankedLists, k: int | None = None, gains: Gains | None = None) -> np.ndarray:
     """trec_eval's G: each doc's gain over log2(2 + the ideal cost so far - the gain so far), over the ideal gain."""
     table = lists.gain_table(gains)
-    gain = table.at_rank
+    cells, gain = table.gained
     depth = lists.depth
     ideal = np.zeros((len(table.ideal_count), depth))
     width = min(depth, table.ideal.shape[1])
     ideal[:, :width] = table.ideal[:, :width]
-    cost = np.cumsum(np.where(ideal >= 1.0, ideal, 1.0), axis=1)[None]  # the ideal gain, at least 1 per rank
-    so_far = np.cumsum(gain, axis=2)
-    where = np.flatnonzero(gain != 0)
-    run_topic, position = np.divmod(where, max(depth, 1))
-    topic = run_topic % lists.shape[1]
-    base = (2 + cost[0, topic, position]) - so_far.reshape(-1)[where]
-    term = gain.reshape(-1)[where] / _log2(base)
-    total = lists.sum_per_list(run_topic, term)
+    cost = np.cumsum(np.where(ideal >= 1.0, ideal, 1.0), axis=1)  # the ideal gain, at least 1 per rank
+    so_far = cells.running_sum(gain)
+    topic = cells.cell % lists.shape[1]
+    base = (2 + cost[topic, cells.position]) - so_far
+    total = lists.sum_per_list(cells.cell, gain / _log2(base))
     ideal_sum = sequential_sum(table.ideal, axis=1)[None, :]
     return _safe_divide(total, ideal_sum)
 
@@ -725,9 +840,9 @@ def g_measure(lists: RankedLists, k: int | None = None, gains: Gains | None = No
 def rank_biased_precision(lists: RankedLists, p: float | None = 0.9, gains: Gains | None = None) -> np.ndarray:
     """trec_eval's rbp: (1 - p) * sum of gain * p^(rank - 1), gains scaled to 0..1 per topic when they leave it."""
     p = 0.9 if p is None else p
-    gain = lists.gain_table(gains).normalised_at_rank
-    powers = lists.powers(p, lists.depth)[: lists.depth]
-    total = sequential_sum(np.where(gain != 0, gain * powers, 0.0), axis=2)
+    cells, gain = lists.gain_table(gains).normalised
+    powers = lists.powers(p, lists.depth)
+    total = lists.sum_per_list(cells.cell, gain * powers[cells.position])
     return (1.0 - p) * total
 
 
@@ -735,7 +850,7 @@ def rbp_residual(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """trec_eval's rbp_resid (p = 0.9): p^n + (1 - p) * sum of p^(rank - 1) over unjudged docs; 0 without any."""
     p = RBP_RESIDUAL_P
     powers = lists.powers(p, lists.depth)
-    unjudged = lists.unjudged
+    unjudged = lists.unjudged(lists.depth)
     total = sequential_sum(np.where(unjudged, powers[: lists.depth], 0.0), axis=2)
     value = powers[lists.lengths] + (1 - p) * total
     return np.where(unjudged.any(axis=2), value, 0.0)
@@ -744,8 +859,8 @@ def rbp_residual(lists: RankedLists, k: int | None = None) -> np.ndarray:
 def binary_rbp(lists: RankedLists, p: float | None) -> np.ndarray:
     """RBP(p) with binary gains: (1 - p) * sum over relevant docs of p^(rank - 1) (ir_measures' RBP(rel=1, p))."""
     assert p is not None
-    powers = lists.powers(p, lists.depth)[: lists.depth]
-    return (1.0 - p) * sequential_sum(np.where(lists.relevant, powers, 0.0), axis=2)
+    cell, position, _ = lists.relevant_cells
+    return (1.0 - p) * lists.sum_per_list(cell, lists.powers(p, lists.depth)[position])
 
 
 def binary_rbp_residual(lists: RankedLists, p: float | None) -> np.ndarray:
@@ -753,7 +868,7 @@ def binary_rbp_residual(lists: RankedLists, p: float | None) -> np.ndarray:
     (1 - p) * sum over unjudged docs of p^(rank - 1) + p^n."""
     assert p is not None
     powers = lists.powers(p, lists.depth)
-    total = sequential_sum(np.where(lists.unjudged, powers[: lists.depth], 0.0), axis=2)
+    total = sequential_sum(np.where(lists.unjudged(lists.depth), powers[: lists.depth], 0.0), axis=2)
     residual: np.ndarray = (1.0 - p) * total + powers[lists.lengths]
     return residual
 
@@ -764,14 +879,14 @@ def binary_rbp_residual(lists: RankedLists, p: float | None) -> np.ndarray:
 def unjudged_at(lists: RankedLists, k: int | None) -> np.ndarray:
     """trec_eval's unj@k: unjudged docs (not in the qrels, or grade < 0) in the top k, over k."""
     assert k is not None
-    share: np.ndarray = np.count_nonzero(lists.unjudged[:, :, :k], axis=2) / float(k)
+    share: np.ndarray = np.count_nonzero(lists.unjudged(k), axis=2) / float(k)
     return share
 
 
 def judged_at(lists: RankedLists, k: int | None) -> np.ndarray:
     """ir_measures' Judged@k: docs of the top k that are in the qrels (any grade), over min(k, docs retrieved)."""
     assert k is not None
-    judged = lists.inside[:, :, :k] & (lists.matrix.grades[:, :, :k] != NOT_POOLED)
+    judged = lists.inside(k) & (lists.matrix.grades[:, :, :k] != NOT_POOLED)
     return _safe_divide(np.count_nonzero(judged, axis=2).astype(np.float64), np.minimum(lists.lengths, k))
 
 
