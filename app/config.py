@@ -55,6 +55,13 @@ class Settings(BaseSettings):
     job_campaign_concurrency: int = Field(
         default=1, ge=1, description="Jobs (evaluations and analyses) of one campaign that may run at once."
     )
+    job_memory_mb: float = Field(
+        default=512.0,
+        gt=0,
+        description="Memory an evaluation job may give the runs it holds at once: it reads and evaluates the runs in "
+        "blocks of about this size (run lines x bytes per line), storing each block's scores before the next, and "
+        "queues one task per block for the workers when there is more than one.",
+    )
     worker_concurrency: int = Field(
         default=1, ge=1, description="Jobs one worker process runs at once (each holds a campaign's data in memory)."
     )

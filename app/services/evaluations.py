@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, or_, select
@@ -20,11 +22,12 @@ from app.evaluation.moments import (
     parse_moment_ground_truth,
     parse_moment_measure,
 )
+from app.evaluation.records import Qrels
 from app.services import score_intervals
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
-from app.services.qrels import COMBINED, load_qrels, verified_items
+from app.services.qrels import COMBINED, load_qrels, topic_order, verified_items
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
@@ -47,6 +50,10 @@ from app.storage.models import (
 
 ALL = "all"
 Progress = Callable[[float], None]
+FanOut = Callable[[list[list[int]]], None]  # queues one task per block of run ids
+BLOCKS = "blocks"  # a fanned-out evaluation's measures[BLOCKS]: {"n": blocks, "done": [indices of stored blocks]}
+DEFAULT_MEMORY_MB = 512.0  # the job_memory_mb setting's default
+BYTES_PER_RUN_LINE = 400  # a block's peak memory per run line held (scripts/bench/campaign_evaluation.py)
 # A finished evaluation moves a campaign on only from these (judged) steps; draft, open and closed campaigns keep
 # their status, so evaluating never shuts submissions, and evaluated or published ones stay as they are.
 EVALUATED_FROM = (CampaignStatus.pooled, CampaignStatus.judging)
@@ -124,53 +131,224 @@ def _moment_truth_version(session: Session, campaign_id: int, version_id: int | 
     return version
 
 
-def run_evaluation(session: Session, evaluation_id: int, progress: Progress = lambda _: None) -> Evaluation:
+def run_evaluation(
+    session: Session,
+    evaluation_id: int,
+    progress: Progress = lambda _: None,
+    *,
+    memory_mb: float = DEFAULT_MEMORY_MB,
+    fan_out: FanOut | None = None,
+) -> Evaluation:
     """Evaluate and store every number of a queued evaluation and mark it done.
 
-    The evaluation row is written only at the end, so `progress` may update it from another session meanwhile.
+    Runs are read, evaluated and their scores stored a block at a time (`plan_evaluation`: blocks of about
+    `memory_mb` of run data), then `reduce_evaluation` computes each run's interval from the stored scores. With
+    `fan_out` and more than one block, the blocks are handed to it instead (one queue task each, `run_block`) and
+    the evaluation stays running until the last block reduces it. The evaluation row is written only at the end, so
+    `progress` may update it from another session meanwhile.
     """
     evaluation = session.get(Evaluation, evaluation_id)
     if evaluation is None:
         raise NotFound(f"evaluation {evaluation_id} not found")
+    plan = plan_evaluation(session, evaluation, memory_mb)
+    progress(0.1)
+    if plan.whole:
+        return _run_whole(session, evaluation, plan.run_ids, progress)
+    if fan_out is not None and len(plan.blocks) > 1:
+        evaluation.measures = {**evaluation.measures, BLOCKS: {"n": len(plan.blocks), "done": []}}
+        session.flush()
+        fan_out(plan.blocks)
+        return evaluation
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert version is not None
+    qrels = load_qrels(session, version)  # read once for every block
+    for index, block in enumerate(plan.blocks):
+        evaluate_block(session, evaluation, block, _share(progress, index, len(plan.blocks)), qrels=qrels)
+    return reduce_evaluation(session, evaluation, plan.run_ids, plan.blocks)
+
+
+def _share(progress: Progress, index: int, n_blocks: int) -> Progress:
+    """Progress of block `index` of `n_blocks` (its own 0..1) as the job's, 0.1 to 0.8 over the blocks."""
+    return lambda step: progress(0.1 + 0.7 * (index + step) / n_blocks)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An evaluation's runs (in id order) and the blocks it reads them in; `whole`: one block of every run, as the
+    sampling variances, prediction-powered estimates and moment measures are computed over all runs at once."""
+
+    run_ids: list[int]
+    blocks: list[list[int]]
+    whole: bool
+
+
+def block_lines(memory_mb: float) -> int:
+    """Run lines one block may hold within `memory_mb` (at least one)."""
+    return max(1, int(memory_mb * 2**20 // BYTES_PER_RUN_LINE))
+
+
+def split_blocks(runs: Sequence[tuple[int, int]], max_lines: int) -> list[list[int]]:
+    """Consecutive (run id, lines) grouped into blocks of at most `max_lines` lines (a larger run alone)."""
+    blocks: list[list[int]] = []
+    lines = max_lines
+    for run_id, count in runs:
+        if not blocks or lines + count > max_lines:
+            blocks.append([])
+            lines = 0
+        blocks[-1].append(run_id)
+        lines += count
+    return blocks
+
+
+def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) -> Plan:
+    """The runs an evaluation scores and its blocks of runs within the memory budget (`Plan`)."""
     campaign = session.get(Campaign, evaluation.campaign_id)
     assert campaign is not None
     runs = evaluated_runs(session, campaign.id, evaluation.qrels_version_id)
+    run_ids = [r.id for r in runs]
+    whole = campaign.task_kind is TaskKind.moments
+    if not whole:
+        version = session.get(QrelsVersion, evaluation.qrels_version_id)
+        assert version is not None
+        plan = score_intervals.design(session, version, load_qrels(session, version))
+        whole = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
+    if whole:
+        return Plan(run_ids, [run_ids], True)
+    return Plan(run_ids, split_blocks([(r.id, r.n_entries) for r in runs], block_lines(memory_mb)), False)
+
+
+def evaluate_block(
+    session: Session,
+    evaluation: Evaluation,
+    run_ids: Sequence[int],
+    progress: Progress = lambda _: None,
+    *,
+    qrels: Qrels | None = None,
+) -> None:
+    """Evaluate one block of runs and store its scores, replacing any the block stored before (a retried block
+    writes the same rows again). `progress` gets the block's share done (0..1); `qrels`: the evaluation's, if read."""
+    campaign = session.get(Campaign, evaluation.campaign_id)
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert campaign is not None and version is not None
     names = list(evaluation.measures["names"])
-    progress(0.1)
-    run_ids = [str(r.id) for r in runs]
+    tables = load_runs(session, run_ids)
+    progress(0.4)
+    judged = load_qrels(session, version) if qrels is None else qrels
+    table = evaluate(judged, tables, names, max_results=campaign.max_results, names=[str(r) for r in run_ids]).to_dict()
+    del tables
+    progress(1.0)
+    session.execute(delete(Score).where(Score.evaluation_id == evaluation.id, Score.run_id.in_(list(run_ids))))
+    run_col, measure_col, topic_col, value_col = [], [], [], []
+    for run_id in run_ids:
+        for measure, per_topic in table.get(str(run_id), {}).items():
+            run_col += [run_id] * len(per_topic)
+            measure_col += [measure] * len(per_topic)
+            topic_col += list(per_topic)
+            value_col += list(per_topic.values())
+    copy_rows(
+        session,
+        "scores",
+        ("evaluation_id", "run_id", "measure", "topic", "value"),
+        [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
+    )
+
+
+def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequence[int]) -> bool:
+    """One queued block of a fanned-out evaluation: its scores stored, then the block counted done under the
+    evaluation's row lock; the last block reduces the evaluation. False (nothing done) unless it is running."""
+    evaluation = session.get(Evaluation, evaluation_id)
+    if evaluation is None or evaluation.status != "running":
+        return False
+    evaluate_block(session, evaluation, run_ids)
+    session.flush()
+    # blocks count themselves one at a time, seeing each other's; NO KEY UPDATE, as the block's scores hold KEY SHARE
+    # on the row (their foreign key) which a plain FOR UPDATE would wait for in every other block: a deadlock
+    session.refresh(evaluation, with_for_update={"key_share": True})
+    if evaluation.status != "running":  # failed or cancelled meanwhile
+        return False
+    blocks = evaluation.measures[BLOCKS]
+    done = sorted({*blocks["done"], index})
+    evaluation.measures = {**evaluation.measures, BLOCKS: {**blocks, "done": done}}
+    evaluation.progress = 0.1 + 0.8 * len(done) / blocks["n"]
+    session.flush()
+    if len(done) == blocks["n"]:
+        stored = select(Score.run_id).where(Score.evaluation_id == evaluation_id).distinct().order_by(Score.run_id)
+        evaluated = list(session.scalars(stored))
+        reduce_evaluation(session, evaluation, evaluated, split_blocks([(r, 1) for r in evaluated], len(run_ids)))
+    return True
+
+
+def reduce_evaluation(
+    session: Session, evaluation: Evaluation, run_ids: Sequence[int], blocks: Sequence[Sequence[int]]
+) -> Evaluation:
+    """Each run's means with their intervals (run_means) from its stored scores, a block of runs at a time, and the
+    evaluation marked done: the numbers `_run_whole` stores from the same scores in memory."""
+    campaign = session.get(Campaign, evaluation.campaign_id)
+    assert campaign is not None
+    names = list(evaluation.measures["names"])
+    order = {resolve(name).name: i for i, name in enumerate(names)}
+    found_topics = select(Score.topic).where(Score.evaluation_id == evaluation.id, Score.topic != ALL).distinct()
+    topics = topic_order(set(session.scalars(found_topics)))
+    session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
+    info = score_intervals.compute(np.zeros((0, len(names), len(topics))), names, {}).info
+    for block in blocks:
+        rows = session.execute(
+            select(Score.run_id, Score.measure, Score.topic, Score.value).where(
+                Score.evaluation_id == evaluation.id, Score.run_id.in_(list(block))
+            )
+        ).all()
+        table: dict[str, dict[str, dict[str, float]]] = {}
+        for run_id, measure, topic, value in sorted(rows, key=lambda row: (order.get(row[1], len(order)), row[1])):
+            table.setdefault(str(run_id), {}).setdefault(measure, {})[topic] = value
+        keys = [str(r) for r in block]
+        found = score_intervals.compute(score_intervals.score_arrays(table, keys, names, topics), names, {})
+        _store_means(session, evaluation, block, table, found, names, {})
+    return _finish(session, evaluation, campaign, info)
+
+
+def _run_whole(session: Session, evaluation: Evaluation, run_ids: Sequence[int], progress: Progress) -> Evaluation:
+    """Every run at once: moment measures, and shot runs whose intervals need them all (`Plan.whole`)."""
+    campaign = session.get(Campaign, evaluation.campaign_id)
+    assert campaign is not None
+    names = list(evaluation.measures["names"])
+    keys = [str(r) for r in run_ids]
     variances: dict[str, tuple[np.ndarray, str]] = {}
     estimated: score_intervals.PredictionPowered | None = None
     if campaign.task_kind is TaskKind.moments:
-        table = _evaluate_moments(session, campaign, runs, names, evaluation.qrels_version_id)
+        table = _evaluate_moments(session, campaign, run_ids, names, evaluation.qrels_version_id)
         topics = score_intervals.topics_of(table)
-        point = score_intervals.score_arrays(table, run_ids, names, topics)
+        point = score_intervals.score_arrays(table, keys, names, topics)
     else:
         version = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert version is not None
-        tables = load_runs(session, [r.id for r in runs])
+        tables = load_runs(session, run_ids)
         progress(0.4)
         qrels = load_qrels(session, version)
-        results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=run_ids)
+        results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys)
         table = results.to_dict()
         topics = score_intervals.topics_of(table)
-        point = score_intervals.score_arrays(table, run_ids, names, topics)
+        point = score_intervals.score_arrays(table, keys, names, topics)
         progress(0.6)
         plan = score_intervals.design(session, version, qrels)
-        variances = score_intervals.sampling_variances(
-            plan, tables, run_ids, campaign.max_results, names, topics, point
-        )
+        variances = score_intervals.sampling_variances(plan, tables, keys, campaign.max_results, names, topics, point)
         if version.judges == COMBINED:
             estimated = score_intervals.prediction_powered_scores(
-                verified_items(session, version), tables, run_ids, campaign.max_results, names, table
+                verified_items(session, version), tables, keys, campaign.max_results, names, table
             )
             if estimated is not None:  # the table now holds the estimates: the intervals bootstrap them
-                point = score_intervals.score_arrays(table, run_ids, names, topics)
+                point = score_intervals.score_arrays(table, keys, names, topics)
                 variances = {**variances, **estimated.variances(len(topics))}
     progress(0.8)
     found = score_intervals.compute(point, names, variances)
     info = found.info if estimated is None else {**found.info, "prediction_powered": estimated.info}
-    _store_scores(session, evaluation, runs, table, found, names, estimated.estimators if estimated else {})
-    evaluation.measures = {**evaluation.measures, "interval": info}  # the row is written at the end only
+    _store_scores(session, evaluation, run_ids, table, found, names, estimated.estimators if estimated else {})
+    return _finish(session, evaluation, campaign, info)
+
+
+def _finish(session: Session, evaluation: Evaluation, campaign: Campaign, info: dict[str, Any]) -> Evaluation:
+    """Mark an evaluation done with how its intervals were made, and move its campaign on."""
+    kept = {k: v for k, v in evaluation.measures.items() if k != BLOCKS}
+    evaluation.measures = {**kept, "interval": info}  # the row is written at the end only
     evaluation.status, evaluation.progress, evaluation.finished_at = "done", 1.0, datetime.now(UTC)
     if campaign.status in EVALUATED_FROM:
         campaign.status = CampaignStatus.evaluated
@@ -201,40 +379,60 @@ def load_ground_truth(session: Session, campaign_id: int, version_id: int | None
 
 
 def _evaluate_moments(
-    session: Session, campaign: Campaign, runs: Sequence[Run], names: Sequence[str], version_id: int | None = None
+    session: Session, campaign: Campaign, run_ids: Sequence[int], names: Sequence[str], version_id: int | None = None
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Moment measures of every run against the campaign's ground-truth segments (a cut version's, or uploaded)."""
-    tables = load_moment_runs(session, [r.id for r in runs])
+    tables = load_moment_runs(session, run_ids)
     truth = load_ground_truth(session, campaign.id, version_id)
-    return evaluate_moments(truth, tables, names, run_names=[str(r.id) for r in runs])
+    return evaluate_moments(truth, tables, names, run_names=[str(r) for r in run_ids])
 
 
 def _store_scores(
     session: Session,
     evaluation: Evaluation,
-    runs: Sequence[Run],
+    run_ids: Sequence[int],
     table: dict[str, dict[str, dict[str, float]]],
     found: score_intervals.RunIntervals,
     names: Sequence[str],
     estimators: Mapping[str, str],
 ) -> None:
-    """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means (the 'all' topic) with
-    its interval and estimator (`estimators`, by the table's measure name; NULL for plain means) into run_means,
-    which leaderboards read."""
+    """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means into run_means."""
     session.execute(delete(Score).where(Score.evaluation_id == evaluation.id))
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
     run_col, measure_col, topic_col, value_col = [], [], [], []
-    mean_run, mean_measure, mean_value, mean_estimator = [], [], [], []
-    bounds: list[list[float | None]] = [[], [], []]  # ci_low, ci_high, sampling_se
-    column = {m: i for i, m in enumerate(names)}
-    for r, run in enumerate(runs):
-        for measure, per_topic in table.get(str(run.id), {}).items():
-            run_col += [run.id] * len(per_topic)
+    for run_id in run_ids:
+        for measure, per_topic in table.get(str(run_id), {}).items():
+            run_col += [run_id] * len(per_topic)
             measure_col += [measure] * len(per_topic)
             topic_col += list(per_topic)
             value_col += list(per_topic.values())
+    copy_rows(
+        session,
+        "scores",
+        ("evaluation_id", "run_id", "measure", "topic", "value"),
+        [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
+    )
+    _store_means(session, evaluation, run_ids, table, found, names, estimators)
+
+
+def _store_means(
+    session: Session,
+    evaluation: Evaluation,
+    run_ids: Sequence[int],
+    table: dict[str, dict[str, dict[str, float]]],
+    found: score_intervals.RunIntervals,
+    names: Sequence[str],
+    estimators: Mapping[str, str],
+) -> None:
+    """COPY each run's means (the 'all' topic) with its interval and estimator (`estimators`, by the table's measure
+    name; NULL for plain means) into run_means, which leaderboards read; `found` is indexed like `run_ids`."""
+    mean_run, mean_measure, mean_value, mean_estimator = [], [], [], []
+    bounds: list[list[float | None]] = [[], [], []]  # ci_low, ci_high, sampling_se
+    column = {m: i for i, m in enumerate(names)}
+    for r, run_id in enumerate(run_ids):
+        for measure, per_topic in table.get(str(run_id), {}).items():
             if ALL in per_topic:
-                mean_run.append(run.id)
+                mean_run.append(run_id)
                 mean_measure.append(measure)
                 mean_value.append(per_topic[ALL])
                 mean_estimator.append(estimators.get(measure))
@@ -242,12 +440,6 @@ def _store_scores(
                 for cells, array in zip(bounds, (found.low, found.high, found.sampling_se), strict=True):
                     value = float(array[r, m]) if m is not None else math.nan
                     cells.append(value if math.isfinite(value) else None)
-    copy_rows(
-        session,
-        "scores",
-        ("evaluation_id", "run_id", "measure", "topic", "value"),
-        [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
-    )
     copy_rows(
         session,
         "run_means",

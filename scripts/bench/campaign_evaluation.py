@@ -1,25 +1,35 @@
-"""Campaign evaluation benchmark: the service's bulk evaluation job vs pytrec_eval on the same runs, in one process.
+"""Campaign evaluation benchmark: the service's bulk evaluation job vs pytrec_eval on the same runs, and the job's
+peak memory per million run lines.
 
 Uploads --runs runs of 50 topics x 1000 shots over REST (not timed), imports qrels, then times the evaluation job
 from its request to its `done` (queued in PostgreSQL, run by a worker process started beforehand: load every run,
 evaluate every measure, store every run x topic x measure number) next to pytrec_eval parsing the same run files and
 evaluating the same measures.
 
+With --lines N [N ...] it measures memory instead: per size, a campaign of N run lines (runs of 50,000 lines stored
+straight into the runs table, cycling over 10 distinct synthetic files: upload is not what is measured), evaluated
+by one fresh worker process per --budget-mb; it prints the worker's peak RSS (VmHWM) and its peak RSS per million
+run lines, the job's time, and the number of blocks.
+
     .venv/bin/python scripts/bench/campaign_evaluation.py [--runs 100]
+    .venv/bin/python scripts/bench/campaign_evaluation.py --lines 1000000 10000000 [--budget-mb 512 100000]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytrec_eval
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,11 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ingest import N_TOPICS, make_run  # noqa: E402
 
 from app.config import Settings  # noqa: E402
+from app.evaluation.formats.topics_file import TopicDef  # noqa: E402
 from app.server import create_app  # noqa: E402
-from app.services.auth import create_token  # noqa: E402
+from app.services import campaigns, evaluations, jobs, teams, topics  # noqa: E402
+from app.services import qrels as qrels_service  # noqa: E402
+from app.services.auth import Principal, create_token  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from app.storage.database import make_engine, make_session_factory, session_scope, start_embedded  # noqa: E402
-from app.storage.models import Role  # noqa: E402
+from app.storage.models import Evaluation, Role, Run, TaskKind  # noqa: E402
 from app.worker.processes import WorkerProcesses  # noqa: E402
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "Rprec", "RR", "num_rel_ret"]
@@ -48,14 +61,83 @@ def make_qrels(rng: np.random.Generator, files: list[bytes]) -> bytes:
     return "".join(f"{t} 0 {d} {int(rng.random() < 0.2)}\n" for t, d in sorted(lines)).encode()
 
 
+def peak_rss_mib(pid: int) -> tuple[float, float]:
+    """A process's resident set now and at its peak (VmRSS, VmHWM), in MiB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets: list[float]) -> None:
+    """Per campaign size and memory budget, a fresh worker's peak RSS while it evaluates the campaign."""
+    rng = np.random.default_rng(7)
+    files = [make_run(rng, f"r{i}") for i in range(10)]
+    contents = [zlib.compress(data) for data in files]
+    qrels = make_qrels(rng, files)
+    lines_per_run = N_TOPICS * 1000
+    for size in sizes:
+        n_runs = max(1, size // lines_per_run)
+        with session_scope(sessions) as session:
+            organiser = Principal(Role.organiser, token_id=0)
+            spec = campaigns.CampaignSpec(
+                name=f"memory-{time.time_ns()}", task_kind=TaskKind.shots, max_runs_per_team=n_runs
+            )
+            cid = campaigns.create_campaign(session, organiser, spec).id
+            topic_defs = [TopicDef(str(t), "t") for t in range(1, N_TOPICS + 1)]
+            topics.add_topics(session, organiser, cid, topic_defs)
+            team, _ = teams.create_team(session, organiser, cid, "bench")
+            for i in range(n_runs):
+                content = contents[i % len(contents)]
+                session.add(
+                    Run(campaign_id=cid, team_id=team.id, name=f"r{i}", tag=f"r{i % len(contents)}", format="trec",
+                        system_type="F", training_type="D", n_entries=lines_per_run, n_topics=N_TOPICS,
+                        sha256=hashlib.sha256(content).hexdigest(), content=content)
+                )  # fmt: skip
+            session.flush()
+            qrels_service.import_qrels(session, organiser, cid, qrels, label="q", max_errors=10)
+        for budget in budgets:
+            settings = Settings(database_url=url, job_memory_mb=budget, job_max_run_seconds=24 * 3600.0)
+            workers = WorkerProcesses(url, settings)
+            time.sleep(8.0)  # the worker imports and starts
+            idle, _ = peak_rss_mib(workers.pids[0])
+            with session_scope(sessions) as session:
+                evaluation = evaluations.start_evaluation(session, organiser, cid, measures=MEASURES)
+                jobs.enqueue(session, evaluation, campaign_concurrency=1)
+                evaluation_id = evaluation.id
+                n_blocks = len(evaluations.plan_evaluation(session, evaluation, budget).blocks)
+            start = time.perf_counter()
+            status = "queued"
+            while status in ("queued", "running"):
+                time.sleep(0.2)
+                with session_scope(sessions) as session:
+                    row = session.get(Evaluation, evaluation_id)
+                    assert row is not None
+                    status = row.status
+            took = time.perf_counter() - start
+            _, peak = peak_rss_mib(workers.pids[0])
+            workers.stop()
+            assert status == "done", status
+            total = n_runs * lines_per_run
+            print(
+                f"{total:>12,} run lines ({n_runs} runs), job_memory_mb {budget:g} ({n_blocks} blocks): "
+                f"{took:7.1f} s, worker idle {idle:.0f} MiB, peak {peak:.0f} MiB, "
+                f"peak per million run lines {peak / (total / 1e6):.1f} MiB, "
+                f"above idle {(peak - idle) / (total / 1e6):.1f} MiB"
+            )
+
+
 def main() -> None:
-    """Set up, then time both paths and print the ratio."""
+    """Set up, then time both paths and print the ratio (or measure memory with --lines)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--lines", type=int, nargs="*", help="campaign sizes in run lines: measure memory instead")
+    parser.add_argument("--budget-mb", type=float, nargs="+", default=[512.0], help="job_memory_mb values to try")
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL") or start_embedded(Path(tempfile.mkdtemp(prefix="trecpool-bench-")))
     migrations.upgrade(url)
     sessions = make_session_factory(make_engine(url))
+    if args.lines:
+        memory(url, sessions, args.lines, args.budget_mb)
+        return
     with session_scope(sessions) as session:
         token = create_token(session, Role.organiser, label="bench")
     settings = Settings(database_url=url, max_upload_bytes=1 << 28)

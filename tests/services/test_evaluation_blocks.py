@@ -1,0 +1,97 @@
+"""Evaluation in blocks of runs within a memory budget: the same numbers, bit for bit, as every run at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.services import campaigns, evaluations, qrels
+from app.storage.models import CampaignStatus, Evaluation, RunMean, Score
+from tests.services.conftest import ORGANISER, new_campaign
+
+MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "Rprec", "RR", "num_rel_ret", "gm_map", "recall@5", "P_5"]
+
+
+def test_runs_are_split_into_blocks_of_at_most_the_budget_lines() -> None:
+    runs = [(1, 40), (2, 50), (3, 10), (4, 200), (5, 5), (6, 95)]
+    assert evaluations.split_blocks(runs, 100) == [[1, 2, 3], [4], [5, 6]]
+    assert evaluations.split_blocks(runs, 1) == [[1], [2], [3], [4], [5], [6]]
+    assert evaluations.split_blocks(runs, 10**6) == [[1, 2, 3, 4, 5, 6]]
+    assert evaluations.split_blocks([], 100) == []
+    assert evaluations.block_lines(1.0) == 2**20 // evaluations.BYTES_PER_RUN_LINE
+    assert evaluations.block_lines(1e-9) == 1
+
+
+@pytest.fixture(scope="module")
+def campaign(module_session: Session) -> int:
+    """A closed 12-topic campaign of 9 runs of 15 to 60 lines per topic (r4 answers 8 topics, r7 one) with
+    seeded qrels in which topic 12 has nothing relevant."""
+    made = new_campaign(module_session, n_topics=12)
+    rng = np.random.default_rng(11)
+    for i in range(9):
+        lines = []
+        for t in made.topics[: {4: 8, 7: 1}.get(i, 12)]:
+            docs = rng.permutation(80)[: 15 + 5 * i]
+            lines += [f"{t} Q0 d{d} {r + 1} {100.0 - r} r{i}\n" for r, d in enumerate(docs.tolist())]
+        made.submit("".join(lines), name=f"r{i}")
+    grades = {t: rng.random(80) < (0.0 if t == "12" else 0.25) for t in made.topics}
+    text = "".join(f"{t} 0 d{d} {int(grades[t][d])}\n" for t in made.topics for d in range(80))
+    campaigns.set_status(module_session, ORGANISER, made.id, CampaignStatus.closed)
+    qrels.import_qrels(module_session, ORGANISER, made.id, text.encode(), label="q", max_errors=10)
+    module_session.commit()
+    return made.id
+
+
+def stored(session: Session, evaluation: Evaluation) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    """Every stored score and run mean of an evaluation, keyed, as exact float hex strings."""
+    scores = session.execute(select(Score).where(Score.evaluation_id == evaluation.id)).scalars().all()
+    means = session.execute(select(RunMean).where(RunMean.evaluation_id == evaluation.id)).scalars().all()
+
+    def exact(value: float | None) -> str | None:
+        return None if value is None else float(value).hex()
+
+    return (
+        {(s.run_id, s.measure, s.topic): exact(s.value) for s in scores},
+        {
+            (m.run_id, m.measure): (*map(exact, (m.value, m.ci_low, m.ci_high, m.sampling_se)), m.estimator)
+            for m in means
+        },
+    )
+
+
+def test_every_block_size_stores_the_numbers_of_every_run_at_once(module_session: Session, campaign: int) -> None:
+    session = module_session
+    reference = evaluations.start_evaluation(session, ORGANISER, campaign, measures=MEASURES)
+    plan = evaluations.plan_evaluation(session, reference, 512.0)
+    assert len(plan.run_ids) == 9 and plan.blocks == [plan.run_ids] and not plan.whole
+    evaluations._run_whole(session, reference, plan.run_ids, lambda _: None)  # the job before blocks: all at once
+    expected_scores, expected_means = stored(session, reference)
+    assert len(expected_means) == 9 * len(MEASURES)
+    assert len(expected_scores) == 9 * len(MEASURES) * 13  # 12 topics (the one without relevant items too), all
+    assert any(m[1] is not None for m in expected_means.values())  # intervals were computed
+    lines = sorted(run.n_entries for run in evaluations.evaluated_runs(session, campaign, reference.qrels_version_id))
+    for memory_mb, n_blocks in [(1e-9, 9), (lines[-1] * evaluations.BYTES_PER_RUN_LINE / 2**20, 3), (512.0, 1)]:
+        evaluation = evaluations.start_evaluation(session, ORGANISER, campaign, measures=MEASURES)
+        assert len(evaluations.plan_evaluation(session, evaluation, memory_mb).blocks) >= n_blocks
+        seen: list[float] = []
+        done = evaluations.run_evaluation(session, evaluation.id, seen.append, memory_mb=memory_mb)
+        assert done.status == "done" and done.progress == 1.0
+        assert seen == sorted(seen) and seen[0] == 0.1 and seen[-1] == pytest.approx(0.8)
+        assert stored(session, done) == (expected_scores, expected_means), memory_mb
+        assert done.measures == reference.measures
+
+
+def test_a_retried_block_replaces_its_scores(module_session: Session, campaign: int) -> None:
+    session = module_session
+    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign, measures=["AP", "P@10"])
+    plan = evaluations.plan_evaluation(session, evaluation, 1e-9)
+    for block in plan.blocks:
+        evaluations.evaluate_block(session, evaluation, block)
+    first, _ = stored(session, evaluation)
+    evaluations.evaluate_block(session, evaluation, plan.blocks[2])  # the same block again, as a retry writes it
+    again, _ = stored(session, evaluation)
+    assert len(first) == 9 * 2 * 13
+    assert {k: v for k, v in again.items() if first.get(k) != v} == {}
+    assert again == first
