@@ -28,6 +28,7 @@ AnyJob = TypeVar("AnyJob", Evaluation, AnalysisJob)
 
 QUEUE = "trecpool"
 TASKS: dict[str, JobModel] = {"trecpool.evaluation": Evaluation, "trecpool.analysis": AnalysisJob}
+BLOCK_TASK = "trecpool.evaluation_block"  # one block of runs of a fanned-out evaluation (its row: the evaluation's)
 FINAL = ("done", "failed", "cancelled")
 CANCELLED = "cancelled on request"
 
@@ -63,6 +64,45 @@ def enqueue(session: Session, job: Job, *, campaign_concurrency: int) -> None:
     )
     job.queue_job_id = deferred.id
     session.flush()
+
+
+def enqueue_blocks(session: Session, evaluation: Evaluation, blocks: list[list[int]]) -> None:
+    """Queue one task per block of runs of a running evaluation, in the session's transaction (committed with the
+    job that planned them). Blocks take no campaign lock: any free worker runs one."""
+    session.flush()
+    manager, connection = _manager(), _driver_connection(session)
+    for index, run_ids in enumerate(blocks):
+        kwargs: dict[str, Any] = {"job_id": evaluation.id, "block": index, "run_ids": run_ids}
+        manager.defer_job(
+            queue_jobs.Job(
+                queue=QUEUE,
+                lock=None,
+                queueing_lock=None,
+                task_name=BLOCK_TASK,
+                task_kwargs=kwargs,
+            ),
+            connection=connection,
+        )
+
+
+def recover_block(session: Session, evaluation_id: int, attempts: int, max_attempts: int) -> bool:
+    """Settle a block whose worker died after `attempts` tries: True to run it again, False when its evaluation
+    is finished (now: cancelled if asked, failed on the last attempt, saying so; or before)."""
+    evaluation = session.get(Evaluation, evaluation_id, with_for_update=True)
+    if evaluation is None or evaluation.status in FINAL:
+        return False
+    if evaluation.cancel_requested:
+        _finish(evaluation, "cancelled", CANCELLED)
+    elif attempts >= max_attempts:
+        _finish(
+            evaluation,
+            "failed",
+            f"the worker running one of its blocks stopped responding, on attempt {attempts} of {max_attempts}",
+        )
+    else:
+        return True
+    session.flush()
+    return False
 
 
 def _locked(session: Session, model: JobModel, job_id: int) -> Job | None:

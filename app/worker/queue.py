@@ -1,4 +1,5 @@
-"""The procrastinate app of the workers: the two job tasks, and the reaper that settles jobs of dead workers."""
+"""The procrastinate app of the workers: the two job tasks and evaluation blocks, and the reaper that settles jobs of
+dead workers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from app.config import Settings
 from app.services import jobs
 from app.storage.audit import ACTOR_KEY, actor_of
 from app.storage.database import make_engine, make_session_factory, normalise_url, session_scope
-from app.worker.runner import RetryJob, Runtime, run_job
+from app.worker.runner import RetryJob, Runtime, run_block, run_job
 
 log = logging.getLogger("trecpool.worker")
 
@@ -36,6 +37,13 @@ def build_app(database_url: str, settings: Settings) -> App:
 
         task.__doc__ = f"Run one queued {model.__tablename__} row."
         app.task(name=name, queue=jobs.QUEUE, pass_context=True, retry=retry)(task)
+
+    @app.task(name=jobs.BLOCK_TASK, queue=jobs.QUEUE, pass_context=True, retry=retry)
+    def block(context: JobContext, job_id: int, block: int, run_ids: list[int]) -> None:
+        """Run one block of runs of a fanned-out evaluation."""
+        attempt = context.job.attempts + 1
+        run_block(context.additional_context["runtime"], job_id, block, run_ids, attempt)
+
     return app
 
 
@@ -48,11 +56,14 @@ async def reap(app: App, runtime: Runtime) -> None:
     for job in stalled:
         model = jobs.TASKS.get(job.task_name)
         job_id = job.task_kwargs.get("job_id")
-        if model is None or not isinstance(job_id, int):  # not one of ours: trecpool queues {"job_id": <row id>}
+        block = job.task_name == jobs.BLOCK_TASK
+        if (model is None and not block) or not isinstance(job_id, int):  # trecpool queues {"job_id": <row id>}
             continue
 
-        def settle(model: jobs.JobModel = model, job_id: int = job_id) -> bool:
+        def settle(model: jobs.JobModel | None = model, job_id: int = job_id, attempts: int = job.attempts + 1) -> bool:
             with session_scope(runtime.sessions) as session:
+                if model is None:  # a block of a fanned-out evaluation: the evaluation's row settles it
+                    return jobs.recover_block(session, job_id, attempts, settings.job_max_attempts)
                 return jobs.recover(session, model, job_id, settings.job_max_attempts)
 
         again = await asyncio.to_thread(settle)

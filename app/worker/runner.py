@@ -125,7 +125,16 @@ def run_job(runtime: Runtime, model: jobs.JobModel, job_id: int) -> None:
     heartbeat.start()
     try:
         with session_scope(runtime.sessions) as session:
-            WORK[model](session, job_id, report)
+            if model is jobs.Evaluation:  # in blocks of runs within the memory budget, fanned out when several
+                evaluations.run_evaluation(
+                    session,
+                    job_id,
+                    report,
+                    memory_mb=runtime.settings.job_memory_mb,
+                    fan_out=lambda blocks: jobs.enqueue_blocks(session, _evaluation(session, job_id), blocks),
+                )
+            else:
+                WORK[model](session, job_id, report)
             with session_scope(runtime.sessions) as other:  # the last report, before the result is committed
                 check(jobs.cancel_requested(other, model, job_id))
     except Stopped as stop:
@@ -139,6 +148,38 @@ def run_job(runtime: Runtime, model: jobs.JobModel, job_id: int) -> None:
             raise RetryJob(reason) from exc
         log.exception("%s %s failed", model.__tablename__, job_id)
         _record(runtime, model, job_id, "failed", reason)
+        raise JobFailed(reason) from exc
+    finally:
+        heartbeat.done.set()
+
+
+def _evaluation(session: Session, evaluation_id: int) -> jobs.Evaluation:
+    """An evaluation's row (it exists: the job claimed it)."""
+    evaluation = session.get(jobs.Evaluation, evaluation_id)
+    assert evaluation is not None
+    return evaluation
+
+
+def run_block(runtime: Runtime, evaluation_id: int, index: int, run_ids: list[int], attempt: int) -> None:
+    """Run one block of a fanned-out evaluation (`evaluations.run_block`) with the evaluation's heartbeat and
+    deadline: a cancelled evaluation's blocks stop before they start; RetryJob for a transient failure before the
+    last attempt; any other failure fails the evaluation (JobFailed)."""
+    with session_scope(runtime.sessions) as session:
+        if jobs.cancel_requested(session, jobs.Evaluation, evaluation_id):
+            jobs.mark_cancelled(session, jobs.Evaluation, evaluation_id)
+            return
+    heartbeat = Heartbeat(runtime, jobs.Evaluation, evaluation_id)
+    heartbeat.start()
+    try:
+        with session_scope(runtime.sessions) as session:
+            evaluations.run_block(session, evaluation_id, index, run_ids)
+    except Exception as exc:  # noqa: BLE001 - recorded on the evaluation for the organiser to see
+        reason = f"block {index + 1}: {type(exc).__name__}: {exc}"
+        if is_transient(exc) and attempt < runtime.settings.job_max_attempts:
+            log.warning("evaluation %s failed on attempt %s: %s", evaluation_id, attempt, reason)
+            raise RetryJob(reason) from exc
+        log.exception("evaluation %s failed", evaluation_id)
+        _record(runtime, jobs.Evaluation, evaluation_id, "failed", reason)
         raise JobFailed(reason) from exc
     finally:
         heartbeat.done.set()
