@@ -75,6 +75,7 @@ RELEASED = {
     "0011_run_means_intervals.py": ("f0541a4dc95ed5f12b2f9a972b8ee563b1b281e1edcdab5860be95fd0989ad85"),
     "0012_machine_assessors.py": ("215dc279b98c0710b4f0700b795706ef9491bc8c9454c143aef515504dde3dcf"),
     "0013_console_settings.py": ("588ea8b132bad83ca188172a25f551d2df90a7836623875b8f140c172beba541"),
+    "0014_campaign_series_and_progress_topics.py": ("38493014bd03344b53767823b2a7a7ce3cf792768ad3478a6650fa27a09badef"),
 }
 
 
