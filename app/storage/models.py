@@ -454,6 +454,8 @@ class Judgement(Base):
     seconds_spent: Mapped[float | None] = mapped_column(Double)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    # a top-up pool's verdict copied from an earlier series pool: where it was originally given (services/series.py)
+    reused_from: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
 
     __table_args__ = (UniqueConstraint("pool_item_id", "round"),)
 
