@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.services import campaigns, evaluations, qrels
+from app.services import campaigns, evaluations, qrels, run_blocks
 from app.storage.models import CampaignStatus, Evaluation, RunMean, Score
 from tests.services.conftest import ORGANISER, new_campaign
 
@@ -16,12 +16,12 @@ MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "Rprec", "RR", "num_rel_ret", "gm_
 
 def test_runs_are_split_into_blocks_of_at_most_the_budget_lines() -> None:
     runs = [(1, 40), (2, 50), (3, 10), (4, 200), (5, 5), (6, 95)]
-    assert evaluations.split_blocks(runs, 100) == [[1, 2, 3], [4], [5, 6]]
-    assert evaluations.split_blocks(runs, 1) == [[1], [2], [3], [4], [5], [6]]
-    assert evaluations.split_blocks(runs, 10**6) == [[1, 2, 3, 4, 5, 6]]
-    assert evaluations.split_blocks([], 100) == []
-    assert evaluations.block_lines(1.0) == 2**20 // evaluations.BYTES_PER_RUN_LINE
-    assert evaluations.block_lines(1e-9) == 1
+    assert run_blocks.split_blocks(runs, 100) == [[1, 2, 3], [4], [5, 6]]
+    assert run_blocks.split_blocks(runs, 1) == [[1], [2], [3], [4], [5], [6]]
+    assert run_blocks.split_blocks(runs, 10**6) == [[1, 2, 3, 4, 5, 6]]
+    assert run_blocks.split_blocks([], 100) == []
+    assert run_blocks.block_lines(1.0) == 2**20 // run_blocks.BYTES_PER_RUN_LINE
+    assert run_blocks.block_lines(1e-9) == 1
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_every_block_size_stores_the_numbers_of_every_run_at_once(module_session
     assert len(expected_scores) == 9 * len(MEASURES) * 13  # 12 topics (the one without relevant items too), all
     assert any(m[1] is not None for m in expected_means.values())  # intervals were computed
     lines = sorted(run.n_entries for run in evaluations.evaluated_runs(session, campaign, reference.qrels_version_id))
-    for memory_mb, n_blocks in [(1e-9, 9), (lines[-1] * evaluations.BYTES_PER_RUN_LINE / 2**20, 3), (512.0, 1)]:
+    for memory_mb, n_blocks in [(1e-9, 9), (lines[-1] * run_blocks.BYTES_PER_RUN_LINE / 2**20, 3), (512.0, 1)]:
         evaluation = evaluations.start_evaluation(session, ORGANISER, campaign, measures=MEASURES)
         assert len(evaluations.plan_evaluation(session, evaluation, memory_mb).blocks) >= n_blocks
         seen: list[float] = []
