@@ -29,6 +29,7 @@ from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.qrels import COMBINED, load_qrels, topic_order, verified_items
 from app.services.run_arrays import load_moment_runs, load_runs
+from app.services.run_blocks import DEFAULT_MEMORY_MB, plan_blocks, split_blocks
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_rows
@@ -52,8 +53,6 @@ ALL = "all"
 Progress = Callable[[float], None]
 FanOut = Callable[[list[list[int]]], None]  # queues one task per block of run ids
 BLOCKS = "blocks"  # a fanned-out evaluation's measures[BLOCKS]: {"n": blocks, "done": [indices of stored blocks]}
-DEFAULT_MEMORY_MB = 512.0  # the job_memory_mb setting's default
-BYTES_PER_RUN_LINE = 400  # a block's peak memory per run line held (scripts/bench/campaign_evaluation.py)
 # A finished evaluation moves a campaign on only from these (judged) steps; draft, open and closed campaigns keep
 # their status, so evaluating never shuts submissions, and evaluated or published ones stay as they are.
 EVALUATED_FROM = (CampaignStatus.pooled, CampaignStatus.judging)
@@ -182,24 +181,6 @@ class Plan:
     whole: bool
 
 
-def block_lines(memory_mb: float) -> int:
-    """Run lines one block may hold within `memory_mb` (at least one)."""
-    return max(1, int(memory_mb * 2**20 // BYTES_PER_RUN_LINE))
-
-
-def split_blocks(runs: Sequence[tuple[int, int]], max_lines: int) -> list[list[int]]:
-    """Consecutive (run id, lines) grouped into blocks of at most `max_lines` lines (a larger run alone)."""
-    blocks: list[list[int]] = []
-    lines = max_lines
-    for run_id, count in runs:
-        if not blocks or lines + count > max_lines:
-            blocks.append([])
-            lines = 0
-        blocks[-1].append(run_id)
-        lines += count
-    return blocks
-
-
 def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) -> Plan:
     """The runs an evaluation scores and its blocks of runs within the memory budget (`Plan`)."""
     campaign = session.get(Campaign, evaluation.campaign_id)
@@ -214,7 +195,7 @@ def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) 
         whole = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
     if whole:
         return Plan(run_ids, [run_ids], True)
-    return Plan(run_ids, split_blocks([(r.id, r.n_entries) for r in runs], block_lines(memory_mb)), False)
+    return Plan(run_ids, plan_blocks(runs, memory_mb), False)
 
 
 def evaluate_block(
