@@ -24,7 +24,8 @@ from sqlalchemy.orm import Session
 from app.evaluation.analyses.efficiency import mean_seconds
 from app.evaluation.analyses.measure_agreement import readable_measures
 from app.evaluation.errors import MeasureError
-from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.grading.prepared_blocks import join_prepared
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
 from app.services import agreement_report, topic_depths
@@ -34,7 +35,8 @@ from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
 from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
-from app.services.run_arrays import load_moment_runs, load_runs
+from app.services.run_arrays import load_moment_runs
+from app.services.run_blocks import DEFAULT_MEMORY_MB, reduced_blocks
 from app.services.scores import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, Topic
 
@@ -197,8 +199,11 @@ class Reporter:
             self.report(value)
 
 
-def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: None) -> AnalysisJob:
-    """Compute a queued analysis and store its result (the job row is written only at the end)."""
+def run_analysis(
+    session: Session, job_id: int, progress: Progress = lambda _: None, *, memory_mb: float = DEFAULT_MEMORY_MB
+) -> AnalysisJob:
+    """Compute a queued analysis and store its result (the job row is written only at the end); runs are read in
+    blocks of about `memory_mb` (`prepared_runs`)."""
     job = session.get(AnalysisJob, job_id)
     if job is None:
         raise NotFound(f"analysis {job_id} not found")
@@ -207,7 +212,7 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
     assert campaign is not None and evaluation is not None
     record = ANALYSES[job.kind]
     params = record.params.model_validate({k: v for k, v in job.params.items() if k != "evaluation_id"})
-    data, provenance = gather(session, campaign, evaluation, record, params)
+    data, provenance = gather(session, campaign, evaluation, record, params, memory_mb=memory_mb)
     progress(0.01)
     reporter = Reporter(progress)
     reporter(0.0)
@@ -221,10 +226,16 @@ def run_analysis(session: Session, job_id: int, progress: Progress = lambda _: N
 
 
 def gather(
-    session: Session, campaign: Campaign, evaluation: Evaluation, record: Analysis, params: Any
+    session: Session,
+    campaign: Campaign,
+    evaluation: Evaluation,
+    record: Analysis,
+    params: Any,
+    *,
+    memory_mb: float = DEFAULT_MEMORY_MB,
 ) -> tuple[AnalysisData, dict[str, object]]:
     """What the analysis reads (`record.reads`, `record.needs`) from the campaign's stored data, and where the pool's
-    runs and depth came from (added to the result)."""
+    runs and depth came from (added to the result); runs are read in blocks of about `memory_mb`."""
     table = score_table(session, evaluation)
     runs = cast(list[Run], list(table.runs))  # score_table reads the Run rows
     names = [r.name for r in runs]
@@ -239,7 +250,7 @@ def gather(
         version, qrels = evaluation_qrels(session, evaluation)
         data.qrels, data.qrels_label = qrels, version.label
         if record.reads != "qrels":
-            data.prepared = prepare_runs(load_runs(session, [r.id for r in runs]), campaign.max_results, names=names)
+            data.prepared = prepared_runs(session, runs, campaign.max_results, memory_mb)
         if record.reads == "qrels-versions":
             data.versions = [
                 (version.label, qrels) if other.id == version.id else (other.label, load_qrels(session, other))
@@ -259,6 +270,21 @@ def gather(
     if "times" in record.needs:
         data.seconds = {r.name: mean_seconds(r.elapsed_seconds) for r in runs}
     return data, provenance
+
+
+def prepared_runs(session: Session, runs: Sequence[Run], max_results: int, memory_mb: float) -> PreparedRuns:
+    """The runs sorted and cut (`prepare_runs`, named by their names), read and prepared a block of about
+    `memory_mb` at a time and joined (`join_prepared`): the job holds one block's parsed runs, not every run's."""
+    name_of = {r.id: r.name for r in runs}
+    return join_prepared(
+        reduced_blocks(
+            session,
+            runs,
+            memory_mb,
+            lambda ids, tables: prepare_runs(tables, max_results, names=[name_of[i] for i in ids]),
+        ),
+        max_results,
+    )
 
 
 def _units(runs: Sequence[Any], teams: dict[int, str], which: str) -> tuple[str, list[str]]:

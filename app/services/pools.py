@@ -13,13 +13,26 @@ from sqlalchemy import delete, func, insert, literal, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
-from app.evaluation.pools.builders import TRECVID_STRATA, PoolTable, Stratum, build_pool, parse_strata, pool_stats
+from app.evaluation.pools.builders import (
+    TRECVID_STRATA,
+    PoolCandidates,
+    PoolTable,
+    Stratum,
+    merge_candidates,
+    parse_strata,
+    pool_candidates,
+    pool_stats,
+    pool_strata,
+    sample_pool,
+)
+from app.evaluation.pools.queues import planned_orders, topic_lists
 from app.evaluation.records import RunTable
 from app.services import judging_orders, reused_verdicts, topic_depths
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from app.services.run_arrays import load_runs
+from app.services.run_blocks import DEFAULT_MEMORY_MB, reduced_blocks
 from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
 from app.storage.bulk import copy_rows
@@ -161,7 +174,6 @@ class _Plan:
     strata: tuple[Stratum, ...]
     runs: list[Run]
     seed: int
-    tables: list[RunTable]
     table: PoolTable
     verification: dict[str, object] | None
     previous: Pool | None  # the campaign's pool without judgements, which a build replaces
@@ -179,9 +191,10 @@ def has_judgements(session: Session, pool_id: int) -> bool:
     return bool(judged)
 
 
-def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> _Plan:
+def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec, memory_mb: float) -> _Plan:
     """Check a spec against the campaign (kind, status, strata, order, verification, an earlier pool's judgements,
-    the runs selected) and build its pool in memory: what `create_pool` stores and `preview_pool` counts."""
+    the runs selected) and build its pool in memory, reading the runs in blocks of about `memory_mb`: what
+    `create_pool` stores and `preview_pool` counts."""
     campaign = get_organised(session, principal, campaign_id)
     if campaign.task_kind is not TaskKind.shots:
         raise Forbidden("moment campaigns take moment pools: POST /api/campaigns/{id}/moment-pools")
@@ -201,12 +214,41 @@ def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSp
         raise Conflict("the campaign's pool already has judgements; it cannot be rebuilt")
     runs = _select_runs(session, [campaign.id], spec)
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
-    tables = _without_progress_topics(session, campaign_id, load_runs(session, [r.id for r in runs]))
-    if depths:
-        table = build_pool(tables, depth=spec.depth, depths=depths, seed=seed)
-    else:
-        table = build_pool(tables, strata=strata, seed=seed)
-    return _Plan(campaign, strata, runs, seed, tables, table, verification, previous, depths)
+    checked = pool_strata(depth=spec.depth, depths=depths) if depths else pool_strata(strata=strata)
+    progress = _progress_numbers(session, campaign_id)
+    candidates: PoolCandidates | None = None
+    for part in reduced_blocks(
+        session,
+        runs,
+        memory_mb,
+        lambda _, tables: pool_candidates(_without(tables, progress), checked, depth=spec.depth, depths=depths),
+    ):
+        candidates = part if candidates is None else merge_candidates([candidates, part])
+    assert candidates is not None  # _select_runs refuses an empty selection
+    table = sample_pool(candidates, checked, seed=seed)
+    return _Plan(campaign, strata, runs, seed, table, verification, previous, depths)
+
+
+def _initial_orders(
+    session: Session, plan: _Plan, order: str, memory_mb: float
+) -> tuple[np.ndarray, dict[str, list[list[str]]]]:
+    """The pool's judging_order column with each topic's first plan at the head (the shuffle when `order` is), and
+    {topic number: the runs' lists} the plans come from ({} for the shuffle), as `judging_orders.initial_orders`
+    gives them, the runs read again a block at a time."""
+    table = plan.table
+    if judging_orders.is_random(order):
+        return np.asarray(table.judging_order), {}
+    sampled = np.asarray(table.sampled, dtype=bool)
+    topics, docs = np.asarray(table.topics)[sampled], np.asarray(table.docs)[sampled]
+    progress = _progress_numbers(session, plan.campaign.id)
+    depth = plan.strata[-1].last
+    lists: dict[str, list[list[str]]] = {}
+    for part in reduced_blocks(
+        session, plan.runs, memory_mb, lambda _, tables: topic_lists(_without(tables, progress), topics, docs, depth)
+    ):
+        for topic, per_run in part.items():
+            lists.setdefault(topic, []).extend(per_run)
+    return planned_orders(table, lists, order, plan.seed, judging_orders.AHEAD), lists
 
 
 def _own_previous(session: Session, campaign_id: int) -> Pool | None:
@@ -229,12 +271,21 @@ def _own_previous(session: Session, campaign_id: int) -> Pool | None:
 
 def _without_progress_topics(session: Session, campaign_id: int, tables: list[RunTable]) -> list[RunTable]:
     """The runs without their rows on the campaign's progress topics: only series pools pool those."""
-    progress = set(
+    return _without(tables, _progress_numbers(session, campaign_id))
+
+
+def _progress_numbers(session: Session, campaign_id: int) -> set[str]:
+    """The numbers of the campaign's progress topics."""
+    return set(
         session.scalars(select(Topic.number).where(Topic.campaign_id == campaign_id, Topic.progress_set.is_not(None)))
     )
-    if not progress:
+
+
+def _without(tables: list[RunTable], numbers: set[str]) -> list[RunTable]:
+    """The runs without their rows on the given topics (the tables themselves when there are none)."""
+    if not numbers:
         return tables
-    return [_on_topics(t, progress, keep=False) for t in tables]
+    return [_on_topics(t, numbers, keep=False) for t in tables]
 
 
 def _on_topics(table: RunTable, numbers: set[str], *, keep: bool = True) -> RunTable:
@@ -256,13 +307,16 @@ def _depths_of(session: Session, campaign_id: int, spec: PoolSpec) -> dict[str, 
     return topic_depths.check_depths(session, campaign_id, spec.depths)
 
 
-def create_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> Pool:
-    """Build and store the pool of a closed shots campaign; replaces an earlier pool with no judgements yet."""
-    plan = _plan(session, principal, campaign_id, spec)
+def create_pool(
+    session: Session, principal: Principal, campaign_id: int, spec: PoolSpec, *, memory_mb: float = DEFAULT_MEMORY_MB
+) -> Pool:
+    """Build and store the pool of a closed shots campaign; replaces an earlier pool with no judgements yet. The
+    runs are read in blocks of about `memory_mb` (the `job_memory_mb` setting), each kept only to its pooled ranks."""
+    plan = _plan(session, principal, campaign_id, spec, memory_mb)
     campaign, strata, runs, seed, table = plan.campaign, plan.strata, plan.runs, plan.seed, plan.table
     if plan.previous is not None:
         session.execute(delete(Pool).where(Pool.id == plan.previous.id))
-    planned, lists = judging_orders.initial_orders(plan.tables, table, spec.order, seed, strata[-1].last)
+    planned, lists = _initial_orders(session, plan, spec.order, memory_mb)
     table = replace(table, judging_order=planned)
     params: dict[str, object] = {
         "strata": [[s.first, s.last, s.rate] for s in strata],
@@ -292,11 +346,13 @@ def create_pool(session: Session, principal: Principal, campaign_id: int, spec: 
     return pool
 
 
-def preview_pool(session: Session, principal: Principal, campaign_id: int, spec: PoolSpec) -> dict[str, object]:
+def preview_pool(
+    session: Session, principal: Principal, campaign_id: int, spec: PoolSpec, *, memory_mb: float = DEFAULT_MEMORY_MB
+) -> dict[str, object]:
     """What `create_pool` would build from the spec, counted and not stored: the seed (drawn when the spec has
     none: build with it to get this pool), the strata, the runs, per topic and stratum the pooled and sampled items
     (as `topic_counts` gives them of the stored pool) and the totals. The same checks as a build, the same errors."""
-    plan = _plan(session, principal, campaign_id, spec)
+    plan = _plan(session, principal, campaign_id, spec, memory_mb)
     table = plan.table
     pooled: dict[str, Counter[str]] = defaultdict(Counter)
     sampled: dict[str, Counter[str]] = defaultdict(Counter)

@@ -52,9 +52,12 @@ def plan_blocks(runs: Sequence[CountedRun], memory_mb: float) -> list[list[int]]
 
 
 def reduced_blocks(
-    session: Session, runs: Sequence[CountedRun], memory_mb: float, reduce: Callable[[list[RunTable]], T]
+    session: Session,
+    runs: Sequence[CountedRun],
+    memory_mb: float,
+    reduce: Callable[[list[int], list[RunTable]], T],
 ) -> Iterator[T]:
-    """`reduce` of each block of the runs parsed (`plan_blocks`), in their order: a block's tables are dropped as
-    soon as `reduce` returns, before the next block is read, so only what `reduce` keeps of them stays."""
+    """`reduce(run ids, tables)` of each block of the runs (`plan_blocks`) parsed, in their order: a block's tables
+    are dropped as soon as `reduce` returns, before the next block is read, so only what `reduce` keeps stays."""
     for block in plan_blocks(runs, memory_mb):
-        yield reduce(load_runs(session, block))
+        yield reduce(block, load_runs(session, block))

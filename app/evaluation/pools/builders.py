@@ -118,6 +118,84 @@ def topic_caps(topics: np.ndarray, depths: Mapping[str, int], default: int) -> n
     return caps
 
 
+def pool_strata(
+    *, depth: int | None = None, strata: Sequence[Stratum] | None = None, depths: Mapping[str, int] | None = None
+) -> tuple[Stratum, ...]:
+    """The strata of a depth-k pool (`depth`, with per-topic `depths`: one stratum to the deepest) or of a stratified
+    one (`strata`), checked (ValueError or FormatError)."""
+    if (depth is None) == (strata is None):
+        raise ValueError("give exactly one of depth or strata")
+    if depths and depth is None:
+        raise ValueError("per-topic depths need a depth pool (depth: the default for topics they do not name)")
+    if depth is not None:
+        low = min([depth, *(depths or {}).values()])
+        if low < 1:
+            raise ValueError(f"depth must be >= 1, got {low}")
+        strata = (Stratum(1, max([depth, *(depths or {}).values()]), 1.0),)
+    assert strata is not None
+    check_strata(strata)
+    return tuple(strata)
+
+
+@dataclass(frozen=True)
+class PoolCandidates:
+    """The (topic, doc) pairs runs rank within the pool depth, in `pair_keys` order: what pooling keeps of runs.
+
+    Runs reduced a block at a time and `merge_candidates` give the candidates of all the runs at once, and
+    `sample_pool` the same pool from them: the pool's memory does not grow with the runs, only with its pairs."""
+
+    keys: np.ndarray  # str, `pair_keys`, sorted and distinct
+    topics: np.ndarray  # str
+    docs: np.ndarray  # str
+    best_ranks: np.ndarray  # int64, best 1-based rank over the runs
+    n_runs: np.ndarray  # int64, the runs' rows within the depth (one per run unless a run repeats a doc)
+
+    def __len__(self) -> int:
+        """Number of candidate pairs."""
+        return len(self.keys)
+
+
+def pool_candidates(
+    runs: Sequence[RankedRun],
+    strata: Sequence[Stratum],
+    *,
+    depth: int | None = None,
+    depths: Mapping[str, int] | None = None,
+) -> PoolCandidates:
+    """The pairs `runs` rank within the last stratum (within their topic's depth when per-topic `depths` are given,
+    `depth` for the topics they do not name), with best rank and count."""
+    run_index, topics, docs, ranks = rank_rows(runs)
+    keep = ranks <= strata[-1].last
+    if depths and depth is not None:
+        keep &= ranks <= topic_caps(topics, depths, depth)
+    topics, docs, ranks = topics[keep], docs[keep], ranks[keep]
+    unique_keys, pair_of_row = np.unique(pair_keys(topics, docs), return_inverse=True)
+    pair_of_row = pair_of_row.reshape(-1)
+    n_pairs = len(unique_keys)
+    best = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, pair_of_row, ranks)
+    n_runs = np.bincount(pair_of_row, minlength=n_pairs).astype(np.int64)
+    first_row = np.full(n_pairs, -1, dtype=np.int64)
+    first_row[pair_of_row[::-1]] = np.arange(len(pair_of_row))[::-1]
+    return PoolCandidates(unique_keys, topics[first_row], docs[first_row], best, n_runs)
+
+
+def merge_candidates(parts: Sequence[PoolCandidates]) -> PoolCandidates:
+    """The candidates of several blocks of runs as one: best ranks the lowest, counts summed."""
+    if len(parts) == 1:
+        return parts[0]
+    keys = np.concatenate([p.keys for p in parts]) if parts else np.array([], dtype=str)
+    unique_keys, first, pair_of_row = np.unique(keys, return_index=True, return_inverse=True)
+    pair_of_row = pair_of_row.reshape(-1)
+    best = np.full(len(unique_keys), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, pair_of_row, np.concatenate([p.best_ranks for p in parts]) if parts else best[:0])
+    counts = np.concatenate([p.n_runs for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    n_runs = np.bincount(pair_of_row, weights=counts, minlength=len(unique_keys)).astype(np.int64)
+    topics = np.concatenate([p.topics for p in parts]) if parts else np.array([], dtype=str)
+    docs = np.concatenate([p.docs for p in parts]) if parts else np.array([], dtype=str)
+    return PoolCandidates(unique_keys, topics[first], docs[first], best, n_runs)
+
+
 def build_pool(
     runs: Sequence[RankedRun],
     *,
@@ -130,30 +208,15 @@ def build_pool(
 
     A depth pool may take per-topic depths (`depths`: {topic: k}, `depth` for the topics it does not name): each
     topic's pool is then the top k of its own, exactly the union of per-topic depth-k pools."""
-    if (depth is None) == (strata is None):
-        raise ValueError("give exactly one of depth or strata")
-    if depths and depth is None:
-        raise ValueError("per-topic depths need a depth pool (depth: the default for topics they do not name)")
-    if depth is not None:
-        low = min([depth, *(depths or {}).values()])
-        if low < 1:
-            raise ValueError(f"depth must be >= 1, got {low}")
-        strata = (Stratum(1, max([depth, *(depths or {}).values()]), 1.0),)
-    assert strata is not None
-    check_strata(strata)
-    run_index, topics, docs, ranks = rank_rows(runs)
-    keep = ranks <= strata[-1].last
-    if depths and depth is not None:
-        keep &= ranks <= topic_caps(topics, depths, depth)
-    run_index, topics, docs, ranks = run_index[keep], topics[keep], docs[keep], ranks[keep]
-    unique_keys, pair_of_row = np.unique(pair_keys(topics, docs), return_inverse=True)
-    n_pairs = len(unique_keys)
-    best = np.full(n_pairs, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(best, pair_of_row, ranks)
-    n_runs = np.bincount(pair_of_row, minlength=n_pairs)
-    first_row = np.full(n_pairs, -1, dtype=np.int64)
-    first_row[pair_of_row[::-1]] = np.arange(len(pair_of_row))[::-1]
-    pair_topics, pair_docs = topics[first_row], docs[first_row]
+    checked = pool_strata(depth=depth, strata=strata, depths=depths)
+    return sample_pool(pool_candidates(runs, checked, depth=depth, depths=depths), checked, seed=seed)
+
+
+def sample_pool(candidates: PoolCandidates, strata: Sequence[Stratum], *, seed: int = 0) -> PoolTable:
+    """The pool of the candidate pairs: each pair in the stratum of its best rank, each topic's strata sampled at
+    their rates and the sample shuffled for judging, seeded per topic (`seeding.topic_rng`)."""
+    pair_topics, pair_docs, best = candidates.topics, candidates.docs, candidates.best_ranks
+    n_pairs = len(candidates)
     lasts = np.array([s.last for s in strata])
     pair_strata = np.searchsorted(lasts, best) + 1
     sampled = np.zeros(n_pairs, dtype=bool)
@@ -174,7 +237,7 @@ def build_pool(
         strata=pair_strata[order],
         sampled=sampled[order],
         best_ranks=best[order],
-        n_runs=n_runs[order],
+        n_runs=candidates.n_runs[order],
         judging_order=judging_order[order],
     )
 

@@ -1,0 +1,93 @@
+"""Pooling and the analyses that read runs, in blocks of runs within a memory budget: the same pools and results,
+bit for bit, with blocks of one run as with every run in one block."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.services import analyses, campaigns, pools, run_blocks
+from app.storage.models import CampaignStatus, Evaluation, PoolItem, Run
+from tests.services.conftest import ORGANISER, evaluated_mixed, new_campaign
+
+TINY, WHOLE = 1e-9, 512.0  # budgets: blocks of one run; one block
+
+
+def pool_rows(session: Session, pool_id: int) -> list[tuple[object, ...]]:
+    """A stored pool's items, sorted."""
+    columns = (PoolItem.topic_id, PoolItem.docno, PoolItem.stratum, PoolItem.sampled, PoolItem.best_rank)
+    rows = session.execute(select(*columns, PoolItem.n_runs, PoolItem.judging_order).where(PoolItem.pool_id == pool_id))
+    return sorted(tuple(r) for r in rows)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pools.PoolSpec(kind="stratified", strata="1-3:1.0, 4-20:0.4", seed=7, order="mtc"),
+        pools.PoolSpec(kind="depth", depth=5, seed=8, order="move_to_front"),
+        pools.PoolSpec(kind="depth", depth=4, depths={"2": 1, "5": 9}, seed=9, order="hedge"),
+        pools.PoolSpec(kind="stratified", seed=10),
+    ],
+    ids=["stratified-mtc", "depth-move-to-front", "per-topic-depths-hedge", "trecvid-shuffled"],
+)
+def test_a_pool_built_in_blocks_of_one_run_is_the_pool_of_one_block(session: Session, spec: pools.PoolSpec) -> None:
+    made = new_campaign(session, n_topics=6)
+    rng = np.random.default_rng(4)
+    for i in range(5):
+        lines = []
+        for t in made.topics[: 6 - i % 3]:
+            docs = rng.permutation(40)[: 10 + 4 * i]
+            scores = rng.integers(0, 8, size=len(docs))  # ties: docno order decides
+            lines += [
+                f"{t} Q0 d{d} {r + 1} {s} r{i}\n"
+                for r, (d, s) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True))
+            ]
+        made.submit("".join(lines), name=f"r{i}")
+    campaigns.set_status(session, ORGANISER, made.id, CampaignStatus.closed)
+    runs = list(session.scalars(select(Run).where(Run.campaign_id == made.id)))
+    assert len(run_blocks.plan_blocks(runs, TINY)) == 5 and len(run_blocks.plan_blocks(runs, WHOLE)) == 1
+    previews = [pools.preview_pool(session, ORGANISER, made.id, spec, memory_mb=m) for m in (TINY, WHOLE)]
+    assert previews[0] == previews[1] and previews[0]["totals"]["pooled"] > 0  # type: ignore[index]
+    built = []
+    for memory_mb in (TINY, WHOLE):  # the second build replaces the first (nothing judged)
+        pool = pools.create_pool(session, ORGANISER, made.id, spec, memory_mb=memory_mb)
+        built.append(pool_rows(session, pool.id))
+    assert built[0] == built[1]
+    assert len(built[0]) == previews[0]["totals"]["pooled"]  # type: ignore[index]
+    session.rollback()
+
+
+@pytest.fixture(scope="module")
+def evaluated(module_session: Session) -> Evaluation:
+    """A 12-topic campaign of 9 runs with seeded imported qrels, evaluated."""
+    _, evaluation = evaluated_mixed(new_campaign(module_session, n_topics=12), ["AP", "P@10"])
+    return evaluation
+
+
+@pytest.mark.parametrize(
+    "kind, params",
+    [
+        ("pool-depth", {"measure": "AP", "max_depth": 12}),
+        ("pool-depth", {"measure": "P@10", "depth": 6, "outside": "keep"}),
+        ("leave-out", {"measure": "AP", "by": "run", "depth": 5}),
+        ("leave-out", {"by": "type"}),
+        ("judged-fraction", {}),
+        ("novelty", {}),
+    ],
+)
+def test_an_analysis_of_runs_in_blocks_of_one_run_is_that_of_one_block(
+    module_session: Session, evaluated: Evaluation, kind: str, params: dict[str, object]
+) -> None:
+    session = module_session
+    results = []
+    for memory_mb in (TINY, WHOLE):
+        job = analyses.start_analysis(session, ORGANISER, evaluated.campaign_id, kind, params)
+        done = analyses.run_analysis(session, job.id, memory_mb=memory_mb)
+        assert done.status == "done"
+        assert done.result is not None
+        results.append(done.result)
+    assert results[0] == results[1]
+    assert "r8" in repr(results[0])  # every run's numbers are in it
+    session.rollback()
