@@ -73,6 +73,9 @@ def serve_app(
 
         workers = start_embedded_worker(database.url, settings)
     app = create_app(settings, database.sessions)
+    from app.services import offload
+
+    offload.start(settings.parse_processes, settings.worker_niceness)  # upload parse processes, ready before uploads
     server = uvicorn.Server(
         uvicorn.Config(
             app, host=host, port=port, log_level="warning" if demo is not None else "info", timeout_graceful_shutdown=10

@@ -5,7 +5,9 @@ same server process waits for it. Here such work runs in a small pool of process
 first use, at the workers' lower CPU priority), so the server's threads keep the GIL and the kernel favours them over
 the parsing. With `processes=0` the work runs in the calling thread (as tests and one-off scripts may prefer).
 
-The pool belongs to the server process: its processes exit with it (and on their own if it is killed).
+The pool belongs to the server process: its processes exit with it (and on their own if it is killed). `start` makes
+it ahead of the first request (a process takes a second or more to start and import the parsers), as `trecpool serve`
+does.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
@@ -38,6 +40,23 @@ def call(processes: int, niceness: int, function: Callable[..., T], *args: objec
     except BrokenProcessPool:
         _discard()
         return _executor(processes, niceness).submit(function, *args).result()
+
+
+def start(processes: int, niceness: int, *, wait: bool = False) -> None:
+    """Start the pool's `processes` processes now, each importing the upload parsers (`wait`: until they have)."""
+    if processes <= 0 or multiprocessing.current_process().daemon:
+        return
+    executor = _executor(processes, niceness)
+    ready: list[Future[None]] = [executor.submit(_warm) for _ in range(processes)]  # each call spawns a process
+    if wait:
+        for future in ready:
+            future.result()
+
+
+def _warm() -> None:
+    """In a pool process: import what reading an upload needs, ahead of the first upload."""
+    from app.evaluation.formats import trec_files  # noqa: F401 - imported for its cost
+    from app.services import run_files  # noqa: F401
 
 
 def shutdown() -> None:

@@ -78,3 +78,29 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def _children() -> dict[int, str]:
+    """This process's child processes: pid and command line."""
+    found = {}
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        with open(f"/proc/{os.getpid()}/task/{task}/children") as listing:
+            for pid in map(int, listing.read().split()):
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    found[pid] = cmdline.read().replace(b"\0", b" ").decode()
+    return found
+
+
+def test_start_makes_the_pool_processes_before_any_call():
+    before = _children()
+    offload.start(2, 3, wait=True)
+    started = {pid for pid, cmdline in _children().items() if pid not in before and "spawn_main" in cmdline}
+    assert len(started) == 2
+    pid, niceness = offload.call(2, 3, _where)
+    assert pid in started and niceness == os.nice(0) + 3
+
+
+def test_start_without_processes_starts_nothing():
+    before = _children()
+    offload.start(0, 3, wait=True)
+    assert _children() == before
