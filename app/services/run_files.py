@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 import zlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from app.evaluation.errors import FormatError
 from app.evaluation.explanations import Explanation
 from app.services.validation import in_line_order
 from app.storage.models import TaskKind
+from app.storage.run_store import COMPRESSION_LEVEL
 
 SOURCE = "run file"
 _EMPTY_TEXT = np.zeros(0, dtype=object)
@@ -67,13 +69,25 @@ class UploadReport:
 
 
 def inspect_upload(
-    data: bytes, fmt: str, *, max_errors: int, topic_numbers: frozenset[str], max_results: int
+    data: bytes, fmt: str, *, max_errors: int, topic_numbers: frozenset[str], max_results: int, with_ids: bool = True
 ) -> UploadReport:
-    """Read an upload and check it against the campaign's topics and result limit, and compress it for storage."""
-    parsed = scan(data, fmt, max_errors=max_errors)
-    against_campaign = check_against_campaign(parsed, topic_numbers, max_results)
-    values, kind = (parsed.moments.videos, "video") if parsed.moments is not None else (_docs(parsed), "shot")
-    ids, id_of_row = np.unique(np.asarray(values).astype(str), return_inverse=True)
+    """Read an upload and check it against the campaign's topics and result limit, and compress it for storage.
+
+    The file is hashed and compressed in a second thread while it is read (zlib and hashlib let go of the GIL).
+    `with_ids`: work out the distinct shot (or video) ids, which only a check against a collection needs (else
+    `ids` and `id_of_row` are empty).
+    """
+    stored: dict[str, Any] = {}
+    packing = threading.Thread(target=_pack, args=(data, stored), name="compress-upload")
+    packing.start()
+    try:
+        parsed = scan(data, fmt, max_errors=max_errors)
+        against_campaign = check_against_campaign(parsed, topic_numbers, max_results)
+        kind = "video" if parsed.moments is not None else "shot"
+        ids, id_of_row = distinct_ids(parsed) if with_ids else (_EMPTY_TEXT.astype(str), _EMPTY_LINES)
+        topics = parsed.topics.astype(str)
+    finally:
+        packing.join()
     return UploadReport(
         tag=parsed.tag,
         attributes=parsed.attributes,
@@ -81,14 +95,39 @@ def inspect_upload(
         errors=in_line_order(parsed.errors, against_campaign),
         complete=parsed.complete,
         n_rows=parsed.n_rows,
-        n_topics=len(np.unique(parsed.topics.astype(str))),
+        n_topics=len(np.unique(topics)),
         ids=ids,
-        id_of_row=id_of_row.reshape(-1).astype(np.int64),
+        id_of_row=id_of_row,
         lines=np.asarray(parsed.lines, dtype=np.int64),
         id_kind=kind,
-        sha256=hashlib.sha256(data).hexdigest(),
-        content=zlib.compress(data, 1),
+        sha256=stored["sha256"],
+        content=stored["content"],
     )
+
+
+def _pack(data: bytes, into: dict[str, Any]) -> None:
+    """The upload's SHA-256 and its bytes as stored (zlib at the store's level), into `into`."""
+    into["sha256"] = hashlib.sha256(data).hexdigest()
+    into["content"] = zlib.compress(data, COMPRESSION_LEVEL)
+
+
+def distinct_ids(parsed: ParsedRun) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct shot (or video) ids of a parsed run (in no particular order), and per row its index among them.
+
+    A shot run read by the fast path carries 64-bit hashes of its docnos: the ids are told apart by those (an integer
+    sort, not a string one), and checked against the docnos themselves; a collision, or a run without hashes, falls
+    back to sorting the strings.
+    """
+    values = np.asarray(parsed.moments.videos if parsed.moments is not None else _docs(parsed)).astype(str)
+    hashes = parsed.trec.doc_hashes if parsed.trec is not None else None
+    if hashes is not None:
+        _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        ids = values[first]
+        if np.array_equal(ids[inverse], values):  # no two docnos share a hash
+            return ids, inverse.astype(np.int64)
+    ids, inverse = np.unique(values, return_inverse=True)
+    return ids, inverse.reshape(-1).astype(np.int64)
 
 
 def _docs(parsed: ParsedRun) -> np.ndarray:

@@ -202,6 +202,7 @@ def submit_run(
             [{"field": "format", "message": f"not allowed for task kind {campaign.task_kind.value}"}],
         )
     topic_ids = topic_ids_by_number(session, campaign.id)
+    collection = has_collection(session, campaign.id)
     report = offload.call(
         cpu.processes,
         cpu.niceness,
@@ -210,12 +211,14 @@ def submit_run(
             max_errors=max_errors,
             topic_numbers=frozenset(topic_ids),
             max_results=campaign.max_results,
+            with_ids=collection,
         ),
         submission.data,
         fmt,
     )
     meta, field_errors = given.completed(report.attributes)
-    errors = in_line_order(report.errors, _unknown_in_collection(session, campaign.id, report, max_errors))
+    missing = _unknown_in_collection(session, campaign.id, report, max_errors) if collection else []
+    errors = in_line_order(report.errors, missing)
     if field_errors or errors:
         raise invalid_upload("run file", field_errors, errors, max_errors, at_least=not report.complete)
     _check_quota(session, campaign, team, meta.name, lock=True)  # again, under the team's lock, just before writing
@@ -248,8 +251,8 @@ def _unknown_in_collection(
     session: Session, campaign_id: int, report: run_files.UploadReport, limit: int
 ) -> list[tuple[int, str]]:
     """Line errors (the first `limit`, in file order) for shots (or videos) of a run upload that the campaign's
-    collection lacks; none when the campaign has no collection."""
-    if report.n_rows == 0 or not has_collection(session, campaign_id):
+    collection lacks (the caller knows the campaign has a collection)."""
+    if report.n_rows == 0:
         return []
     column = "video_id" if report.id_kind == "video" else "shot_id"
     query = text(
