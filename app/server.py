@@ -41,6 +41,7 @@ from app.web import (
     console,
     console_pools,
     console_results,
+    console_series,
     docs,
     login,
     mark_page,
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None, session_factory: sessionmaker[S
     app.include_router(console.make_router(public(), get_session, read_limited))  # /console/: the organiser's pages
     app.include_router(console_pools.make_router(public(), get_session, read_limited))  # pool, judging, adjudication
     app.include_router(console_results.make_router(public(), get_session, read_limited))  # qrels, evaluations, board
+    app.include_router(console_series.make_router(public(), get_session, read_limited))  # series, progress sets
     docs.install_docs(app, public())
     install_error_handlers(app)
 

@@ -2,8 +2,8 @@
 scrolls sideways at 390 px and at 1280x800, each page in the state its user sees (signed in, a shot to judge, an item
 to mark, the organiser's panel loaded), with a screenshot at both sizes. PAGES lists the pages and the test that checks
 each; a GET route of the app outside /api/ (JSON twins aside) in neither PAGES nor NOT_PAGES fails here, so a new
-page cannot go without a browser check. (The organiser console's pool, judging, adjudication, qrels, evaluations and
-board pages are checked by their own modules.)"""
+page cannot go without a browser check. (The organiser console's pool, judging, adjudication, qrels, evaluations,
+board and series pages are checked by their own modules.)"""
 
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ NOT_PAGES = {
     "/console": "a redirect to /console/",
     "/team/runs/{run_id}/download": "the run file, as text",
 }
-# the organiser console's pool, judging, adjudication, qrels, evaluations and board pages, and their downloads: their
-# own modules' tests check them
-OTHER_MODULES = ("app.web.console_pools", "app.web.console_results")
+# the organiser console's pool, judging, adjudication, qrels, evaluations, board and series pages, and their
+# downloads: their own modules' tests check them
+OTHER_MODULES = ("app.web.console_pools", "app.web.console_results", "app.web.console_series")
 # error pages (no route of their own): the console's error page at each status, and the server's 500/503 page
 ERRORS = ("401", "403", "404", "unavailable")
 
