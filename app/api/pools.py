@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from app.api.security import Organiser, SessionDep
@@ -195,18 +195,22 @@ def pool_spec(body: PoolIn) -> pools.PoolSpec:
 
 
 @router.post("/campaigns/{campaign_id}/pools", status_code=201, response_model=PoolOut)
-def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser) -> PoolOut:
+def build_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser, request: Request) -> PoolOut:
     """Build the pool of a closed campaign (reproducible from the returned seed)."""
-    pool = pools.create_pool(session, principal, campaign_id, pool_spec(body))
+    memory_mb = request.app.state.settings.job_memory_mb  # runs are read in blocks of about this much
+    pool = pools.create_pool(session, principal, campaign_id, pool_spec(body), memory_mb=memory_mb)
     session.commit()
     return _out(session, pool)
 
 
 @router.post("/campaigns/{campaign_id}/pools/preview", response_model=PoolPreviewOut)
-def preview_pool(campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def preview_pool(
+    campaign_id: Id, body: PoolIn, session: SessionDep, principal: Organiser, request: Request
+) -> dict[str, object]:
     """The pool a build with this body would store, per topic and stratum (pooled and sampled items) and in total,
     with its seed (drawn when the body has none): nothing is stored; the same checks and errors as a build."""
-    return pools.preview_pool(session, principal, campaign_id, pool_spec(body))
+    memory_mb = request.app.state.settings.job_memory_mb
+    return pools.preview_pool(session, principal, campaign_id, pool_spec(body), memory_mb=memory_mb)
 
 
 @router.get("/pools/{pool_id}", response_model=PoolOut)

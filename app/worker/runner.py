@@ -133,6 +133,8 @@ def run_job(runtime: Runtime, model: jobs.JobModel, job_id: int) -> None:
                     memory_mb=runtime.settings.job_memory_mb,
                     fan_out=lambda blocks: jobs.enqueue_blocks(session, _evaluation(session, job_id), blocks),
                 )
+            elif model is jobs.AnalysisJob:  # reads runs in blocks within the memory budget
+                analyses.run_analysis(session, job_id, report, memory_mb=runtime.settings.job_memory_mb)
             else:
                 WORK[model](session, job_id, report)
             with session_scope(runtime.sessions) as other:  # the last report, before the result is committed
