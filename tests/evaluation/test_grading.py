@@ -9,7 +9,7 @@ from app.evaluation.fast.hashing import KeyTable, hash_strings
 from app.evaluation.formats.trec_files import parse_trec_run
 from app.evaluation.grading import fast_path as grading
 from app.evaluation.grading.fast_path import grade_runs
-from app.evaluation.grading.grade_matrix import PADDING, GradeMatrix, grade_matrix
+from app.evaluation.grading.grade_matrix import PADDING, GradeMatrix, grade_dtype, grade_matrix
 from app.evaluation.grading.run_order import run_order
 from app.evaluation.measures.evaluate import evaluate, evaluate_prepared
 from app.evaluation.records import Qrels, RunTable
@@ -187,13 +187,44 @@ def test_doc_hash_kinds_agree_within_one_grading() -> None:
     assert ours.grades[:, 0, :2].tolist() == [[2, 1], [1, PADDING]]
 
 
-def test_run_rows_of_another_topic_with_a_colliding_key_are_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(grading, "_topic_hashes", lambda names: np.zeros(len(names), dtype=np.uint64))
+def test_run_rows_of_another_topic_are_not_taken_for_a_docno_judged_elsewhere() -> None:
     run = parse_trec_run("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n2 Q0 a 1 2 r\n2 Q0 c 2 1 r\n")
     qrels = Qrels(np.array(["1", "2"]), np.array(["a", "c"]), np.array([2, 1]))  # (2, a) is not judged
     ours = grade_runs([run], qrels)
     assert ours is not None
     assert ours.grades[0].tolist() == [[2, -9], [-9, 1]]
     assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts([run]), qrels))
-    judged_twice = Qrels(np.array(["1", "2"]), np.array(["a", "a"]), np.array([2, 1]))  # one key, two pairs
-    assert grade_runs([run], judged_twice) is None
+
+
+def test_a_docno_judged_in_many_topics_gets_each_topics_grade() -> None:
+    # the judged topics of one docno are searched by halving: 1 to 9 of them, each topic its own grade
+    topics = [str(t) for t in range(9)]
+    for judged in range(1, 10):
+        qrels = Qrels(np.array(topics[:judged]), np.array(["a"] * judged), np.arange(judged) % 3)
+        run = parse_trec_run("".join(f"{t} Q0 a 1 1 r\n{t} Q0 b 2 0.5 r\n" for t in reversed(topics)))
+        ours = grade_runs([run], qrels)
+        assert ours is not None
+        assert ours.grades[0, :, 0].tolist() == [t % 3 for t in range(judged)]
+        assert_same_grades(ours, grade_matrix(prepare_runs_with_dicts([run]), qrels))
+
+
+def test_grades_take_the_smallest_dtype_holding_them_and_the_sentinels() -> None:
+    run = parse_trec_run("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n")
+    for grades, dtype in (([2, 0], np.int8), ([127, -1], np.int8), ([128, 0], np.int16), ([1, -40000], np.int32)):
+        qrels = Qrels(np.array(["1", "1"]), np.array(["a", "b"]), np.array(grades))
+        ours = grade_runs([run], qrels)
+        assert ours is not None
+        reference = grade_matrix(prepare_runs_with_dicts([run]), qrels)
+        assert ours.grades.dtype == reference.grades.dtype == dtype
+        assert ours.grades[0, 0].tolist() == grades
+    assert grade_dtype(np.array([2**31 - 1])) == np.int32 and grade_dtype(np.array([2**31])) == np.int64
+    assert grade_dtype(np.zeros(0, np.int64)) == np.int8
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_judged_cells_are_the_judged_grades_in_matrix_order(seed: int) -> None:
+    ours = grade_runs(random_runs(seed), random_qrels(seed, stratified=True), 9)
+    assert ours is not None and ours.judged_cells is not None
+    flat, grades = ours.judged_cells
+    assert flat.tolist() == np.flatnonzero(ours.grades.reshape(-1) >= 0).tolist()
+    assert grades.tolist() == ours.grades.reshape(-1)[flat].tolist()

@@ -16,6 +16,18 @@ from app.evaluation.records import Qrels
 
 NOT_POOLED = -9  # grade of a retrieved doc absent from the qrels
 PADDING = -10  # grade past the end of a ranked list
+_GRADE_DTYPES = (np.int8, np.int16, np.int32, np.int64)
+
+
+def grade_dtype(grades: np.ndarray) -> np.dtype:
+    """The smallest signed integer dtype holding these qrels grades and the sentinels (int8 for usual grades)."""
+    low = min(int(grades.min(initial=0)), NOT_POOLED, PADDING)
+    high = int(grades.max(initial=0))
+    for dtype in _GRADE_DTYPES:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -37,7 +49,7 @@ class JudgedTopics:
 class GradeMatrix:
     """Grades (and strata) at each rank of every run x topic, against one qrels."""
 
-    grades: np.ndarray  # int64 [n_run, n_topic, depth]; NOT_POOLED if not in qrels, PADDING past the end
+    grades: np.ndarray  # grade_dtype [n_run, n_topic, depth]; NOT_POOLED if not in qrels, PADDING past the end
     strata: np.ndarray | None  # int64 [n_run, n_topic, depth]; stratum index (0..) or -1 if not pooled
     lengths: np.ndarray  # int64 [n_run, n_topic]
     answered: np.ndarray  # bool [n_run, n_topic], the run has the topic
@@ -99,7 +111,8 @@ def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
 
     # Grade (and stratum) of each pair id: find each qrels row's pair by (topic, doc) key.
     n_pair = len(prepared.pair_topic)
-    pair_grade = np.full(n_pair + 1, NOT_POOLED, dtype=np.int64)  # last slot: padding lookups
+    q_grades = np.asarray(qrels.grades)
+    pair_grade = np.full(n_pair + 1, NOT_POOLED, dtype=grade_dtype(q_grades))  # last slot: padding lookups
     pair_grade[n_pair] = PADDING
     pair_stratum = np.full(n_pair + 1, -1, dtype=np.int64)
     if n_pair:
@@ -112,7 +125,7 @@ def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
         where = np.searchsorted(pair_key, q_key)
         where = np.minimum(where, n_pair - 1)
         found = pair_key[where] == q_key
-        pair_grade[where[found]] = np.asarray(qrels.grades, dtype=np.int64)[usable][found]
+        pair_grade[where[found]] = q_grades[usable][found]
         pair_stratum[where[found]] = stratum_index[usable][found]
 
     depth = prepared.depth

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -17,10 +18,22 @@ class RunOrder:
     rows: np.ndarray | None  # int64 row indices in ranked order; None when the file is in that order already
     topics: list[str]  # the topic of each segment, each topic once
     bounds: np.ndarray  # int64 [len(topics) + 1]: segment i is ranked rows bounds[i]:bounds[i + 1]
+    contiguous: bool = True  # the file lists each topic's rows together: segment i holds file rows bounds[i]:... too
 
     def ranked(self, values: np.ndarray) -> np.ndarray:
         """A per-row array of the run in ranked order."""
         return values if self.rows is None else values[self.rows]
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        """int [n]: the ranked position of each row in file order (the inverse of `rows`; int32 below 2**31 rows)."""
+        n = int(self.bounds[-1])
+        dtype = np.int32 if n < 2**31 else np.int64
+        if self.rows is None:
+            return np.arange(n, dtype=dtype)
+        out = np.empty(n, dtype=dtype)
+        out[self.rows] = np.arange(n, dtype=dtype)
+        return out
 
 
 def run_order(run: RunTable) -> RunOrder:
@@ -37,13 +50,16 @@ def _compute_order(run: RunTable) -> RunOrder:
     starts = np.concatenate(([0], np.flatnonzero(_changes(topics)) + 1))
     first_seen: dict[str, int] = {}
     segment_topic = [first_seen.setdefault(str(name), len(first_seen)) for name in topics[starts].tolist()]
-    topic_id = np.repeat(np.array(segment_topic, dtype=np.int64), np.diff(np.append(starts, n)))
+    dtype = np.int16 if len(first_seen) < 2**15 else np.int64  # a narrow id: fewer bytes for every pass
+    topic_id = np.repeat(np.array(segment_topic, dtype=dtype), np.diff(np.append(starts, n)))
     rows = ranked_order(topic_id, run.scores, np.asarray(run.docs))
-    if rows is not None:
+    contiguous = len(starts) == len(first_seen)  # one segment per topic: ranking moves rows within segments only
+    if rows is not None and not contiguous:
         topic_id = topic_id[rows]
         starts = np.concatenate(([0], np.flatnonzero(topic_id[1:] != topic_id[:-1]) + 1))
     names = list(first_seen)
-    return RunOrder(rows, [names[i] for i in topic_id[starts].tolist()], np.append(starts, n).astype(np.int64))
+    bounds = np.append(starts, n).astype(np.int64)
+    return RunOrder(rows, [names[i] for i in topic_id[starts].tolist()], bounds, contiguous)
 
 
 def _changes(values: np.ndarray) -> np.ndarray:
