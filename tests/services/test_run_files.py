@@ -69,29 +69,11 @@ def test_an_empty_moment_run_has_no_rows_and_one_error() -> None:
     assert np.asarray(parsed.topics).size == 0
 
 
-def _distinct(parsed: run_files.ParsedRun) -> list[str]:
-    """The run's ids row by row, as distinct_ids gives them back (ids[id_of_row])."""
-    ids, id_of_row = run_files.distinct_ids(parsed)
-    assert len(set(ids.tolist())) == len(ids)  # each id once
-    return ids[id_of_row].tolist()
-
-
-def test_distinct_ids_by_docno_hashes_give_each_row_its_own_docno() -> None:
+def test_distinct_ids_are_sorted_and_give_each_row_its_own_docno() -> None:
     rows = [("1", "s1_2"), ("2", "s1_2"), ("1", "s9_1"), ("2", "s0_0"), ("1", "s0_0")]
-    parsed = run_files.scan(trec(rows), "trec", max_errors=50)
-    assert parsed.trec.doc_hashes is not None  # the fast path's hashes are what is used
-    assert _distinct(parsed) == ["s1_2", "s1_2", "s9_1", "s0_0", "s0_0"]
-
-
-def test_distinct_ids_survive_colliding_hashes_and_runs_without_hashes() -> None:
-    from app.evaluation.records import RunTable
-
-    docs = np.array(["a", "b", "a", "c"])
-    table = RunTable("t", np.array(["1", "1", "2", "2"]), docs, np.arange(1, 5), np.ones(4), np.arange(1, 5))
-    parsed = run_files.ParsedRun(tag="t", topics=table.topics, lines=table.lines, trec=table)
-    assert _distinct(parsed) == ["a", "b", "a", "c"]  # no hashes: the strings are sorted
-    table.with_doc_hashes(np.zeros(4, dtype=np.uint64))  # every docno "collides"
-    assert _distinct(parsed) == ["a", "b", "a", "c"]
+    ids, id_of_row = run_files.distinct_ids(run_files.scan(trec(rows), "trec", max_errors=50))
+    assert ids.tolist() == ["s0_0", "s1_2", "s9_1"]
+    assert ids[id_of_row].tolist() == ["s1_2", "s1_2", "s9_1", "s0_0", "s0_0"]
 
 
 def test_an_inspected_upload_is_hashed_and_compressed_as_stored_and_ids_only_when_asked() -> None:
