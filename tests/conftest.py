@@ -72,7 +72,13 @@ def is_lint(item: pytest.Item) -> bool:
 # contiguous share and an idle one takes half of another's rest, so a run ends on quick tests and neither process
 # waits long for the other's last one. Keeping a module together builds its module-scoped fixtures once.
 SLOW_FIXTURES = ("browser", "live_server", "spawn_worker")
-SLOW_MODULES = ("test_install.py", "test_schemathesis.py", "test_judging_orders.py")
+SLOW_MODULES = (
+    "test_install.py",
+    "test_schemathesis.py",
+    "test_judging_orders.py",
+    "test_scale_bench.py",
+    "test_fan_out.py",
+)
 # The readers of session-scoped state come first of all, one after the other: no other module's test (the schemathesis
 # fuzzing, say, which reaches whatever the database holds) runs between the state's making and its reading.
 SESSION_STATE = ("small_demo",)
