@@ -10,7 +10,10 @@ compress step (run_files.inspect_upload) on the same files next to the floor: re
 hand (pyarrow's CSV reader, else pandas' C reader, else bytes.split), and the end-to-end rate as a share of it. The
 load average at the start is printed: compare runs on a quiet machine.
 
-    .venv/bin/python scripts/bench/ingest.py [--runs 10]
+With --collection the campaign gets a master shot reference of every shot the runs can name (1,000,000 shots), and
+each upload is also checked against it.
+
+    .venv/bin/python scripts/bench/ingest.py [--runs 10] [--collection]
 """
 
 from __future__ import annotations
@@ -149,6 +152,7 @@ def main() -> None:
     """Run both timings and print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--collection", action="store_true", help="check the uploads against a 1M-shot collection")
     args = parser.parse_args()
     load = os.getloadavg()
     url = os.environ.get("DATABASE_URL") or start_embedded(Path(tempfile.mkdtemp(prefix="trecpool-bench-")))
@@ -173,6 +177,9 @@ def main() -> None:
             f"/api/campaigns/{campaign}/topics",
             json=[{"number": str(t), "title": f"t{t}"} for t in range(1, N_TOPICS + 1)],
         ).raise_for_status()
+        if args.collection:
+            shots = "".join(f"shot{s // 200}_{s % 200}\tv{s // 200}\t0\t1\n" for s in range(1_000_000))
+            http.put(f"/api/campaigns/{campaign}/collection", files={"file": shots.encode()}).raise_for_status()
         http.post(f"/api/campaigns/{campaign}/open").raise_for_status()
         team = http.post(f"/api/campaigns/{campaign}/teams", json={"name": "bench"}).json()["id"]
 
@@ -212,6 +219,7 @@ def main() -> None:
     rest_rate = n_lines / rest_seconds
     orm_rate = len(rows) / orm_seconds
     print(f"load average at the start: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min); {os.cpu_count()} CPUs")
+    print("checked against a collection of 1,000,000 shots" if args.collection else "no collection (--collection)")
     print(f"first upload after start (untimed): {first:.2f} s; then per upload: median {np.median(seconds):.3f} s")
     print(
         f"REST upload (parse + validate + store, end to end): {n_lines:,} lines in {rest_seconds:.2f} s "
