@@ -11,6 +11,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
+    Column,
     DateTime,
     Double,
     Enum,
@@ -20,12 +21,13 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 NAMING = {
@@ -580,18 +582,48 @@ class Evaluation(JobState, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-class Score(Base):
-    """One number: run x topic (or 'all') x measure, for an evaluation."""
+class ScoreArray(Base):
+    """A run's values of one measure in an evaluation, one per topic of the evaluation's order (`ScoreTopics`):
+    per_topic[i] is the value of topics[i], NULL where the run has none (a shorter array: NULL beyond its end)."""
 
-    __tablename__ = "scores"
+    __tablename__ = "score_arrays"
 
     evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True)
-    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
-    measure: Mapped[str] = mapped_column(String(64), primary_key=True)
-    topic: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[float] = mapped_column(Double)
+    measure: Mapped[str] = mapped_column(String(64), primary_key=True)  # (evaluation, measure): one board's range
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True, index=True)
+    per_topic: Mapped[list[float | None]] = mapped_column(ARRAY(Double))
 
-    __table_args__ = (Index("ix_scores_measure", "evaluation_id", "measure"),)  # one measure's per-topic table
+
+class ScoreTopics(Base):
+    """An evaluation's topic order, which its score arrays index ('all' is the run's mean); only ever appended to."""
+
+    __tablename__ = "score_topics"
+
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True)
+    topics: Mapped[list[str]] = mapped_column(ARRAY(String(64)))
+
+
+VIEWS = MetaData()  # views the migrations make: neither created from the models nor compared with the tables
+
+
+class Score(Base):
+    """One number: run x topic (or 'all') x measure, for an evaluation: a row of the view `scores`, which unnests
+    the score arrays (read only; services.score_store writes them)."""
+
+    __table__ = Table(
+        "scores",
+        VIEWS,
+        Column("evaluation_id", Integer, ForeignKey(Evaluation.__table__.c.id), primary_key=True),
+        Column("run_id", Integer, ForeignKey(Run.__table__.c.id), primary_key=True),
+        Column("measure", String(64), primary_key=True),
+        Column("topic", String(64), primary_key=True),
+        Column("value", Double),
+    )
+    evaluation_id: Mapped[int]
+    run_id: Mapped[int]
+    measure: Mapped[str]
+    topic: Mapped[str]
+    value: Mapped[float]
 
 
 class RunMean(Base):

@@ -13,12 +13,13 @@ from tests.services.conftest import ORGANISER
 
 
 def tables_with_run_id(session) -> list[str]:  # type: ignore[no-untyped-def]
-    """Every table that has a run_id column."""
+    """Every table that has a run_id column (not the view `scores`, whose rows are score_arrays')."""
     return list(
         session.scalars(
             text(
-                "SELECT table_name FROM information_schema.columns "
-                "WHERE table_schema = 'public' AND column_name = 'run_id' ORDER BY table_name"
+                "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t "
+                "USING (table_schema, table_name) WHERE c.table_schema = 'public' AND c.column_name = 'run_id' "
+                "AND t.table_type = 'BASE TABLE' ORDER BY c.table_name"
             )
         )
     )
@@ -56,7 +57,7 @@ def test_deleting_a_run_leaves_nothing(make_campaign):
     runs.delete_run(session, ORGANISER, gone_id)
     session.commit()
     tables = tables_with_run_id(session)
-    assert {"scores", "run_means", "pool_runs"} <= set(tables)
+    assert {"score_arrays", "run_means", "pool_runs"} <= set(tables)
     for table in tables:
         left = session.scalar(text(f"SELECT count(*) FROM {table} WHERE run_id = :r"), {"r": gone_id})
         assert left == 0, table
@@ -65,15 +66,15 @@ def test_deleting_a_run_leaves_nothing(make_campaign):
     assert kept == 2 * (len(campaign.topics) + 1) and evaluation.id
 
 
-@pytest.mark.parametrize("table", ["scores", "run_means"])
+@pytest.mark.parametrize("table", ["score_arrays", "run_means"])
 def test_rows_for_a_missing_run_are_refused(make_campaign, sessions, table):
     campaign = make_campaign()
     campaign.submit("1 Q0 d1 1 2.0 r\n")
     campaigns.set_status(campaign.session, ORGANISER, campaign.id, CampaignStatus.closed)
     evaluation = evaluated(campaign)
     missing = campaign.session.scalar(select(func.max(Run.id))) + 1000
-    columns = "evaluation_id, run_id, measure, value" + (", topic" if table == "scores" else "")
-    values = ":e, :r, 'AP', 0.5" + (", 'all'" if table == "scores" else "")
+    columns = "evaluation_id, run_id, measure, " + ("per_topic" if table == "score_arrays" else "value")
+    values = ":e, :r, 'AP', " + ("'{0.5}'" if table == "score_arrays" else "0.5")
     with sessions() as session, pytest.raises(IntegrityError, match="foreign key"):
         session.execute(text(f"INSERT INTO {table} ({columns}) VALUES ({values})"), {"e": evaluation.id, "r": missing})
         session.flush()
