@@ -19,7 +19,7 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from app.services import archive_analyses, archive_moments, archive_series
+from app.services import archive_analyses, archive_moments, archive_series, score_store
 from app.services.archive import (
     CAMPAIGN_FIELDS,
     EVALUATION_FIELDS,
@@ -311,8 +311,13 @@ class _Importer:
         self.copy("qrels_entries", (*names, "human_grade", "verification_probability"), columns)
 
     def _rows_scores(self, line: int, c: Sequence[Sequence[object]]) -> None:
-        columns = [self.refs("evaluation", c[0], line), self.refs("run", c[1], line), *c[2:]]
-        self.copy("scores", ("evaluation_id", "run_id", "measure", "topic", "value"), columns)
+        evaluations = [self.ref("evaluation", e, line) for e in c[0]]
+        runs = [self.ref("run", r, line) for r in c[1]]
+        for evaluation_id in dict.fromkeys(evaluations):  # score arrays (score_store), an evaluation at a time
+            rows = [k for k, e in enumerate(evaluations) if e == evaluation_id]
+            measures, topics = [str(c[2][k]) for k in rows], [str(c[3][k]) for k in rows]
+            values = [float(c[4][k]) for k in rows]  # type: ignore[arg-type]
+            score_store.write_rows(self.session, evaluation_id, [runs[k] for k in rows], measures, topics, values)
 
     def _rows_run_means(self, line: int, c: Sequence[Sequence[object]]) -> None:
         columns = [self.refs("evaluation", c[0], line), self.refs("run", c[1], line), *c[2:]]

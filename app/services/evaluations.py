@@ -23,7 +23,7 @@ from app.evaluation.moments import (
     parse_moment_measure,
 )
 from app.evaluation.records import Qrels
-from app.services import score_intervals
+from app.services import score_intervals, score_store
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -218,20 +218,8 @@ def evaluate_block(
     table = evaluate(judged, tables, names, max_results=campaign.max_results, names=[str(r) for r in run_ids]).to_dict()
     del tables
     progress(1.0)
-    session.execute(delete(Score).where(Score.evaluation_id == evaluation.id, Score.run_id.in_(list(run_ids))))
-    run_col, measure_col, topic_col, value_col = [], [], [], []
-    for run_id in run_ids:
-        for measure, per_topic in table.get(str(run_id), {}).items():
-            run_col += [run_id] * len(per_topic)
-            measure_col += [measure] * len(per_topic)
-            topic_col += list(per_topic)
-            value_col += list(per_topic.values())
-    copy_rows(
-        session,
-        "scores",
-        ("evaluation_id", "run_id", "measure", "topic", "value"),
-        [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
-    )
+    score_store.delete_scores(session, evaluation.id, run_ids)
+    score_store.write_table(session, evaluation.id, run_ids, table)
 
 
 def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequence[int]) -> bool:
@@ -253,8 +241,7 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
     evaluation.progress = 0.1 + 0.8 * len(done) / blocks["n"]
     session.flush()
     if len(done) == blocks["n"]:
-        stored = select(Score.run_id).where(Score.evaluation_id == evaluation_id).distinct().order_by(Score.run_id)
-        evaluated = list(session.scalars(stored))
+        evaluated = score_store.stored_runs(session, evaluation_id)
         reduce_evaluation(session, evaluation, evaluated, split_blocks([(r, 1) for r in evaluated], len(run_ids)))
     return True
 
@@ -377,22 +364,10 @@ def _store_scores(
     names: Sequence[str],
     estimators: Mapping[str, str],
 ) -> None:
-    """COPY the nested {run id: {measure: {topic: value}}} into scores, and each run's means into run_means."""
-    session.execute(delete(Score).where(Score.evaluation_id == evaluation.id))
+    """Store the nested {run id: {measure: {topic: value}}} as score arrays, and each run's means into run_means."""
+    score_store.delete_scores(session, evaluation.id)
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
-    run_col, measure_col, topic_col, value_col = [], [], [], []
-    for run_id in run_ids:
-        for measure, per_topic in table.get(str(run_id), {}).items():
-            run_col += [run_id] * len(per_topic)
-            measure_col += [measure] * len(per_topic)
-            topic_col += list(per_topic)
-            value_col += list(per_topic.values())
-    copy_rows(
-        session,
-        "scores",
-        ("evaluation_id", "run_id", "measure", "topic", "value"),
-        [np.full(len(run_col), evaluation.id), run_col, measure_col, topic_col, np.array(value_col, dtype=np.float64)],
-    )
+    score_store.write_table(session, evaluation.id, run_ids, table)
     _store_means(session, evaluation, run_ids, table, found, names, estimators)
 
 
