@@ -1,8 +1,9 @@
 """Reading stored scores: an evaluation's numbers as arrays, the measure a caller means, where the numbers come from.
 
 What boards, reports, publication, analyses and charts read; none of them writes here. Every number of an
-evaluation (`score_table`, one COPY) or what one board shows (`leaderboard_table`: the per-run means of
-`run_means` and one measure's per-topic values). A run absent from a topic, or a measure absent from a run, is NaN.
+evaluation (`score_table`, its score arrays in one query: `score_store`) or what one board shows
+(`leaderboard_table`: the per-run means of `run_means` and one measure's per-topic values, one index range). A run
+absent from a topic, or a measure absent from a run, is NaN.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from psycopg import sql
-from sqlalchemy import Row, bindparam, func, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, object_session
 
 from app.evaluation.errors import MeasureError
@@ -26,7 +26,7 @@ from app.services.errors import InvalidInput, NotFound
 from app.services.evaluations import latest_done
 from app.services.qrels import judges_of, order_mark, unjudged_note
 from app.services.score_intervals import RunIntervals
-from app.storage.bulk import copy_out
+from app.services.score_store import read_scores
 from app.storage.models import Campaign, Evaluation, QrelsVersion, Run, TaskKind, Team, Topic
 
 ALL = "all"  # the topic column of a run's mean
@@ -70,30 +70,23 @@ def json_number(value: float | None) -> float | None:
 
 
 def score_table(session: Session, evaluation: Evaluation) -> ScoreTable:
-    """Load every stored number of an evaluation in one COPY (reports, publication, analyses)."""
+    """Load every stored number of an evaluation, its score arrays in one query (reports, publication, analyses)."""
     runs = list(session.scalars(select(Run).where(Run.campaign_id == evaluation.campaign_id).order_by(Run.id)))
     teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.campaign_id == evaluation.campaign_id))}
-    query = sql.SQL("SELECT run_id, measure, topic, value FROM scores WHERE evaluation_id = {}").format(
-        sql.Literal(evaluation.id)
-    )
-    raw = b"".join(copy_out(session, query))
-    rows = np.array(raw.decode().split(), dtype=str).reshape(-1, 4) if raw else np.empty((0, 4), dtype=str)
+    stored = read_scores(session, evaluation.id)
     measures = list(evaluation.measures["names"])
-    topics = sorted({t for t in rows[:, 2].tolist() if t != ALL}, key=topic_key)
+    topics = sorted((t for t in stored.found_topics() if t != ALL), key=topic_key)
     run_index = {r.id: i for i, r in enumerate(runs)}
     measure_index = {m: i for i, m in enumerate(measures)}
-    topic_index = {t: i for i, t in enumerate(topics)}
     values = np.full((len(runs), len(measures), len(topics)), np.nan)
     means = np.full((len(runs), len(measures)), np.nan)
-    r = np.array([run_index.get(int(x), -1) for x in rows[:, 0].tolist()], dtype=np.int64)
-    m = np.array([measure_index.get(x, -1) for x in rows[:, 1].tolist()], dtype=np.int64)
-    is_all = rows[:, 2] == ALL
-    t = np.array([topic_index.get(x, -1) for x in rows[:, 2].tolist()], dtype=np.int64)
-    v = rows[:, 3].astype(np.float64)
+    r = np.array([run_index.get(x, -1) for x in stored.run_ids.tolist()], dtype=np.int64)
+    m = np.array([measure_index.get(x, -1) for x in stored.measures], dtype=np.int64)
     ok = (r >= 0) & (m >= 0)
-    means[r[ok & is_all], m[ok & is_all]] = v[ok & is_all]
-    keep = ok & ~is_all & (t >= 0)
-    values[r[keep], m[keep], t[keep]] = v[keep]
+    columns = [stored.topics.index(t) for t in topics]
+    values[r[ok], m[ok], :] = stored.values[ok][:, columns]  # NaN where absent
+    if ALL in stored.topics:
+        means[r[ok], m[ok]] = stored.values[ok, stored.topics.index(ALL)]
     found = stored_intervals(session, evaluation, run_index, measure_index)
     return ScoreTable(runs, teams, measures, topics, values, means, found)
 
@@ -138,14 +131,6 @@ _MEANS = text(
     "SELECT run_id, array_agg(measure), array_agg(value), array_agg(ci_low), array_agg(ci_high), "
     "array_agg(sampling_se) FROM run_means WHERE evaluation_id = :evaluation GROUP BY run_id"
 )
-_PER_TOPIC = text(
-    "SELECT run_id, array_agg(topic), array_agg(value) FROM scores "
-    "WHERE evaluation_id = :evaluation AND measure = :measure AND topic <> 'all' GROUP BY run_id"
-)
-_RUN_TOPICS = text(
-    "SELECT run_id, measure, array_agg(topic), array_agg(value) FROM scores "
-    "WHERE evaluation_id = :evaluation AND run_id IN :runs AND topic <> 'all' GROUP BY run_id, measure"
-).bindparams(bindparam("runs", expanding=True))
 
 
 def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluation, measure: str | None) -> ScoreTable:
@@ -172,15 +157,16 @@ def leaderboard_table(session: Session, campaign: Campaign, evaluation: Evaluati
     info = evaluation.measures.get("interval")
     found = _fill(info, [(r[0], r[1], *r[3:]) for r in rows], run_index, measure_index) if info else None
     shown = measure or default_measure(campaign, measures)
-    per_run: Sequence[Row[Any, Any, Any]] = []  # run id, topic names, values
-    if shown in measure_index:  # one row per run: its topics and values of the measure
-        per_run = session.execute(_PER_TOPIC, {"evaluation": evaluation.id, "measure": shown}).all()
-    topics = sorted({topic for _, names, _ in per_run for topic in names}, key=topic_key)
-    topic_index = {t: i for i, t in enumerate(topics)}
-    values = np.full((len(runs), len(measures), len(topics)), np.nan)
-    for run_id, names, numbers in per_run:
-        if run_id in run_index:
-            values[run_index[run_id], measure_index[shown], [topic_index[t] for t in names]] = numbers
+    topics: list[str] = []
+    values = np.full((len(runs), len(measures), 0), np.nan)
+    if shown in measure_index:  # one array per run: its values of the measure (one index range)
+        stored = read_scores(session, evaluation.id, measure=shown)
+        topics = sorted((t for t in stored.found_topics() if t != ALL), key=topic_key)
+        positions = [stored.topics.index(t) for t in topics]
+        values = np.full((len(runs), len(measures), len(topics)), np.nan)
+        for k, run_id in enumerate(stored.run_ids.tolist()):
+            if run_id in run_index:
+                values[run_index[run_id], measure_index[shown], :] = stored.values[k, positions]
     return ScoreTable(runs, teams, measures, topics, values, means, found)
 
 
@@ -191,10 +177,12 @@ def run_topic_scores(
     out: dict[int, dict[str, dict[str, float | None]]] = {}
     if not run_ids:
         return out
-    for run_id, measure, topics, values in session.execute(
-        _RUN_TOPICS, {"evaluation": evaluation.id, "runs": run_ids}
-    ).all():
-        found = dict(zip(topics, values, strict=True))
+    stored = read_scores(session, evaluation.id, run_ids=run_ids)
+    for k, (run_id, measure) in enumerate(zip(stored.run_ids.tolist(), stored.measures, strict=True)):
+        cells = zip(stored.topics, stored.values[k].tolist(), stored.present[k].tolist(), strict=True)
+        found = {topic: value for topic, value, seen in cells if seen and topic != ALL}
+        if not found:  # only the run's mean
+            continue
         ordered = [t for t in order if t in found]
         if len(ordered) < len(found):
             ordered += sorted(set(found) - set(ordered), key=topic_key)
