@@ -316,7 +316,7 @@ class _Importer:
         for evaluation_id in dict.fromkeys(evaluations):  # score arrays (score_store), an evaluation at a time
             rows = [k for k, e in enumerate(evaluations) if e == evaluation_id]
             measures, topics = [str(c[2][k]) for k in rows], [str(c[3][k]) for k in rows]
-            values = [float(c[4][k]) for k in rows]  # type: ignore[arg-type]
+            values = [float(c[4][k]) for k in rows]  # type: ignore[arg-type]  # the archive row holds the value as a JSON number or string
             score_store.write_rows(self.session, evaluation_id, [runs[k] for k in rows], measures, topics, values)
 
     def _rows_run_means(self, line: int, c: Sequence[Sequence[object]]) -> None:

@@ -367,7 +367,7 @@ class GainTable:
         inside = self.lists.inside(width)
         levels = np.where(grades == NOT_POOLED, NONPOOL_LEVEL, np.where(grades < 0, UNJUDGED_LEVEL, grades))
         topic = np.arange(self.lists.shape[1])[None, :, None]
-        gain, _ = self._level_gain(np.where(inside, levels, -1000), topic)
+        gain, _ = self._level_gain(np.where(inside, levels, np.int64(-1000)), topic)
         return np.where(inside, gain, 0.0)
 
     @cached_property
