@@ -7,7 +7,6 @@ that cannot be used (one `error:` line on stderr naming the line of the archive 
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 import sys
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import typer
 
+from app.cli.output import FORMAT_HELP, TextOrJson, fail, say
+
 cli = typer.Typer(
     help="Campaign archives: export a campaign to one file, import it into another server, verify it bit for bit.",
     no_args_is_help=True,
@@ -25,35 +26,6 @@ cli = typer.Typer(
 )
 
 SHOWN = 50  # differences printed as text (all of them are in --format json, up to the service's limit)
-
-
-class TextOrJson(enum.StrEnum):
-    """Output: lines of text, or one JSON document on stdout."""
-
-    text = "text"
-    json = "json"
-
-
-FORMAT_HELP = "json: one JSON document on stdout (nothing else is printed there)"
-
-
-def _fail(message: str, status: int = 2) -> typer.Exit:
-    """Print an error (one line on stderr) and return the exit to raise."""
-    from rich.markup import escape
-
-    from app.cli.common import console
-
-    console.print(f"[red]error:[/] {escape(message)}", highlight=False)
-    return typer.Exit(status)
-
-
-def _say(message: str) -> None:
-    """A line on stderr."""
-    from rich.markup import escape
-
-    from app.cli.common import console
-
-    console.print(escape(message), highlight=False)
 
 
 def default_name(campaign: str) -> str:
@@ -94,13 +66,13 @@ def export(
                 finally:
                     part.unlink(missing_ok=True)
         except ServiceError as exc:
-            raise _fail(exc.message) from None
+            raise fail(exc.message) from None
         except OSError as exc:
-            raise _fail(f"cannot write {target}: {exc.strerror or exc}") from None
+            raise fail(f"cannot write {target}: {exc.strerror or exc}") from None
         finally:
             session.rollback()
     written = ", ".join(f"{n} {kind}" for kind, n in counts.items() if kind != "header")
-    _say(f"campaign {name!r} archived in {target}: {written}")
+    say(f"campaign {name!r} archived in {target}: {written}")
 
 
 def _open(file: Path) -> Iterator[tuple[int, dict[str, object]]]:
@@ -110,7 +82,7 @@ def _open(file: Path) -> Iterator[tuple[int, dict[str, object]]]:
     try:
         stream = file.open("rb")
     except OSError as exc:
-        raise _fail(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise fail(f"cannot read {file}: {exc.strerror or exc}") from None
     with stream:
         yield from read_records(stream)
 
@@ -132,7 +104,7 @@ def import_(
         with session_scope(database.sessions) as session:
             imported = import_campaign(session, _open(file), name=name)
     except ServiceError as exc:
-        raise _fail(f"{file}: {exc.message}; nothing was imported") from None
+        raise fail(f"{file}: {exc.message}; nothing was imported") from None
     assert imported.campaign is not None
     summary = {"campaign_id": imported.campaign.id, "name": imported.campaign.name, "counts": imported.counts}
     if output_format is TextOrJson.json:
@@ -160,7 +132,7 @@ def scratch_database(url: str | None) -> Iterator[str]:
                 migrations.upgrade(url)
             migrations.check_schema(engine)
         except (DatabaseUnavailable, migrations.SchemaOutOfDate) as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         engine.dispose()
         yield url
         return
@@ -198,7 +170,7 @@ def verify(
     from app.storage.database import make_engine, make_session_factory
 
     if not file.is_file():
-        raise _fail(f"cannot read {file}: no such file")
+        raise fail(f"cannot read {file}: no such file")
     with scratch_database(database_url) as url:
         engine = make_engine(url)
         try:
@@ -206,7 +178,7 @@ def verify(
                 try:
                     found = verify_campaign(session, _open(file), analyses=not skip_analyses)
                 except ServiceError as exc:
-                    raise _fail(f"{file}: {exc.message}") from None
+                    raise fail(f"{file}: {exc.message}") from None
                 finally:
                     session.rollback()  # a scratch import: nothing stays
         finally:

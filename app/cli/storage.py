@@ -7,10 +7,11 @@ credentials from TRECPOOL_S3_* or boto3's environment). Exit status: 0 when done
 
 from __future__ import annotations
 
-import enum
 import json
 
 import typer
+
+from app.cli.output import FORMAT_HELP, TextOrJson, fail, say
 
 cli = typer.Typer(
     help="Run file storage: where run files are, and moving them between PostgreSQL, a directory and S3.",
@@ -19,33 +20,6 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class TextOrJson(enum.StrEnum):
-    """Output: lines of text, or one JSON document on stdout."""
-
-    text = "text"
-    json = "json"
-
-
-FORMAT_HELP = "json: one JSON document on stdout (nothing else is printed there)"
-
-
-def _fail(message: str, status: int = 2) -> typer.Exit:
-    """Print an error (one line on stderr) and return the exit to raise."""
-    from rich.markup import escape
-
-    from app.cli.common import console
-
-    console.print(f"[red]error:[/] {escape(message)}", highlight=False)
-    return typer.Exit(status)
-
-
-def _say(line: str) -> None:
-    """A line on stderr."""
-    from app.cli.common import console
-
-    console.print(line, highlight=False, markup=False)
 
 
 @cli.command("status")
@@ -87,14 +61,14 @@ def migrate(
     try:
         target = check_location(to or configured)
     except ValueError as exc:
-        raise _fail(f"--to: {exc}") from None
+        raise fail(f"--to: {exc}") from None
     if target != configured:
-        _say(f"note: new uploads still go to {configured} (TRECPOOL_RUN_STORAGE); set it to {target} as well")
+        say(f"note: new uploads still go to {configured} (TRECPOOL_RUN_STORAGE); set it to {target} as well")
     database = open_database()
     try:
-        moved = move_all(database.sessions, target, _say)
+        moved = move_all(database.sessions, target, say)
     except RunStoreError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if output_format is TextOrJson.json:
         failed = [{"storage": s, "key": k, "error": why} for s, k, why in moved.failed]
         summary = {"target": target, "files": moved.files, "runs": moved.runs, "bytes": moved.bytes}
