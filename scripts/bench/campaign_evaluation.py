@@ -67,6 +67,21 @@ def peak_rss_mib(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
+def store_runs(
+    session: Session, campaign_id: int, team_id: int, contents: list[bytes], n_runs: int, lines_per_run: int
+) -> None:
+    """n_runs stored runs of the campaign, cycling through the compressed files `contents` (written straight into the
+    runs table: the upload is not what these benches measure)."""
+    for i in range(n_runs):
+        content = contents[i % len(contents)]
+        session.add(
+            Run(campaign_id=campaign_id, team_id=team_id, name=f"r{i}", tag=f"r{i % len(contents)}", format="trec",
+                system_type="F", training_type="D", n_entries=lines_per_run, n_topics=N_TOPICS,
+                sha256=hashlib.sha256(content).hexdigest(), content=content)
+        )  # fmt: skip
+    session.flush()
+
+
 def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets: list[float]) -> None:
     """Per campaign size and memory budget, a fresh worker's peak RSS while it evaluates the campaign."""
     rng = np.random.default_rng(7)
@@ -85,14 +100,7 @@ def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets:
             topic_defs = [TopicDef(str(t), "t") for t in range(1, N_TOPICS + 1)]
             topics.add_topics(session, organiser, cid, topic_defs)
             team, _ = teams.create_team(session, organiser, cid, "bench")
-            for i in range(n_runs):
-                content = contents[i % len(contents)]
-                session.add(
-                    Run(campaign_id=cid, team_id=team.id, name=f"r{i}", tag=f"r{i % len(contents)}", format="trec",
-                        system_type="F", training_type="D", n_entries=lines_per_run, n_topics=N_TOPICS,
-                        sha256=hashlib.sha256(content).hexdigest(), content=content)
-                )  # fmt: skip
-            session.flush()
+            store_runs(session, cid, team.id, contents, n_runs, lines_per_run)
             qrels_service.import_qrels(session, organiser, cid, qrels, label="q", max_errors=10)
         for budget in budgets:
             settings = Settings(database_url=url, job_memory_mb=budget, job_max_run_seconds=24 * 3600.0)

@@ -15,7 +15,6 @@ lines.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import subprocess
 import sys
@@ -29,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from campaign_evaluation import make_qrels, peak_rss_mib  # noqa: E402
+from campaign_evaluation import make_qrels, peak_rss_mib, store_runs  # noqa: E402
 from ingest import N_TOPICS, make_run  # noqa: E402
 
 from app.evaluation.formats.topics_file import TopicDef  # noqa: E402
@@ -38,7 +37,7 @@ from app.services import qrels as qrels_service  # noqa: E402
 from app.services.auth import Principal  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from app.storage.database import make_engine, make_session_factory, session_scope, start_embedded  # noqa: E402
-from app.storage.models import CampaignStatus, Role, Run, TaskKind  # noqa: E402
+from app.storage.models import CampaignStatus, Role, TaskKind  # noqa: E402
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 LINES_PER_RUN = N_TOPICS * 1000
@@ -57,14 +56,7 @@ def make_campaign(url: str, size: int) -> int:
         cid = campaigns.create_campaign(session, ORGANISER, spec).id
         topics.add_topics(session, ORGANISER, cid, [TopicDef(str(t), "t") for t in range(1, N_TOPICS + 1)])
         team, _ = teams.create_team(session, ORGANISER, cid, "bench")
-        for i in range(n_runs):
-            content = contents[i % len(contents)]
-            session.add(
-                Run(campaign_id=cid, team_id=team.id, name=f"r{i}", tag=f"r{i % len(contents)}", format="trec",
-                    system_type="F", training_type="D", n_entries=LINES_PER_RUN, n_topics=N_TOPICS,
-                    sha256=hashlib.sha256(content).hexdigest(), content=content)
-            )  # fmt: skip
-        session.flush()
+        store_runs(session, cid, team.id, contents, n_runs, LINES_PER_RUN)
         campaigns.set_status(session, ORGANISER, cid, CampaignStatus.open)
         campaigns.set_status(session, ORGANISER, cid, CampaignStatus.closed)
         qrels_service.import_qrels(session, ORGANISER, cid, make_qrels(rng, files), label="q", max_errors=10)
