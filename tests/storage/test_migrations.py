@@ -76,6 +76,8 @@ RELEASED = {
     "0012_machine_assessors.py": ("215dc279b98c0710b4f0700b795706ef9491bc8c9454c143aef515504dde3dcf"),
     "0013_console_settings.py": ("588ea8b132bad83ca188172a25f551d2df90a7836623875b8f140c172beba541"),
     "0014_campaign_series_and_progress_topics.py": ("38493014bd03344b53767823b2a7a7ce3cf792768ad3478a6650fa27a09badef"),
+    "0015_run_file_storage.py": ("e4a8e2957eca9332d840963f857a86ae0bc25bcf91e89c636e97c7ed525bdf0c"),
+    "0016_compact_scores.py": ("02a7ef8e38ee785c95eddb1ff688e9e09a48e998b39a7e9180d343e96c21b365"),
 }
 
 
