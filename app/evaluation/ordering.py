@@ -1,7 +1,8 @@
 """trec_eval's ranking rule, written once: within each ranked list, score descending, ties by docno descending.
 
 Evaluation (`run_order`, `prepare_runs`), pooling (`rank_rows`) and the analyses built on prepared runs all order
-rows with `ranked_order`. The rank column of a run file is never used. Most files already list each topic's rows
+rows with `ranked_order` (`ranked_changes` gives the same order as the few changes it makes to the file's, which
+is all most files need). The rank column of a run file is never used. Most files already list each topic's rows
 together in score order, so the function checks that first and sorts only what is out of order: whole chunks
 (e.g. one run) whose lists are split or whose scores rise, then only the blocks of tied scores in the wrong docno
 order.
@@ -25,9 +26,26 @@ def ranked_order(
     (runs laid end to end): each chunk is re-sorted on its own, only if it needs it, its groups then in order of
     first appearance. Without `chunks` the rows form one chunk.
     """
+    rows, places, moved = ranked_changes(groups, scores, docs, chunks)
+    if len(places) == 0:
+        return rows
+    out = np.arange(len(groups), dtype=np.int64) if rows is None else rows.copy()
+    out[places] = moved
+    return out
+
+
+def ranked_changes(
+    groups: np.ndarray, scores: np.ndarray, docs: np.ndarray, chunks: Sequence[int] | None = None
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """`ranked_order` as (rows, places, moved): the order is `rows` (None: file order) with order[places] = moved.
+
+    Files already in score order need only their tied rows put in docno order: the changes then stay as small as
+    the ties, and a caller that looks up a few rows' ranked positions never builds an array over all rows.
+    """
     n = len(groups)
+    none = np.zeros(0, dtype=np.int64)
     if n == 0:
-        return None
+        return None, none, none
     groups = np.asarray(groups)
     scores = np.asarray(scores, dtype=np.float64)
     bounds = np.asarray([0, n] if chunks is None else chunks, dtype=np.int64)
@@ -49,36 +67,40 @@ def ranked_order(
             rows[lo:hi] = lo + np.lexsort((-scores[lo:hi], seen[inverse.reshape(-1)]))
         groups, scores = groups[rows], scores[rows]
         same = groups[1:] == groups[:-1]
-    return _docno_ties_descending(rows, docs, scores, same)
+    places, moved = _docno_ties_descending(rows, docs, scores, same)
+    return rows, places, moved
 
 
 def _docno_ties_descending(
     rows: np.ndarray | None, docs: np.ndarray, scores: np.ndarray, same: np.ndarray
-) -> np.ndarray | None:
-    """`rows` with every block of equal scores (in one segment) sorted by docno desc; scores are in `rows` order.
+) -> tuple[np.ndarray, np.ndarray]:
+    """(places, moved): putting `moved` at `places` of `rows` (None: file order) sorts every block of equal scores
+    (in one segment) by docno desc; `scores` are in `rows` order.
 
     Most blocks are two rows: those are swapped where out of order; only longer blocks are sorted.
     """
+    none = np.zeros(0, dtype=np.int64)
     pairs = np.flatnonzero(scores[1:] == scores[:-1])  # row i ties with row i + 1 ...
     pairs = pairs[same[pairs]]  # ... in the same segment
     if len(pairs) == 0:
-        return rows
+        return none, none
     rising = docs[pairs + 1] > docs[pairs] if rows is None else docs[rows[pairs + 1]] > docs[rows[pairs]]
     if not rising.any():
-        return rows
-    at = rows if rows is not None else np.arange(len(docs), dtype=np.int64)
-    out = at.copy()
+        return none, none
     # blocks: runs of consecutive tie pairs; a block of k pairs holds k + 1 rows
     starts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1] + 1)))
     n_pairs = np.diff(np.append(starts, len(pairs)))
     single = n_pairs == 1
     swap = pairs[starts[single]][rising[starts[single]]]
-    out[swap], out[swap + 1] = at[swap + 1], at[swap]
+    places = [swap, swap + 1]
+    moved = [swap + 1, swap] if rows is None else [rows[swap + 1], rows[swap]]
     if not single.all():
         first = pairs[starts[~single]]
         size = n_pairs[~single] + 1
         members = np.repeat(first, size) + np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
         block = np.repeat(np.arange(len(first)), size)
-        _, rank = np.unique(docs[at[members]], return_inverse=True)
-        out[members] = at[members[np.lexsort((-rank.reshape(-1), block))]]
-    return out
+        held = members if rows is None else rows[members]
+        _, rank = np.unique(docs[held], return_inverse=True)
+        places.append(members)
+        moved.append(held[np.lexsort((-rank.reshape(-1), block))])
+    return np.concatenate(places).astype(np.int64), np.concatenate(moved).astype(np.int64)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from app.evaluation.grading.run_order import run_order
 from app.evaluation.ordering import ranked_order
+from app.evaluation.records import RunTable
 
 
 def reference(groups: np.ndarray, scores: np.ndarray, docs: np.ndarray) -> np.ndarray:
@@ -58,3 +60,23 @@ def test_ranked_order_none_only_when_already_ranked() -> None:
     split = ranked_order(np.array([1, 2, 1]), np.array([1.0, 1.0, 0.0]), np.array(["a", "b", "c"]))
     assert split is not None and split.tolist() == [0, 2, 1]
     assert ranked_order(np.zeros(0, np.int64), np.zeros(0), np.zeros(0, str)) is None
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_run_order_places_rows_as_the_full_order_does(seed: int) -> None:
+    """RunOrder keeps a tie-only order as its changes: rows, positions and positions_of agree with the reference."""
+    rng = np.random.default_rng(seed)
+    groups, scores, docs, _ = random_rows(rng, 1)
+    table = RunTable("r", np.array([f"t{g}" for g in groups]), docs, np.zeros(len(docs), np.int64), scores,
+                     np.arange(1, len(docs) + 1))  # fmt: skip
+    order = run_order(table)
+    expected = reference(groups, scores, docs)
+    rows = np.arange(len(docs)) if order.rows is None else order.rows
+    assert rows.tolist() == expected.tolist()
+    inverse = np.empty(len(docs), np.int64)
+    inverse[expected] = np.arange(len(docs))
+    assert order.positions.tolist() == inverse.tolist()
+    asked = rng.choice(len(docs), size=min(len(docs), 7), replace=False)
+    asked.sort()
+    assert order.positions_of(asked).tolist() == inverse[asked].tolist()
+    assert order.in_file_order == (expected.tolist() == list(range(len(docs))))

@@ -168,9 +168,9 @@ def _placed(
     bounds = np.searchsorted(rows, offsets).tolist()
     for r, order in enumerate(orders):
         lo, hi = bounds[r], bounds[r + 1]
-        if order.rows is None or lo == hi:
+        if order.in_file_order or lo == hi:
             continue
-        ranked[lo:hi] = order.positions[rows[lo:hi] - offsets[r]] + offsets[r]
+        ranked[lo:hi] = order.positions_of(rows[lo:hi] - offsets[r]) + offsets[r]
         if not order.contiguous:
             first = int(np.searchsorted(seg_start, offsets[r]))  # the run's first segment
             segment[lo:hi] = first + np.searchsorted(order.bounds[1:], ranked[lo:hi] - offsets[r], side="right")

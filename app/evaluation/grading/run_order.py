@@ -7,22 +7,57 @@ from functools import cached_property
 
 import numpy as np
 
-from app.evaluation.ordering import ranked_order
+from app.evaluation.ordering import ranked_changes
 from app.evaluation.records import RunTable
 
 
 @dataclass(frozen=True)
 class RunOrder:
-    """The rows of one run grouped by topic and ranked as trec_eval ranks them (before any max_results cut)."""
+    """The rows of one run grouped by topic and ranked as trec_eval ranks them (before any max_results cut).
 
-    rows: np.ndarray | None  # int64 row indices in ranked order; None when the file is in that order already
+    The order is `sorted` (None: the file order) with `moved` rows put at `places`: a file already in score order
+    only swaps rows of tied scores, so its order is a few changes, not an array over all rows.
+    """
+
+    sorted: np.ndarray | None  # int64 row indices after a sort; None when the file's rows needed none
+    places: np.ndarray  # int64 ranked positions whose row is `moved` instead (ties put in docno order)
+    moved: np.ndarray  # int64 row indices
     topics: list[str]  # the topic of each segment, each topic once
     bounds: np.ndarray  # int64 [len(topics) + 1]: segment i is ranked rows bounds[i]:bounds[i + 1]
     contiguous: bool = True  # the file lists each topic's rows together: segment i holds file rows bounds[i]:... too
 
+    @property
+    def in_file_order(self) -> bool:
+        """Whether the ranked order is the file's order."""
+        return self.sorted is None and len(self.places) == 0
+
+    @cached_property
+    def rows(self) -> np.ndarray | None:
+        """int64 row indices in ranked order; None when the file is in that order already."""
+        if self.in_file_order:
+            return None
+        rows = np.arange(int(self.bounds[-1]), dtype=np.int64) if self.sorted is None else self.sorted.copy()
+        rows[self.places] = self.moved
+        return rows
+
     def ranked(self, values: np.ndarray) -> np.ndarray:
         """A per-row array of the run in ranked order."""
         return values if self.rows is None else values[self.rows]
+
+    def positions_of(self, rows: np.ndarray) -> np.ndarray:
+        """int64: the ranked position of each of `rows` (file row indices)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.sorted is not None:
+            ranked: np.ndarray = self.positions[rows].astype(np.int64)
+            return ranked
+        out = rows.copy()
+        if len(self.places):
+            order = np.argsort(self.moved)  # the moved rows are distinct: a permutation's changes
+            moved, places = self.moved[order], self.places[order]
+            at = np.minimum(np.searchsorted(moved, rows), len(moved) - 1)
+            hit = np.flatnonzero(moved[at] == rows)
+            out[hit] = places[at[hit]]
+        return out
 
     @cached_property
     def positions(self) -> np.ndarray:
@@ -46,20 +81,21 @@ def _compute_order(run: RunTable) -> RunOrder:
     topics = np.asarray(run.topics)
     n = len(topics)
     if n == 0:
-        return RunOrder(None, [], np.zeros(1, np.int64))
+        none = np.zeros(0, np.int64)
+        return RunOrder(None, none, none, [], np.zeros(1, np.int64))
     starts = np.concatenate(([0], np.flatnonzero(_changes(topics)) + 1))
     first_seen: dict[str, int] = {}
     segment_topic = [first_seen.setdefault(str(name), len(first_seen)) for name in topics[starts].tolist()]
     dtype = np.int16 if len(first_seen) < 2**15 else np.int64  # a narrow id: fewer bytes for every pass
     topic_id = np.repeat(np.array(segment_topic, dtype=dtype), np.diff(np.append(starts, n)))
-    rows = ranked_order(topic_id, run.scores, np.asarray(run.docs))
+    rows, places, moved = ranked_changes(topic_id, run.scores, np.asarray(run.docs))
     contiguous = len(starts) == len(first_seen)  # one segment per topic: ranking moves rows within segments only
     if rows is not None and not contiguous:
         topic_id = topic_id[rows]
         starts = np.concatenate(([0], np.flatnonzero(topic_id[1:] != topic_id[:-1]) + 1))
     names = list(first_seen)
     bounds = np.append(starts, n).astype(np.int64)
-    return RunOrder(rows, [names[i] for i in topic_id[starts].tolist()], bounds, contiguous)
+    return RunOrder(rows, places, moved, [names[i] for i in topic_id[starts].tolist()], bounds, contiguous)
 
 
 def _changes(values: np.ndarray) -> np.ndarray:
