@@ -120,6 +120,18 @@ class Settings(BaseSettings):
     s3_secret_access_key: SecretStr | None = Field(
         default=None, description="The S3 secret key (never logged nor shown); unset: boto3's own."
     )
+    s3_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="How long an S3 request may take to connect, and then to answer, per attempt."
+    )
+    s3_max_attempts: int = Field(
+        default=3, ge=1, description="Attempts of one S3 request (boto3's standard retries) before it is a 503."
+    )
+    run_storage_gc_minutes: float = Field(
+        default=60.0,
+        ge=0,
+        description="`trecpool storage gc` never deletes a file written in the last so many minutes (an upload whose "
+        "row is not committed yet, a migration under way).",
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

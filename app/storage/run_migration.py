@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import check_location
 from app.storage.audit import actor_of, set_actor
-from app.storage.run_store import POSTGRES, RunStoreError, key_of, open_store
+from app.storage.run_store import POSTGRES, RunStoreError, hold_file, key_of, open_store
 
 
 @dataclass
@@ -59,6 +59,8 @@ def move_file(session: Session, source: str, key: str, target: str) -> int:
     if key_of(data) != key:
         raise RunStoreError(f"the run file {key} in {source} does not match its SHA-256 (damaged): not moved")
     destination = open_store(target, session)
+    if target != POSTGRES:
+        hold_file(session, key)  # gc leaves the copy alone until its rows are committed
     destination.put(key, data)  # PostgreSQL: fills the rows addressing the key (and moves them there)
     if key_of(destination.get(key)) != key:
         raise RunStoreError(f"the run file {key} read back from {target} does not match its SHA-256: not moved")

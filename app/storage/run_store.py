@@ -5,16 +5,23 @@ A run's file is stored as its validated upload, zlib-compressed, addressed by th
 store by its location: `postgres`, `dir:/absolute/path` or `s3://bucket/prefix`; the `run_storage` setting
 (TRECPOOL_RUN_STORAGE) is where new files go, and `trecpool storage migrate` (`run_migration.py`) moves the others.
 Every read is of one run's bytes at a time. S3 needs boto3 (the `s3` extra), imported only when such a store is used;
-its endpoint, region and credentials are settings (or boto3's own environment), never part of a location.
+its endpoint, region and credentials are settings (or boto3's own environment), never part of a location, and no
+error names them. A store that cannot be reached or read raises RunStoreUnavailable (the API's 503, a job's retry);
+a missing or damaged file is a plain RunStoreError. Writers of a file hold its advisory lock (`hold_file`, shared,
+until their transaction ends), so `trecpool storage gc` (`run_gc.py`) never deletes a file whose row is on its way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
 import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -33,6 +40,10 @@ COMPRESSION_LEVEL = 1  # zlib level of stored files: 10.4 bytes per run line at 
 
 class RunStoreError(Exception):
     """A store cannot be used (not installed, unreachable, refused): the message says which and why."""
+
+
+class RunStoreUnavailable(RunStoreError):
+    """A store cannot be reached or read now (a refused connection, a timeout, a denied bucket, an unmounted disk)."""
 
 
 class RunFileMissing(RunStoreError):
@@ -60,6 +71,43 @@ class RunStore(Protocol):
     def delete(self, key: str) -> None:
         """Remove the bytes under `key` (nothing when absent)."""
         ...
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """One file of a directory or S3 store: its key, size in bytes and when it was last written (UTC)."""
+
+    key: str
+    size: int
+    modified: datetime
+
+
+class ListedStore(RunStore, Protocol):
+    """A store whose files can be listed apart from the rows naming them (a directory, S3): what gc sweeps."""
+
+    def objects(self) -> Iterator[StoredObject]:
+        """Every run file in the store (names that are not SHA-256 keys are not run files, and not listed)."""
+        ...
+
+    def stat(self, key: str) -> StoredObject | None:
+        """The file under `key` as it is now (None when absent)."""
+        ...
+
+
+KEY_NAME = re.compile(r"[0-9a-f]{64}")
+# The file locks' one-bigint advisory key space: the key's first 14 hex digits above this base (clear of
+# model_judging's PULL_LOCK_BASE = 25 << 40 and its assessor ids); a clash of two keys only makes one wait.
+FILE_LOCK_BASE = 1 << 61
+
+
+def file_lock(key: str) -> int:
+    """The advisory lock id of a file's key."""
+    return FILE_LOCK_BASE + int(key[:14], 16)
+
+
+def hold_file(session: Session, key: str) -> None:
+    """Hold the file's lock (shared) until the transaction ends: gc leaves the file alone while its row is unsaved."""
+    session.execute(text("SELECT pg_advisory_xact_lock_shared(CAST(:lock AS bigint))"), {"lock": file_lock(key)})
 
 
 def key_of(data: bytes) -> str:
@@ -131,7 +179,7 @@ class DirectoryStore:
             finally:
                 Path(temporary).unlink(missing_ok=True)
         except OSError as exc:
-            raise RunStoreError(f"cannot write run files in {self.root}: {exc.strerror or exc}") from None
+            raise RunStoreUnavailable(f"cannot write run files in {self.location}: {exc.strerror or exc}") from None
 
     def get(self, key: str) -> bytes:
         """The file's bytes."""
@@ -140,32 +188,62 @@ class DirectoryStore:
         except FileNotFoundError:
             raise RunFileMissing(self.location, key) from None
         except OSError as exc:
-            raise RunStoreError(f"cannot read run files in {self.root}: {exc.strerror or exc}") from None
+            raise RunStoreUnavailable(f"cannot read run files in {self.location}: {exc.strerror or exc}") from None
 
     def delete(self, key: str) -> None:
         """Remove the file."""
         try:
             self._path(key).unlink(missing_ok=True)
         except OSError as exc:
-            raise RunStoreError(f"cannot delete run files in {self.root}: {exc.strerror or exc}") from None
+            raise RunStoreUnavailable(f"cannot delete run files in {self.location}: {exc.strerror or exc}") from None
+
+    def objects(self) -> Iterator[StoredObject]:
+        """Every ab/abcdef... file (a writer's unfinished .part- files and other names are left out)."""
+        try:
+            if not self.root.is_dir():
+                raise FileNotFoundError(2, "no such directory")
+            for folder in sorted(self.root.iterdir()):
+                if len(folder.name) != 2 or not folder.is_dir():
+                    continue
+                for path in sorted(folder.iterdir()):
+                    if KEY_NAME.fullmatch(path.name) and path.name[:2] == folder.name:
+                        found = self.stat(path.name)
+                        if found is not None:
+                            yield found
+        except OSError as exc:
+            raise RunStoreUnavailable(f"cannot list run files in {self.location}: {exc.strerror or exc}") from None
+
+    def stat(self, key: str) -> StoredObject | None:
+        """The file's size and time of writing."""
+        try:
+            info = self._path(key).stat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise RunStoreUnavailable(f"cannot read run files in {self.location}: {exc.strerror or exc}") from None
+        return StoredObject(key, info.st_size, datetime.fromtimestamp(info.st_mtime, UTC))
 
 
 class S3Store:
     """Objects in an S3-compatible bucket (AWS, MinIO, ...), as PREFIX/ab/abcdef..."""
 
-    def __init__(self, bucket: str, prefix: str, client: Any) -> None:
+    def __init__(self, bucket: str, prefix: str, client: Any, secrets: tuple[str, ...] = ()) -> None:
         self.bucket = bucket
         self.prefix = prefix
         self.client = client
+        self.secrets = tuple(s for s in secrets if s)  # blanked out of every message, should the client quote one
         self.location = f"{S3_PREFIX}{bucket}/{prefix}" if prefix else f"{S3_PREFIX}{bucket}"
 
     def _key(self, key: str) -> str:
         """The object's name."""
         return f"{self.prefix}/{key[:2]}/{key}" if self.prefix else f"{key[:2]}/{key}"
 
-    def _failed(self, action: str, exc: Exception) -> RunStoreError:
+    def _failed(self, action: str, exc: Exception) -> RunStoreUnavailable:
         """A store error naming the bucket and what the client said (never credentials)."""
-        return RunStoreError(f"cannot {action} run files in {self.location}: {exc}")
+        said = _USERINFO.sub(r"\1", str(exc))
+        for secret in self.secrets:
+            said = said.replace(secret, "***")
+        return RunStoreUnavailable(f"cannot {action} run files in {self.location}: {said}")
 
     def put(self, key: str, data: bytes) -> None:
         """Upload the object (S3 writes it whole or not at all)."""
@@ -191,6 +269,32 @@ class S3Store:
         except Exception as exc:  # noqa: BLE001 - botocore's errors, named
             raise self._failed("delete", exc) from None
 
+    def objects(self) -> Iterator[StoredObject]:
+        """Every PREFIX/ab/abcdef... object, a page of the listing at a time (other objects are left out)."""
+        start = f"{self.prefix}/" if self.prefix else ""
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start)
+        try:
+            for page in pages:
+                for found in page.get("Contents", []):
+                    folder, _, key = str(found["Key"])[len(start) :].partition("/")
+                    if KEY_NAME.fullmatch(key) and key[:2] == folder:
+                        yield StoredObject(key, int(found["Size"]), found["LastModified"].astimezone(UTC))
+        except Exception as exc:  # noqa: BLE001 - botocore's errors, named
+            raise self._failed("list", exc) from None
+
+    def stat(self, key: str) -> StoredObject | None:
+        """The object's size and time of writing (a HEAD request)."""
+        try:
+            found = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+        except Exception as exc:  # noqa: BLE001 - botocore's errors, a missing object told apart
+            if _status(exc) == 404 or _code(exc) in ("NoSuchKey", "404"):
+                return None
+            raise self._failed("read", exc) from None
+        return StoredObject(key, int(found["ContentLength"]), found["LastModified"].astimezone(UTC))
+
+
+_USERINFO = re.compile(r"(\w+://)[^/@\s]+@")  # user:password@ in a URL a client error quotes
+
 
 def _code(exc: Exception) -> str:
     """The error code of a botocore ClientError ('' for other errors)."""
@@ -206,7 +310,7 @@ def _status(exc: Exception) -> int:
     return int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
 
 
-_clients: dict[tuple[str | None, str | None, str | None], Any] = {}
+_clients: dict[tuple[str | None, str | None, str | None, float, int], Any] = {}
 _clients_lock = threading.Lock()
 
 
@@ -214,11 +318,13 @@ def _s3_client(settings: Settings) -> Any:
     """One boto3 S3 client per endpoint, region and access key in the process (clients are thread-safe)."""
     try:
         import boto3
+        from botocore.config import Config
     except ImportError:
-        raise RunStoreError(f"run storage in S3 needs boto3, which is not installed: {S3_INSTALL}") from None
+        raise RunStoreUnavailable(f"run storage in S3 needs boto3, which is not installed: {S3_INSTALL}") from None
     access = settings.s3_access_key_id.get_secret_value() if settings.s3_access_key_id else None
     secret = settings.s3_secret_access_key.get_secret_value() if settings.s3_secret_access_key else None
-    cache_key = (settings.s3_endpoint_url, settings.s3_region, access)
+    timeout, attempts = settings.s3_timeout_seconds, settings.s3_max_attempts
+    cache_key = (settings.s3_endpoint_url, settings.s3_region, access, timeout, attempts)
     with _clients_lock:
         if cache_key not in _clients:
             _clients[cache_key] = boto3.session.Session().client(
@@ -227,8 +333,18 @@ def _s3_client(settings: Settings) -> Any:
                 region_name=settings.s3_region,
                 aws_access_key_id=access,
                 aws_secret_access_key=secret,
+                config=Config(
+                    connect_timeout=timeout,
+                    read_timeout=timeout,
+                    retries={"max_attempts": attempts, "mode": "standard"},
+                ),
             )
         return _clients[cache_key]
+
+
+def _secrets(settings: Settings) -> tuple[str, ...]:
+    """The S3 keys of the settings, to blank out of error messages."""
+    return tuple(s.get_secret_value() for s in (settings.s3_access_key_id, settings.s3_secret_access_key) if s)
 
 
 def open_store(location: str, session: Session, settings: Settings | None = None) -> RunStore:
@@ -239,7 +355,8 @@ def open_store(location: str, session: Session, settings: Settings | None = None
     if location.startswith(DIR_PREFIX):
         return DirectoryStore(Path(location[len(DIR_PREFIX) :]))
     bucket, _, prefix = location[len(S3_PREFIX) :].partition("/")
-    return S3Store(bucket, prefix, _s3_client(settings or get_settings()))
+    settings = settings or get_settings()
+    return S3Store(bucket, prefix, _s3_client(settings), _secrets(settings))
 
 
 def configured_store(session: Session, settings: Settings | None = None) -> RunStore:
@@ -255,6 +372,7 @@ def save(session: Session, run: Run, stored: bytes, store: RunStore) -> None:
     if store.location == POSTGRES:
         run.content = stored  # the run's own row holds it
     else:
+        hold_file(session, run.storage_key)  # until the row is committed: gc keeps the file
         store.put(run.storage_key, stored)
         run.content = None
 
