@@ -9,14 +9,14 @@ from functools import partial
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services import offload, run_files
 from app.services.auth import Principal
 from app.services.campaigns import get_campaign, submissions_open
-from app.services.collection import has_collection
-from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from app.services.collection import has_collection, known_ids
+from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound, Unavailable
 from app.services.inputs import INT32_MAX, echo
 from app.services.run_arrays import stored_file
 from app.services.topics import topic_ids_by_number
@@ -240,6 +240,8 @@ def submit_run(
     )
     try:
         run_store.save(session, run, report.content, run_store.configured_store(session))
+    except run_store.RunStoreUnavailable as exc:
+        raise Unavailable(f"run {meta.name!r} was not stored: {exc}") from None
     except run_store.RunStoreError as exc:
         raise Conflict(f"run {meta.name!r} was not stored: {exc}") from None
     session.add(run)
@@ -251,18 +253,15 @@ def _unknown_in_collection(
     session: Session, campaign_id: int, report: run_files.UploadReport, limit: int
 ) -> list[tuple[int, str]]:
     """Line errors (the first `limit`, in file order) for shots (or videos) of a run upload that the campaign's
-    collection lacks (the caller knows the campaign has a collection)."""
+    collection lacks (the caller knows the campaign has a collection): the run's distinct ids looked up in the
+    collection's ids this process keeps in memory (`collection.known_ids`), by hash, confirmed by their code points."""
     if report.n_rows == 0:
         return []
-    column = "video_id" if report.id_kind == "video" else "shot_id"
-    query = text(
-        f"SELECT v FROM unnest(CAST(:values AS text[])) AS v WHERE NOT EXISTS ("
-        f"SELECT 1 FROM collection_items c WHERE c.campaign_id = :campaign AND c.{column} = v)"
-    )
-    missing = list(session.scalars(query, {"values": report.ids.tolist(), "campaign": campaign_id}))
-    if not missing:
+    known = known_ids(session, campaign_id, "video" if report.id_kind == "video" else "shot")
+    absent = known.absent(report.ids, report.id_hashes)
+    if not absent.any():
         return []
-    rows = np.flatnonzero(np.isin(report.ids, missing)[report.id_of_row])
+    rows = np.flatnonzero(absent[report.id_of_row])
     rows = rows[np.argsort(report.lines[rows], kind="stable")][:limit]
     return [
         (int(report.lines[i]), f"{report.id_kind} {str(report.ids[report.id_of_row[i]])!r} is not in the collection")

@@ -148,6 +148,9 @@ class Campaign(Base):
     interleave_every: Mapped[int] = mapped_column(Integer, default=10, server_default=text("10"))
     # the campaign series it belongs to, sharing progress topics with the series' other campaigns (migration 0014)
     series_id: Mapped[int | None] = mapped_column(ForeignKey("series.id", ondelete="SET NULL"), index=True)
+    # drawn anew from the sequence collection_versions by a trigger whenever a statement changes the campaign's
+    # collection_items (migration 0017): the key of the collection's ids cached in a process (services/collection.py)
+    collection_version: Mapped[int] = mapped_column(BigInteger, server_default=text("nextval('collection_versions')"))
 
     __table_args__ = (
         CheckConstraint("max_results > 0", name="max_results_positive"),

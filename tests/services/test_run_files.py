@@ -69,10 +69,11 @@ def test_an_empty_moment_run_has_no_rows_and_one_error() -> None:
     assert np.asarray(parsed.topics).size == 0
 
 
-def test_distinct_ids_are_sorted_and_give_each_row_its_own_docno() -> None:
+def test_distinct_ids_are_in_hash_order_and_give_each_row_its_own_docno() -> None:
     rows = [("1", "s1_2"), ("2", "s1_2"), ("1", "s9_1"), ("2", "s0_0"), ("1", "s0_0")]
-    ids, id_of_row = run_files.distinct_ids(run_files.scan(trec(rows), "trec", max_errors=50))
-    assert ids.tolist() == ["s0_0", "s1_2", "s9_1"]
+    ids, hashes, id_of_row = run_files.distinct_ids(run_files.scan(trec(rows), "trec", max_errors=50))
+    assert sorted(ids.tolist()) == ["s0_0", "s1_2", "s9_1"]
+    assert hashes.tolist() == sorted(hashes.tolist()) == run_files.id_hashes(ids).tolist()
     assert ids[id_of_row].tolist() == ["s1_2", "s1_2", "s9_1", "s0_0", "s0_0"]
 
 
