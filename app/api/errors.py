@@ -25,6 +25,7 @@ from app.services.errors import (
     ServiceError,
     TooManyAttempts,
     Unauthenticated,
+    Unavailable,
 )
 from app.services.inputs import echo
 
@@ -40,6 +41,7 @@ STATUS_OF: dict[type[ServiceError], int] = {
     Unauthenticated: 401,
     PayloadTooLarge: 413,
     TooManyAttempts: 429,
+    Unavailable: 503,
 }
 
 
@@ -66,7 +68,8 @@ ERROR_MEANINGS = {
     413: "The body is over the size limit.",
     422: "Invalid input: `errors` names each line or field.",
     429: "Too many failed authentications from this address: wait the Retry-After seconds.",
-    503: "The database is unreachable or could not serve the request now: retry after the Retry-After seconds.",
+    503: "The database or the run file store is unreachable or could not serve the request now: retry after the "
+    "Retry-After seconds.",
 }
 
 # Documented on every API operation (at include time in app.server); replaces FastAPI's own 422 schema.
@@ -127,8 +130,10 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, InvalidInput):
         body["errors"] = [_cut(e) for e in exc.errors]
     headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthenticated) else None
-    if isinstance(exc, TooManyAttempts):
+    if isinstance(exc, TooManyAttempts | Unavailable):
         headers = {"Retry-After": str(exc.retry_after)}
+    if isinstance(exc, Unavailable):  # the operator's to fix: logged (the message names no secret)
+        log.warning("%s %s: %s", request.method, request.url.path, exc.message)
     return JSONResponse(body, status_code=status_of(exc), headers=headers)
 
 

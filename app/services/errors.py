@@ -47,3 +47,11 @@ class TooManyAttempts(ServiceError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class Unavailable(ServiceError):
+    """Something the request needs cannot be reached now (the run file store): try again after `retry_after`."""
+
+    def __init__(self, message: str, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.evaluation.moments import MomentRunTable
 from app.evaluation.records import RunTable
 from app.services import run_files
-from app.services.errors import Conflict
+from app.services.errors import Conflict, Unavailable
 from app.storage import run_store
 from app.storage.models import Run
 
@@ -39,7 +39,8 @@ def _parsed(session: Session, run_ids: Sequence[int]) -> list[run_files.ParsedRu
 
 def stored_files(session: Session, run_ids: Sequence[int]) -> Iterator[tuple[str, bytes]]:
     """Each given run's format and file (decompressed), in the order of `run_ids`, read one run at a time from the
-    store its row names (Conflict naming the run when its file cannot be read)."""
+    store its row names (Conflict naming the run when its file is missing or damaged, Unavailable when its store
+    cannot be reached)."""
     rows = session.execute(select(Run.id, Run.format, Run.storage, Run.storage_key).where(Run.id.in_(list(run_ids))))
     by_id = {run_id: (fmt, storage, key) for run_id, fmt, storage, key in rows}
     for run_id in run_ids:
@@ -48,13 +49,15 @@ def stored_files(session: Session, run_ids: Sequence[int]) -> Iterator[tuple[str
 
 
 def stored_file(session: Session, run: Run) -> bytes:
-    """A run's file (decompressed), from the store its row names (Conflict naming the run when it cannot be read)."""
+    """A run's file (decompressed), from the store its row names (Conflict or Unavailable naming the run)."""
     return _read(session, run.id, run.storage, run.storage_key)
 
 
 def _read(session: Session, run_id: int, storage: str, key: str) -> bytes:
-    """One run's file, its store's errors as a Conflict naming the run."""
+    """One run's file, its store's errors naming the run: Unavailable when unreachable, else Conflict."""
     try:
         return run_store.load(session, storage, key)
+    except run_store.RunStoreUnavailable as exc:
+        raise Unavailable(f"run {run_id}: {exc}") from None
     except run_store.RunStoreError as exc:
         raise Conflict(f"run {run_id}: {exc}") from None

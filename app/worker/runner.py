@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.services import analyses, evaluations, jobs
+from app.services.errors import Unavailable
 from app.storage.database import session_scope
 
 log = logging.getLogger("trecpool.worker")
@@ -54,8 +55,9 @@ class Runtime:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether a failure may pass on its own (a lost connection, a deadlock) rather than come from the input."""
-    if isinstance(exc, OperationalError):
+    """Whether a failure may pass on its own (a lost connection, a deadlock, an unreachable run file store) rather
+    than come from the input."""
+    if isinstance(exc, OperationalError | Unavailable):
         return True
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
