@@ -27,7 +27,8 @@ from app.services import score_intervals, score_store
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
-from app.services.qrels import COMBINED, load_qrels, topic_order, verified_items
+from app.services.qrels import COMBINED, topic_order, verified_items
+from app.services.qrels_cache import cached_qrels
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.services.run_blocks import DEFAULT_MEMORY_MB, plan_blocks, split_blocks
 from app.services.topics import topic_ids_by_number
@@ -45,6 +46,7 @@ from app.storage.models import (
     Run,
     RunMean,
     Score,
+    ScoreArray,
     TaskKind,
     Topic,
 )
@@ -52,7 +54,7 @@ from app.storage.models import (
 ALL = "all"
 Progress = Callable[[float], None]
 FanOut = Callable[[list[list[int]]], None]  # queues one task per block of run ids
-BLOCKS = "blocks"  # a fanned-out evaluation's measures[BLOCKS]: {"n": blocks, "done": [indices of stored blocks]}
+BLOCKS = "blocks"  # a fanned-out evaluation's measures[BLOCKS]: {"n": blocks, "done": how many are stored}
 # A finished evaluation moves a campaign on only from these (judged) steps; draft, open and closed campaigns keep
 # their status, so evaluating never shuts submissions, and evaluated or published ones stay as they are.
 EVALUATED_FROM = (CampaignStatus.pooled, CampaignStatus.judging)
@@ -154,13 +156,13 @@ def run_evaluation(
     if plan.whole:
         return _run_whole(session, evaluation, plan.run_ids, progress)
     if fan_out is not None and len(plan.blocks) > 1:
-        evaluation.measures = {**evaluation.measures, BLOCKS: {"n": len(plan.blocks), "done": []}}
+        evaluation.measures = {**evaluation.measures, BLOCKS: {"n": len(plan.blocks), "done": 0}}
         session.flush()
         fan_out(plan.blocks)
         return evaluation
     version = session.get(QrelsVersion, evaluation.qrels_version_id)
     assert version is not None
-    qrels = load_qrels(session, version)  # read once for every block
+    qrels = cached_qrels(session, version)  # read once for every block
     for index, block in enumerate(plan.blocks):
         evaluate_block(session, evaluation, block, _share(progress, index, len(plan.blocks)), qrels=qrels)
     return reduce_evaluation(session, evaluation, plan.run_ids, plan.blocks)
@@ -191,7 +193,7 @@ def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) 
     if not whole:
         version = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert version is not None
-        plan = score_intervals.design(session, version, load_qrels(session, version))
+        plan = score_intervals.design(session, version, cached_qrels(session, version))
         whole = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
     if whole:
         return Plan(run_ids, [run_ids], True)
@@ -208,27 +210,52 @@ def evaluate_block(
 ) -> None:
     """Evaluate one block of runs and store its scores, replacing any the block stored before (a retried block
     writes the same rows again). `progress` gets the block's share done (0..1); `qrels`: the evaluation's, if read."""
+    store_block(session, evaluation, run_ids, block_scores(session, evaluation, run_ids, progress, qrels=qrels))
+
+
+def block_scores(
+    session: Session,
+    evaluation: Evaluation,
+    run_ids: Sequence[int],
+    progress: Progress = lambda _: None,
+    *,
+    qrels: Qrels | None = None,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """One block of runs' scores, {run id: {measure: {topic: value}}}, computed (not stored); `qrels`: the
+    evaluation's, else the process's cached copy of its version (`cached_qrels`)."""
     campaign = session.get(Campaign, evaluation.campaign_id)
     version = session.get(QrelsVersion, evaluation.qrels_version_id)
     assert campaign is not None and version is not None
     names = list(evaluation.measures["names"])
     tables = load_runs(session, run_ids)
     progress(0.4)
-    judged = load_qrels(session, version) if qrels is None else qrels
+    judged = cached_qrels(session, version) if qrels is None else qrels
     table = evaluate(judged, tables, names, max_results=campaign.max_results, names=[str(r) for r in run_ids]).to_dict()
     del tables
     progress(1.0)
-    score_store.delete_scores(session, evaluation.id, run_ids)
+    return table
+
+
+def store_block(
+    session: Session, evaluation: Evaluation, run_ids: Sequence[int], table: dict[str, dict[str, dict[str, float]]]
+) -> bool:
+    """Store a block's scores in place of any the block stored before; whether there were any (committed: the
+    delete waits for a transaction that stored them to end), found through the runs' index whatever the blocks."""
+    stale = delete(ScoreArray).where(ScoreArray.evaluation_id == evaluation.id, ScoreArray.run_id.in_(list(run_ids)))
+    replaced = session.execute(stale.returning(ScoreArray.run_id)).first() is not None
     score_store.write_table(session, evaluation.id, run_ids, table)
+    return replaced
 
 
 def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequence[int]) -> bool:
-    """One queued block of a fanned-out evaluation: its scores stored, then the block counted done under the
-    evaluation's row lock; the last block reduces the evaluation. False (nothing done) unless it is running."""
+    """One queued block (number `index`) of a fanned-out evaluation: its scores stored, then the block counted
+    done under the evaluation's row lock unless it replaced scores of its own (its worker died after committing
+    them with the count: the block counts once); the last block reduces the evaluation. False (nothing done) unless
+    it is running. The count is one number however many blocks, so each block's work on the row is the same."""
     evaluation = session.get(Evaluation, evaluation_id)
     if evaluation is None or evaluation.status != "running":
         return False
-    evaluate_block(session, evaluation, run_ids)
+    counted = store_block(session, evaluation, run_ids, block_scores(session, evaluation, run_ids))
     session.flush()
     # blocks count themselves one at a time, seeing each other's; NO KEY UPDATE, as the block's scores hold KEY SHARE
     # on the row (their foreign key) which a plain FOR UPDATE would wait for in every other block: a deadlock
@@ -236,11 +263,12 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
     if evaluation.status != "running":  # failed or cancelled meanwhile
         return False
     blocks = evaluation.measures[BLOCKS]
-    done = sorted({*blocks["done"], index})
+    before = blocks["done"]  # a list of indices in an evaluation fanned out before the count
+    done = (len(before) if isinstance(before, list) else int(before)) + (0 if counted else 1)
     evaluation.measures = {**evaluation.measures, BLOCKS: {**blocks, "done": done}}
-    evaluation.progress = 0.1 + 0.8 * len(done) / blocks["n"]
+    evaluation.progress = 0.1 + 0.8 * min(done, blocks["n"]) / blocks["n"]
     session.flush()
-    if len(done) == blocks["n"]:
+    if done >= blocks["n"]:
         evaluated = score_store.stored_runs(session, evaluation_id)
         reduce_evaluation(session, evaluation, evaluated, split_blocks([(r, 1) for r in evaluated], len(run_ids)))
     return True
@@ -291,7 +319,7 @@ def _run_whole(session: Session, evaluation: Evaluation, run_ids: Sequence[int],
         assert version is not None
         tables = load_runs(session, run_ids)
         progress(0.4)
-        qrels = load_qrels(session, version)
+        qrels = cached_qrels(session, version)
         results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys)
         table = results.to_dict()
         topics = score_intervals.topics_of(table)

@@ -95,3 +95,39 @@ def test_a_retried_block_replaces_its_scores(module_session: Session, campaign: 
     assert len(first) == 9 * 2 * 13
     assert {k: v for k, v in again.items() if first.get(k) != v} == {}
     assert again == first
+
+
+def test_a_fanned_out_block_stored_twice_counts_once(module_session: Session, campaign: int) -> None:
+    session = module_session
+    reference = evaluations.start_evaluation(session, ORGANISER, campaign, measures=["AP", "P@10"])
+    evaluations.run_evaluation(session, reference.id)
+    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign, measures=["AP", "P@10"])
+    queued: list[list[list[int]]] = []
+    evaluations.run_evaluation(session, evaluation.id, memory_mb=1e-9, fan_out=queued.append)
+    blocks = queued[0]
+    assert len(blocks) == 9 and evaluation.measures[evaluations.BLOCKS] == {"n": 9, "done": 0}
+    evaluation.status = "running"  # as the worker that planned it left it
+    assert evaluations.run_block(session, evaluation.id, 0, blocks[0])
+    assert evaluations.run_block(session, evaluation.id, 0, blocks[0])  # its worker died after committing: again
+    assert evaluation.measures[evaluations.BLOCKS] == {"n": 9, "done": 1}
+    assert evaluation.progress == pytest.approx(0.1 + 0.8 / 9)
+    for index, block in list(enumerate(blocks))[1:-1]:
+        assert evaluations.run_block(session, evaluation.id, index, block)
+    assert evaluation.status == "running" and evaluation.measures[evaluations.BLOCKS] == {"n": 9, "done": 8}
+    assert evaluations.run_block(session, evaluation.id, 8, blocks[8])
+    assert evaluation.status == "done" and evaluations.BLOCKS not in evaluation.measures
+    assert stored(session, evaluation) == stored(session, reference)
+    assert not evaluations.run_block(session, evaluation.id, 8, blocks[8])  # a late retry finds it done
+
+
+def test_a_count_left_as_a_list_by_an_older_fan_out_goes_on(module_session: Session, campaign: int) -> None:
+    session = module_session
+    evaluation = evaluations.start_evaluation(session, ORGANISER, campaign, measures=["AP"])
+    queued: list[list[list[int]]] = []
+    evaluations.run_evaluation(session, evaluation.id, memory_mb=1e-9, fan_out=queued.append)
+    evaluation.status = "running"
+    for index, block in enumerate(queued[0][:3]):
+        evaluations.run_block(session, evaluation.id, index, block)
+    evaluation.measures = {**evaluation.measures, evaluations.BLOCKS: {"n": 9, "done": [0, 1, 2]}}
+    assert evaluations.run_block(session, evaluation.id, 3, queued[0][3])
+    assert evaluation.measures[evaluations.BLOCKS] == {"n": 9, "done": 4}
