@@ -61,10 +61,19 @@ class Qrels:
     grades: np.ndarray  # int64; >= 1 relevant, 0 not relevant, -1 pooled but not judged
     strata: np.ndarray | None = None  # int64 stratum per row, or None for plain TREC qrels
     lines: np.ndarray | None = None  # int64 1-based line numbers, when read from a file
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         """Number of judgement rows."""
         return len(self.docs)
+
+    def cached(self, key: str, compute: Callable[[Qrels], T]) -> T:
+        """`compute(self)`, worked out once per qrels and kept in `derived` (the arrays, like a run table's, are
+        never changed once the qrels exist: `subset` and `dataclasses.replace` make new qrels, with no cache)."""
+        if key not in self.derived:
+            self.derived[key] = compute(self)
+        value: T = self.derived[key]
+        return value
 
     @property
     def stratified(self) -> bool:

@@ -17,11 +17,19 @@ to the grader itself. Grades are stored in `grade_matrix.grade_dtype` of the qre
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from app.evaluation.fast.hashing import KeyTable, hash_strings, matrix_hashable
-from app.evaluation.grading.grade_matrix import NOT_POOLED, PADDING, GradeMatrix, grade_dtype, summarise_qrels
+from app.evaluation.grading.grade_matrix import (
+    NOT_POOLED,
+    PADDING,
+    GradeMatrix,
+    JudgedTopics,
+    grade_dtype,
+    summarise_qrels,
+)
 from app.evaluation.grading.run_order import RunOrder, run_order
 from app.evaluation.records import Qrels, RunTable
 
@@ -31,18 +39,15 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
 
     A None (two different qrels docnos with one 64-bit hash) tells the caller to take the `prepare_runs` path.
     """
-    judged, q_topic, q_stratum = summarise_qrels(qrels)
-    n_run, n_topic = len(runs), len(judged.topics)
     q_docs = np.asarray(qrels.docs)
-    if q_docs.dtype.kind != "U":
-        q_docs = q_docs.astype(str)
-    by_matrix = matrix_hashable(q_docs) and all(
+    by_matrix = matrix_hashable(q_docs if q_docs.dtype.kind == "U" else q_docs.astype(str)) and all(
         run.doc_hashes is not None or matrix_hashable(np.asarray(run.docs)) for run in runs
     )
-    judgements = _Judgements.of(q_docs, _doc_hashes(q_docs, by_matrix), q_topic, n_topic)
-    if judgements is None:
+    side = qrels.cached(f"fast_path:{by_matrix}", lambda q: _QrelsSide.of(q, by_matrix))
+    if side.judgements is None:
         return None
-    q_grades = np.asarray(qrels.grades)
+    judged, q_stratum, q_docs, judgements, q_grades = side.judged, side.strata, side.docs, side.judgements, side.grades
+    n_run, n_topic = len(runs), len(judged.topics)
     dtype = grade_dtype(q_grades)
 
     # the (run, topic) lists: one segment per topic of each run, in ranked order, runs laid end to end
@@ -95,6 +100,27 @@ def grade_runs(runs: Sequence[RunTable], qrels: Qrels, max_results: int = 1000) 
         max_results=max_results,
         judged_cells=(judged_at, flat[judged_at]),
     )
+
+
+@dataclass(frozen=True)
+class _QrelsSide:
+    """What grading needs of one qrels whatever the runs, worked out once per qrels (and kind of docno hash)."""
+
+    judged: JudgedTopics
+    strata: np.ndarray  # int64 stratum index per qrels row
+    docs: np.ndarray  # the qrels docnos as a unicode array
+    grades: np.ndarray
+    judgements: _Judgements | None  # None when two qrels docnos share a hash
+
+    @classmethod
+    def of(cls, qrels: Qrels, by_matrix: bool) -> _QrelsSide:
+        """The qrels' summary and judgement look-up, docnos hashed by code points (`by_matrix`) or by hash()."""
+        judged, q_topic, q_stratum = summarise_qrels(qrels)
+        docs = np.asarray(qrels.docs)
+        if docs.dtype.kind != "U":
+            docs = docs.astype(str)
+        judgements = _Judgements.of(docs, _doc_hashes(docs, by_matrix), q_topic, len(judged.topics))
+        return cls(judged, q_stratum, docs, np.asarray(qrels.grades), judgements)
 
 
 class _Judgements:
