@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from psycopg import sql
 from pydantic import dataclasses as pydantic_dataclasses
-from sqlalchemy import delete, distinct, func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError
@@ -153,7 +153,7 @@ def _id_codes(session: Session, campaign_id: int, kind: IdKind) -> np.ndarray:
     codes = columns.matrix(0) if columns is not None and len(columns) == data.count(b"\n") else None
     if codes is not None or not data:
         return codes if codes is not None else np.zeros((0, 0), dtype=np.uint8)
-    values = np.array(list(session.scalars(select(distinct(column)).where(CollectionItem.campaign_id == campaign_id))))
+    values = np.array(list(session.scalars(select(column).distinct().where(CollectionItem.campaign_id == campaign_id))))
     found = code_matrix(values.astype(str))
     assert found is not None
     return found

@@ -10,10 +10,11 @@ compress step (run_files.inspect_upload) on the same files next to the floor: re
 hand (pyarrow's CSV reader, else pandas' C reader, else bytes.split), and the end-to-end rate as a share of it. The
 load average at the start is printed: compare runs on a quiet machine.
 
-With --collection the campaign gets a master shot reference of every shot the runs can name (1,000,000 shots), and
-each upload is also checked against it.
+With --collection [SHOTS] the campaign gets a master shot reference of SHOTS shots (1,000,000 if not given), every
+shot the runs name, and each upload is also checked against it: the bench then prints the memory the server keeps
+for the collection's ids, and times the in-process step with that check too.
 
-    .venv/bin/python scripts/bench/ingest.py [--runs 10] [--collection]
+    .venv/bin/python scripts/bench/ingest.py [--runs 10] [--collection [SHOTS]]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from app.config import Settings  # noqa: E402
 from app.server import create_app  # noqa: E402
 from app.services import offload  # noqa: E402
 from app.services.auth import create_token  # noqa: E402
+from app.services.collection import known_ids  # noqa: E402
+from app.services.run_files import KnownIds, UploadReport, inspect_upload  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from app.storage.bulk import copy_rows  # noqa: E402
 from app.storage.database import make_engine, make_session_factory, session_scope, start_embedded  # noqa: E402
@@ -89,14 +92,19 @@ def copy_seconds(session: Session, rows: list[tuple], run_id: int, topic_ids: di
     return time.perf_counter() - start
 
 
-def make_run(rng: np.random.Generator, tag: str) -> bytes:
-    """A TREC run of N_TOPICS x DEPTH lines."""
+def shot_name(number: int) -> str:
+    """The shot id of a shot number (200 shots a video)."""
+    return f"shot{number // 200}_{number % 200}"
+
+
+def make_run(rng: np.random.Generator, tag: str, universe: int = 1_000_000) -> bytes:
+    """A TREC run of N_TOPICS x DEPTH lines, naming shots 0 to `universe` - 1."""
     lines = []
     for topic in range(1, N_TOPICS + 1):
-        shots = rng.choice(1_000_000, size=DEPTH, replace=False)
+        shots = rng.choice(universe, size=DEPTH, replace=False)
         scores = np.sort(rng.random(DEPTH))[::-1]
         lines += [
-            f"{topic} Q0 shot{s // 200}_{s % 200} {r + 1} {v:.6f} {tag}"
+            f"{topic} Q0 {shot_name(s)} {r + 1} {v:.6f} {tag}"
             for r, (s, v) in enumerate(zip(shots.tolist(), scores.tolist(), strict=True))
         ]
     return ("\n".join(lines) + "\n").encode()
@@ -120,19 +128,27 @@ def floor_reader() -> tuple[str, Callable[[bytes], object]]:
         return "bytes.split", lambda data: data.split()
 
 
-def parse_rates(files: list[bytes]) -> dict[str, float]:
-    """Lines/s of the upload's parse + validate + compress step and of the floor, in this process, best of 3."""
-    from app.services.run_files import inspect_upload
-
+def parse_rates(files: list[bytes], known: KnownIds | None) -> dict[str, float]:
+    """Lines/s of the upload's parse + validate + compress step (and with the check against the collection's `known`
+    ids, as the server keeps them) and of the floor, in this process, best of 3."""
     topics = frozenset(str(t) for t in range(1, N_TOPICS + 1))
     name, floor = floor_reader()
     n_lines = len(files) * N_TOPICS * DEPTH
-    steps = {
-        "inspect_upload (parse + validate + compress)": lambda data: inspect_upload(
-            data, "trec", max_errors=50, topic_numbers=topics, max_results=DEPTH
-        ),
-        f"floor: {name}": floor,
-    }
+
+    def inspect(data: bytes, with_ids: bool = False) -> UploadReport:
+        return inspect_upload(data, "trec", max_errors=50, topic_numbers=topics, max_results=DEPTH, with_ids=with_ids)
+
+    def checked(data: bytes) -> object:
+        assert known is not None
+        report = inspect(data, with_ids=True)
+        if known.absent(report.ids, report.id_hashes).any():
+            raise AssertionError("a run names a shot the collection lacks")
+        return report
+
+    steps: dict[str, Callable[[bytes], object]] = {"inspect_upload (parse + validate + compress)": inspect}
+    if known is not None:
+        steps["... + distinct ids + collection check"] = checked
+    steps[f"floor: {name}"] = floor
     rates = {}
     for label, step in steps.items():
         seconds = min(_timed(lambda: [step(data) for data in files]) for _ in range(3))  # noqa: B023
@@ -152,8 +168,17 @@ def main() -> None:
     """Run both timings and print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--collection", action="store_true", help="check the uploads against a 1M-shot collection")
+    parser.add_argument(
+        "--collection",
+        type=int,
+        nargs="?",
+        const=1_000_000,
+        default=0,
+        metavar="SHOTS",
+        help="check the uploads against a collection of SHOTS shots (1,000,000 if not given)",
+    )
     args = parser.parse_args()
+    universe = args.collection or 1_000_000
     load = os.getloadavg()
     url = os.environ.get("DATABASE_URL") or start_embedded(Path(tempfile.mkdtemp(prefix="trecpool-bench-")))
     migrations.upgrade(url)
@@ -166,7 +191,7 @@ def main() -> None:
     offload.start(settings.parse_processes, settings.worker_niceness, wait=True)
     headers = {"Authorization": f"Bearer {token}"}
     rng = np.random.default_rng(42)
-    files = [make_run(rng, f"bench{i}") for i in range(args.runs)]
+    files = [make_run(rng, f"bench{i}", universe) for i in range(args.runs)]
     n_lines = args.runs * N_TOPICS * DEPTH
     with httpx.Client(base_url=base, headers=headers, timeout=120) as http:
         campaign = http.post(
@@ -178,7 +203,7 @@ def main() -> None:
             json=[{"number": str(t), "title": f"t{t}"} for t in range(1, N_TOPICS + 1)],
         ).raise_for_status()
         if args.collection:
-            shots = "".join(f"shot{s // 200}_{s % 200}\tv{s // 200}\t0\t1\n" for s in range(1_000_000))
+            shots = "".join(f"{shot_name(s)}\tv{s // 200}\t0\t1\n" for s in range(args.collection))
             http.put(f"/api/campaigns/{campaign}/collection", files={"file": shots.encode()}).raise_for_status()
         http.post(f"/api/campaigns/{campaign}/open").raise_for_status()
         team = http.post(f"/api/campaigns/{campaign}/teams", json={"name": "bench"}).json()["id"]
@@ -191,7 +216,7 @@ def main() -> None:
             response.raise_for_status()
             return time.perf_counter() - start
 
-        first = upload("warm-up", make_run(rng, "warmup"))
+        first = upload("warm-up", make_run(rng, "warmup", universe))
         seconds = [upload(f"run{i}", data) for i, data in enumerate(files)]
         rest_seconds = sum(seconds)
         run_ids = [r["id"] for r in http.get(f"/api/campaigns/{campaign}/runs").json() if r["name"] != "warm-up"]
@@ -216,10 +241,17 @@ def main() -> None:
         copy_plain = copy_seconds(session, rows, run_ids[0], topic_ids, fk=False)
         copy_fk = copy_seconds(session, rows, run_ids[0], topic_ids, fk=True)
         session.rollback()
+        known = known_ids(session, campaign, "shot") if args.collection else None
     rest_rate = n_lines / rest_seconds
     orm_rate = len(rows) / orm_seconds
     print(f"load average at the start: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min); {os.cpu_count()} CPUs")
-    print("checked against a collection of 1,000,000 shots" if args.collection else "no collection (--collection)")
+    if known is not None:
+        print(
+            f"checked against a collection of {args.collection:,} shots, whose ids the server keeps in "
+            f"{known.nbytes / 1e6:.1f} MB ({known.nbytes / args.collection:.1f} bytes per shot)"
+        )
+    else:
+        print("no collection (--collection [SHOTS])")
     print(f"first upload after start (untimed): {first:.2f} s; then per upload: median {np.median(seconds):.3f} s")
     print(
         f"REST upload (parse + validate + store, end to end): {n_lines:,} lines in {rest_seconds:.2f} s "
@@ -236,7 +268,7 @@ def main() -> None:
         f"key, {copy_fk:.2f} s with one (uploads take {per_run:.2f} s a run without either)"
     )
     engine.dispose()
-    rates = parse_rates(files)
+    rates = parse_rates(files, known)
     floor_label = next(label for label in rates if label.startswith("floor"))
     print(
         f"REST upload end to end {rest_rate:,.0f} lines/s = {rest_rate / rates[floor_label]:.2f}x the {floor_label} "
