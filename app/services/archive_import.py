@@ -1,13 +1,13 @@
 """Importing a campaign archive (the format: `archive`): every record written into the caller's transaction under
-new ids, in one pass (a record refers only to records before it); run files checked against their SHA-256; the
-series joined by name or made. InvalidInput names the archive line of the first problem, so nothing is half-written.
+new ids, in one pass (a record refers only to records before it); run files checked against their SHA-256 and
+stored where the run_storage setting says (as uploads are); the series joined by name or made. InvalidInput names
+the archive line of the first problem, so nothing is half-written.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,7 +31,8 @@ from app.services.archive import (
     TOPIC_FIELDS,
 )
 from app.services.archive_format import bad
-from app.services.errors import Conflict, InvalidInput
+from app.services.errors import Conflict, InvalidInput, Unavailable
+from app.storage import run_store
 from app.storage.audit import actor_of, set_actor
 from app.storage.bulk import copy_rows
 from app.storage.models import (
@@ -82,9 +83,10 @@ def _row_fields(record: Mapping[str, Any], names: Sequence[str], skip: Iterable[
 class _Importer:
     """Writes an archive's records into the session as new rows, in one pass (references point backwards)."""
 
-    def __init__(self, session: Session, name: str | None) -> None:
+    def __init__(self, session: Session, name: str | None, store: run_store.RunStore) -> None:
         self.session = session
         self.name = name
+        self.store = store
         self.done = Imported()
         self.topics: dict[str, int] = {}
         self.series: archive_series.Joined | None = None
@@ -195,7 +197,12 @@ class _Importer:
             )
         values = _row_fields(record, RUN_FIELDS, skip=("team_id",))
         run = Run(campaign_id=self.campaign_id, team_id=self.ref("team", record["team_id"], line), **values)
-        run.content = zlib.compress(data, 1)
+        try:
+            run_store.save(self.session, run, run_store.compress(data), self.store)
+        except run_store.RunStoreUnavailable as exc:
+            raise Unavailable(f"line {line}: run {record['name']!r} was not stored: {exc}") from None
+        except run_store.RunStoreError as exc:
+            raise Conflict(f"line {line}: run {record['name']!r} was not stored: {exc}") from None
         self.session.add(run)
         self.session.flush()
         self.remember("run", record["id"], run.id)
@@ -373,16 +380,26 @@ class _Importer:
 
 
 def import_campaign(
-    session: Session, records: Iterable[tuple[int, dict[str, Any]]], *, name: str | None = None
+    session: Session,
+    records: Iterable[tuple[int, dict[str, Any]]],
+    *,
+    name: str | None = None,
+    store: run_store.RunStore | None = None,
 ) -> Imported:
-    """Write an archive's campaign into the session's transaction under new ids (`name`: another name for it).
+    """Write an archive's campaign into the session's transaction under new ids (`name`: another name for it), its
+    run files into `store` (default: the run_storage setting's; a file of a rolled-back import is left for gc).
 
     InvalidInput names the line of the first problem (a run whose file does not match its SHA-256, a reference to
-    something not defined before it, a malformed record, a cut or altered file); Conflict when the name is taken. The
-    caller commits only when it returns, so a bad archive leaves nothing behind.
+    something not defined before it, a malformed record, a cut or altered file); Conflict when the name is taken;
+    Unavailable when the run file store cannot be reached. The caller commits only when it returns, so a bad archive
+    leaves nothing behind in the database.
     """
     set_actor(session, actor_of("cli", command="archive import"))
-    importer = _Importer(session, name)
+    try:
+        store = store or run_store.configured_store(session)
+    except run_store.RunStoreError as exc:  # S3 without boto3
+        raise Unavailable(f"run files cannot be stored: {exc}") from None
+    importer = _Importer(session, name, store)
     for line, record in records:
         importer.add(line, record)
     if importer.done.campaign is None:

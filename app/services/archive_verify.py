@@ -24,6 +24,7 @@ from app.services.evaluations import run_evaluation
 from app.services.pools import _on_topics, _without_progress_topics, verification_of
 from app.services.qrels import cut_qrels
 from app.services.run_arrays import load_runs
+from app.storage import run_store
 from app.storage.models import AnalysisJob, Evaluation, Pool, QrelsVersion, Run
 
 
@@ -245,7 +246,7 @@ def verify_campaign(
     seed and parameters, cut every qrels version again, re-run every finished evaluation with its stored measures and
     (with `analyses`) every finished analysis; every difference from the archive, pool item by item and number by
     number (floats bit for bit), the first `limit` of them listed, and a summary per part."""
-    imported = import_campaign(session, records, name=None)
+    imported = import_campaign(session, records, name=None, store=run_store.PostgresStore(session))  # rolled back
     assert imported.campaign is not None
     found = Verification(imported.campaign.name, imported.header, limit=limit)
     back = {kind: {new: old for old, new in ids.items()} for kind, ids in imported.ids.items()}
