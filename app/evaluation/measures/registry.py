@@ -245,8 +245,28 @@ def resolve(name: str) -> MeasureSpec:
     raise MeasureError(f"unknown measure {name!r}; known: {', '.join(_FAMILIES)}")
 
 
+_RANKS = "5,10,15,20,30,100,200,500,1000"
+_MULTIPLES = "0.20,0.40,0.60,0.80,1.00,1.20,1.40,1.60,1.80,2.00"
+_OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+             "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00", f"P.{_RANKS}")  # fmt: skip
+# trec_eval 10.0's nicknames (measures.c), with its default parameters written out; runid (the run's tag) and
+# relstring (a string of grades) are left out: they are not numbers
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": _OFFICIAL,
+    "set": ("num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_relative_P",
+            "set_map", "set_F"),
+    "all_trec": (*_OFFICIAL, f"recall.{_RANKS}", "unj.5,10,20", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
+                 "11pt_avg", "ndcg", f"relative_P.{_RANKS}", f"Rprec_mult.{_MULTIPLES}",
+                 "success.1,5,10", f"map_cut.{_RANKS}", f"ndcg_cut.{_RANKS}", "ndcg_rel", "Rndcg", "binG", "G", "set_P",
+                 "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+}  # fmt: skip
+
+
 def expand_names(name: str) -> list[str]:
-    """The measure names in `name`: trec_eval's `P.5,10` names P.5 and P.10; any other name is itself."""
+    """The measure names in `name`: trec_eval's `P.5,10` names P.5 and P.10, its nicknames (`official`, `set`,
+    `all_trec`) their measures in trec_eval's order; any other name is itself."""
+    if name.strip() in NICKNAMES:
+        return [one for member in NICKNAMES[name.strip()] for one in expand_names(member)]
     match = _DOTTED.match(name.strip())
     if match is None or "," not in match.group("param") or _family(match.group("family")) is None:
         return [name]
