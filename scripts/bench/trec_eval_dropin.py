@@ -15,11 +15,12 @@ The child processes keep compiled bytecode in a temporary cache (PYTHONPYCACHEPR
 an installed package has its .pyc files; without it every process would compile trecpool's modules again.
 
 Files to numbers (`--official` for it alone; printed last by default): every run of runs/ and runs-more/ (143 for
-TREC-COVID round 1) with trec_eval's official measures, `trecpool eval` in one process against a trec_eval loop (one
-process per run, as trec_eval takes one run), both reading the same plain (gunzipped) copies; ours on .gz too. CPU is
-each side's user + system time and peak memory each process's max RSS (os.wait4, per child), best of --repeat; the
-last line is `files to numbers: ours X s, trec_eval Y s, ratio R` (trec_eval from --trec-eval, $TREC_EVAL or PATH;
-without one the ratio is left out).
+TREC-COVID round 1) with trec_eval's official measures, `trecpool eval -m official` in one process against a
+`trec_eval -m official` loop (one process per run, as trec_eval takes one run), both reading the same plain (gunzipped)
+copies; ours on .gz too. CPU is each side's user + system time and peak memory each process's max RSS (os.wait4, per
+child), best of --repeat; the last line is `files to numbers: ours X s, trec_eval Y s, ratio R` (trec_eval from
+--trec-eval, $TREC_EVAL or PATH; without one the ratio is left out). trec_eval 10.0 can be rebuilt from
+usnistgov/trec_eval with its Makefile (`make`); give the binary as --trec-eval or $TREC_EVAL.
 """
 
 from __future__ import annotations
@@ -132,11 +133,6 @@ def pytrec_in_process(qrels_path: Path, run_paths: list[Path]) -> tuple[float, f
     return parse, evaluate, output
 
 
-OFFICIAL = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-            "iprec_at_recall.0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
-            "P.5,10,15,20,30,100,200,500,1000"]  # fmt: skip  # trec_eval's official set (runid aside)
-
-
 def measured(commands: list[list[str]], env: dict[str, str]) -> tuple[float, float, float]:
     """CPU seconds (user + system), wall seconds and the largest max RSS in MiB of the commands run one by one."""
     cpu, peak = 0.0, 0
@@ -163,7 +159,7 @@ def files_to_numbers(data: Path, trec_eval: str | None, repeat: int, env: dict[s
         target.write_bytes(gzip.decompress(path.read_bytes()))
         plain.append(target)
     qrels = str(data / "qrels.txt")
-    ours = [str(Path(sys.executable).with_name("trecpool")), "eval"] + [f"-m{m}" for m in OFFICIAL] + [qrels]
+    ours = [str(Path(sys.executable).with_name("trecpool")), "eval", "-m", "official", qrels]
     candidates = {
         "trecpool eval, plain files (one process)": [[*ours, *map(str, plain)]],
         "trecpool eval, .gz files (one process)": [[*ours, *map(str, gz)]],
