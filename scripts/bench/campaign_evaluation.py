@@ -9,7 +9,9 @@ evaluating the same measures.
 With --lines N [N ...] it measures memory instead: per size, a campaign of N run lines (runs of 50,000 lines stored
 straight into the runs table, cycling over 10 distinct synthetic files: upload is not what is measured), evaluated
 by one fresh worker process per --budget-mb; it prints the worker's peak RSS (VmHWM) and its peak RSS per million
-run lines, the job's time, and the number of blocks.
+run lines, the job's time, and the number of blocks. Before the workers, it measures in this process what one block
+of 1, 5 and 20 runs (up to 10^6 lines) adds to the peak RSS per run line, the qrels already cached: the figure
+`run_blocks.BYTES_PER_RUN_LINE` is set from, so a block stays within job_memory_mb.
 
     .venv/bin/python scripts/bench/campaign_evaluation.py [--runs 100]
     .venv/bin/python scripts/bench/campaign_evaluation.py --lines 1000000 10000000 [--budget-mb 512 100000]
@@ -18,11 +20,13 @@ run lines, the job's time, and the number of blocks.
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import os
 import sys
 import tempfile
 import time
+import tracemalloc
 import zlib
 from pathlib import Path
 
@@ -39,7 +43,7 @@ from ingest import N_TOPICS, make_run  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.evaluation.formats.topics_file import TopicDef  # noqa: E402
 from app.server import create_app  # noqa: E402
-from app.services import campaigns, evaluations, jobs, teams, topics  # noqa: E402
+from app.services import campaigns, evaluations, jobs, run_blocks, teams, topics  # noqa: E402
 from app.services import qrels as qrels_service  # noqa: E402
 from app.services.auth import Principal, create_token  # noqa: E402
 from app.storage import migrations  # noqa: E402
@@ -82,6 +86,37 @@ def store_runs(
     session.flush()
 
 
+def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: list[int]) -> None:
+    """In this process, the most memory one block of the campaign's first runs allocates at once (evaluated and
+    stored, then rolled back) per run line, after a one-run block has cached the qrels and loaded the code: Python's
+    and numpy's allocations (tracemalloc), which a fresh worker's RSS is made of, and the RSS peak's rise (VmHWM
+    reset through /proc/self/clear_refs), which pages already freed to the allocator here may hide."""
+    clear_peak = Path("/proc/self/clear_refs")
+    with session_scope(sessions) as session:
+        organiser = Principal(Role.organiser, token_id=0)
+        evaluation = evaluations.start_evaluation(session, organiser, campaign_id, measures=MEASURES)
+        runs = evaluations.evaluated_runs(session, campaign_id, evaluation.qrels_version_id)
+        evaluations.evaluate_block(session, evaluation, [runs[0].id])
+        tracemalloc.start()
+        for n in block_runs:
+            gc.collect()
+            clear_peak.write_text("5")
+            tracemalloc.reset_peak()
+            held, _ = tracemalloc.get_traced_memory()
+            before, _ = peak_rss_mib(os.getpid())
+            evaluations.evaluate_block(session, evaluation, [r.id for r in runs[:n]])
+            _, peak = peak_rss_mib(os.getpid())
+            _, allocated = tracemalloc.get_traced_memory()
+            lines = sum(r.n_entries for r in runs[:n])
+            print(
+                f"one block of {lines:>9,} run lines ({n} runs): allocates at most {(allocated - held) / 2**20:5.0f} MiB,"
+                f" {(allocated - held) / lines:4.0f} bytes per run line (BYTES_PER_RUN_LINE "
+                f"{run_blocks.BYTES_PER_RUN_LINE}); RSS peak rises {peak - before:4.0f} MiB"
+            )
+        tracemalloc.stop()
+        session.rollback()
+
+
 def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets: list[float]) -> None:
     """Per campaign size and memory budget, a fresh worker's peak RSS while it evaluates the campaign."""
     rng = np.random.default_rng(7)
@@ -102,6 +137,7 @@ def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets:
             team, _ = teams.create_team(session, organiser, cid, "bench")
             store_runs(session, cid, team.id, contents, n_runs, lines_per_run)
             qrels_service.import_qrels(session, organiser, cid, qrels, label="q", max_errors=10)
+        block_peak(sessions, cid, sorted({min(n, n_runs, 20) for n in (1, 5, 20)}))
         for budget in budgets:
             settings = Settings(database_url=url, job_memory_mb=budget, job_max_run_seconds=24 * 3600.0)
             workers = WorkerProcesses(url, settings)
