@@ -5,7 +5,8 @@ store, or written by an upload or import that rolled back. Keys are content-addr
 runs is kept while any of them names it. Two guards keep the file of a row on its way: a file written in the last
 `min_age` is never deleted (an upload in flight, a migration copying), and each deletion happens under the file's
 advisory lock, taken only when no writer holds it (writers hold it until their row is committed: `hold_file`), after
-the rows and the file's age are read again. Each file deleted is recorded in the audit trail (table `run_files`).
+the rows and the file's age are read again (a batch of files per transaction). Each file deleted is recorded in the
+audit trail (table `run_files`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,18 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import check_location
 from app.storage.audit import actor_of, set_actor
 from app.storage.models import AuditEvent
-from app.storage.run_store import POSTGRES, DirectoryStore, ListedStore, S3Store, StoredObject, file_lock, open_store
+from app.storage.run_store import (
+    POSTGRES,
+    DirectoryStore,
+    ListedStore,
+    RunStoreError,
+    S3Store,
+    StoredObject,
+    file_lock,
+    open_store,
+)
 
+BATCH = 200  # orphans deleted per transaction: its commit, not the files, is most of a deletion's time
 AUDIT_TABLE = "run_files"  # the audit trail's name for files deleted by gc (no table of that name: no trigger)
 
 
@@ -63,18 +74,25 @@ def referenced_keys(session: Session, location: str) -> set[str]:
     return {key for (key,) in rows}
 
 
-def _is_named(session: Session, location: str, key: str) -> bool:
-    """Whether a run row names the file now."""
-    found = session.execute(
-        text("SELECT 1 FROM runs WHERE storage = :here AND storage_key = :key LIMIT 1"), {"here": location, "key": key}
-    ).first()
-    return found is not None
+def _named(session: Session, location: str, keys: list[str]) -> set[str]:
+    """Which of `keys` a run row of the store names now."""
+    rows = session.execute(
+        text("SELECT DISTINCT storage_key FROM runs WHERE storage = :here AND storage_key = ANY(:keys)"),
+        {"here": location, "keys": keys},
+    )
+    return {key for (key,) in rows}
 
 
-def _try_lock(session: Session, key: str) -> bool:
-    """The file's lock, alone, until the transaction ends; False when a writer holds it."""
-    got = session.execute(text("SELECT pg_try_advisory_xact_lock(CAST(:lock AS bigint))"), {"lock": file_lock(key)})
-    return bool(got.scalar())
+def _try_locks(session: Session, keys: list[str]) -> set[str]:
+    """The files' locks, alone, until the transaction ends: the keys locked (not those a writer holds)."""
+    rows = session.execute(
+        text(
+            "SELECT key FROM unnest(CAST(:keys AS text[]), CAST(:locks AS bigint[])) AS f(key, lock) "
+            "WHERE pg_try_advisory_xact_lock(lock)"
+        ),
+        {"keys": keys, "locks": [file_lock(key) for key in keys]},
+    )
+    return {key for (key,) in rows}
 
 
 def _record(session: Session, store: ListedStore, found: StoredObject, actor: dict[str, object]) -> None:
@@ -96,7 +114,7 @@ def collect(
     say: Callable[[str], None] = lambda line: None,
 ) -> Collected:
     """List the store's files, and delete (unless `dry_run`) those no run row names that were written at least
-    `min_age_minutes` ago, each in its own transaction under its lock, recorded in the audit trail. PostgreSQL has
+    `min_age_minutes` ago, a batch per transaction, each under its lock, recorded in the audit trail. PostgreSQL has
     no orphans (a run's bytes live in its row): nothing to do. RunStoreUnavailable when the store cannot be listed."""
     location = check_location(location)
     age = timedelta(minutes=min_age_minutes)
@@ -110,36 +128,69 @@ def collect(
         listed = list(store.objects())  # listed before the rows are read: a file and row made between are kept
         named = referenced_keys(session, location)
     done = empty
+    doomed: list[StoredObject] = []
     for found in listed:
         done.listed.add(found)
         if found.key in named:
             done.referenced.add(found)
-            continue
-        if found.modified > now() - age:
+        elif found.modified > now() - age:
             done.recent.add(found)
-            continue
+        else:
+            doomed.append(found)
+    for start in range(0, len(doomed), BATCH):
+        batch = doomed[start : start + BATCH]
         if dry_run:
-            done.deleted.add(found)
-            say(f"would delete {found.key} ({found.size} bytes, written {found.modified:%Y-%m-%d %H:%M:%S} UTC)")
+            for found in batch:
+                done.deleted.add(found)
+                say(f"would delete {found.key} ({found.size} bytes, written {found.modified:%Y-%m-%d %H:%M:%S} UTC)")
             continue
         with sessions() as session:
-            set_actor(session, actor)
-            if not _try_lock(session, found.key):
-                done.busy.add(found)
-                continue
-            if _is_named(session, location, found.key):  # a row committed since the rows were read
-                done.referenced.add(found)
-                continue
-            again = store.stat(found.key)
-            if again is None:  # deleted meanwhile (another gc)
-                continue
-            if again.modified > now() - age:  # written again meanwhile
-                done.recent.add(again)
-                continue
-            _record(session, store, again, actor)
-            session.flush()  # a trail that cannot be written stops before the file is deleted
-            store.delete(found.key)
-            session.commit()
-        done.deleted.add(again)
-        say(f"deleted {found.key} ({again.size} bytes)")
+            _delete_batch(session, store, batch, done, now() - age, actor, say)
     return done
+
+
+def _delete_batch(
+    session: Session,
+    store: DirectoryStore | S3Store,
+    batch: list[StoredObject],
+    done: Collected,
+    written_before: datetime,
+    actor: dict[str, object],
+    say: Callable[[str], None],
+) -> None:
+    """Delete a batch of orphans in one transaction, each under its lock and checked again (named by a row since,
+    written again since, held by a writer: kept), recorded in the audit trail, committed."""
+    set_actor(session, actor)
+    keys = [found.key for found in batch]
+    locked = _try_locks(session, keys)
+    named = _named(session, store.location, keys)
+    going: list[StoredObject] = []
+    for found in batch:
+        if found.key not in locked:
+            done.busy.add(found)
+        elif found.key in named:  # a row committed since the rows were read
+            done.referenced.add(found)
+        elif (again := store.stat(found.key)) is None:  # deleted meanwhile (another gc)
+            continue
+        elif again.modified > written_before:  # written again meanwhile
+            done.recent.add(again)
+        else:
+            going.append(again)
+    for found in going:
+        _record(session, store, found, actor)
+    session.flush()  # a trail that cannot be written stops before any file is deleted
+    gone: list[StoredObject] = []
+    try:
+        for found in going:
+            store.delete(found.key)
+            gone.append(found)
+            done.deleted.add(found)
+            say(f"deleted {found.key} ({found.size} bytes)")
+    except RunStoreError:
+        session.rollback()  # the trail keeps the files deleted before the store failed
+        set_actor(session, actor)
+        for found in gone:
+            _record(session, store, found, actor)
+        session.commit()
+        raise
+    session.commit()

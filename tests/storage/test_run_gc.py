@@ -219,10 +219,12 @@ def test_gc_in_a_directory_deletes_old_orphans_keeps_named_shared_recent_and_for
 
 
 def test_gc_on_s3_keeps_recent_and_locked_files_and_deletes_orphans_once_old(  # type: ignore[no-untyped-def]
-    own_sessions, use
+    own_sessions, use, monkeypatch
 ) -> None:
     """On S3 (objects can't be dated back: the clock is moved on instead), under a prefix, other objects in the
-    bucket untouched; a file whose writer holds its lock (an upload not yet committed) is kept however old."""
+    bucket untouched; a file whose writer holds its lock (an upload not yet committed) is kept however old; one file
+    per transaction here (the directory test deletes its files in one)."""
+    monkeypatch.setattr(run_gc, "BATCH", 1)
     sessions = own_sessions
     location = f"s3://{BUCKET}/gc/{next(_names)}"
     settings = use(location)
@@ -281,3 +283,30 @@ def test_gc_names_a_bad_store_option_and_an_unreachable_store_without_its_keys( 
     assert down.exit_code == 2, down.output
     assert f"error: cannot list run files in s3://{BUCKET}/down: Could not connect" in down.stderr
     assert "gc-secret" not in down.output and time.monotonic() - started < 10
+
+
+def test_a_store_failing_mid_batch_stops_gc_and_the_trail_keeps_what_was_deleted(  # type: ignore[no-untyped-def]
+    own_sessions, tmp_path, use, monkeypatch
+) -> None:
+    root, sessions = tmp_path.resolve() / "runs", own_sessions
+    use(f"dir:{root}")
+    with sessions() as session:
+        orphans = [_orphan(session, seed) for seed in (21, 22, 23)]
+    for key in orphans:
+        _age(root, key, 2)
+    real_delete = run_store.DirectoryStore.delete
+    calls: list[str] = []
+
+    def fail_second(self, key: str) -> None:  # type: ignore[no-untyped-def]
+        calls.append(key)
+        if len(calls) == 2:
+            raise run_store.RunStoreUnavailable(f"cannot delete run files in {self.location}: disk gone (simulated)")
+        real_delete(self, key)
+
+    monkeypatch.setattr(run_store.DirectoryStore, "delete", fail_second)
+    done = runner.invoke(cli, ["storage", "gc"])
+    assert done.exit_code == 2 and "disk gone (simulated)" in done.stderr
+    assert [key for key, *_ in _trail(sessions)] == calls[:1]
+    assert _files(root) == {f"{k[:2]}/{k}" for k in orphans if k != calls[0]}
+    monkeypatch.setattr(run_store.DirectoryStore, "delete", real_delete)
+    assert _gc()["deleted"]["files"] == 2 and _files(root) == set() and len(_trail(sessions)) == 3
