@@ -54,6 +54,20 @@ def test_float_parser_is_float_bit_for_bit() -> None:
     assert parsed.view(np.int64).tolist() == np.array([float(t) for t in tokens]).view(np.int64).tolist()
 
 
+def test_float_parser_is_float_on_both_sides_of_the_double_path_limit() -> None:
+    """Mantissas below 2**53 are divided in doubles, the longer ones in extended precision: one column mixing both
+    (and a column with none of the longer ones) reads as float() does, bit for bit."""
+    limit = 2**53
+    tokens = [f"{m}" for m in range(limit - 3, limit + 4)] + [f"0.{m}" for m in range(limit - 3, limit + 4)]
+    tokens += ["-0.9007199254740993", "0.3333333333333333", "0.9982917904853821", "12.5", "-0.0", "0.1"]
+    for column in (tokens, tokens[-3:]):
+        columns = split_columns("".join(f"{t} x\n" for t in column), 2, source="x")
+        assert columns is not None
+        parsed = parse_floats(columns.matrix(0))
+        assert parsed is not None
+        assert parsed.view(np.int64).tolist() == np.array([float(t) for t in column]).view(np.int64).tolist()
+
+
 def test_float_parser_declines_digit_separators() -> None:
     """float() reads 1_0 as 10.0 where C's atof (trec_eval) reads 1.0: the parser declines, the caller refuses it."""
     columns = split_columns("2.5\n1_0\n", 1, source="x")

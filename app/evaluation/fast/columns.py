@@ -11,8 +11,9 @@ its separators alone; any other layout takes the general split over a white-spac
 
 Invariants: a file holding a NUL code point is declined (fixed-width unicode arrays would drop it); `parse_ints`
 gives int(token) for plain decimals below 10**18 and None otherwise; `parse_floats` gives float(token) bit for bit
-(decimals of up to 19 digits as m / 10**k in extended precision with the halfway cases checked, or of up to 15
-digits in doubles where long double is no wider; everything else through numpy's cast, which calls float()).
+(decimals m / 10**k in doubles where m < 2**53, the rest of up to 19 digits in extended precision with the halfway
+cases checked, or of up to 15 digits where long double is no wider; everything else through numpy's cast, which calls
+float()).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ _SPACE_TABLE = np.zeros(256, dtype=bool)
 _SPACE_TABLE[list(_ASCII_SPACE)] = True
 _MAX_PADDING = 8  # a column is gathered into a fixed-width matrix only if that costs <= 8x its text (+ 1 MiB)
 _DIGITS_EXACT = 15  # a decimal with at most 15 digits is exactly m / 10**k with m < 2**53: IEEE division rounds it
-_POWERS_OF_TEN = np.array([float(f"1e{k}") for k in range(_DIGITS_EXACT + 1)])  # all exact doubles
+_EXACT_MANTISSA = 2**53  # below it m is an exact double, and so is 10**k for k <= 22: one division, one rounding
+_POWERS_OF_TEN = np.array([float(f"1e{k}") for k in range(19 + 1)])  # all exact doubles (up to 1e22 are)
 # x87 extended (64-bit significand) or quad long doubles hold every m < 10**19 and 10**k for k <= 27 exactly
 _EXTENDED = np.finfo(np.longdouble).nmant >= 63
 _MAX_DIGITS = 19 if _EXTENDED else _DIGITS_EXACT
@@ -210,23 +212,25 @@ def parse_ints(codes: np.ndarray | None) -> np.ndarray | None:
 def parse_floats(codes: np.ndarray | None) -> np.ndarray | None:
     """float64 values of a column of numbers exactly as Python's float() reads them, or None if one is not a number.
 
-    A plain decimal m / 10**k is divided in extended precision where the platform has it (m < 10**19 and 10**k are
-    exact there, and the quotient is then rounded once more, to a double: right unless the extended quotient lies
-    exactly halfway between two doubles, which is checked), else in doubles for at most 15 digits (both exact, one
-    rounding). Every other token (exponents, longer mantissas, inf, a halfway case) goes through numpy's string cast,
-    which calls float() itself; a token with an underscore (a digit separator to float(), not to C's atof) gives None.
+    A plain decimal m / 10**k with m < 2**53 is divided in doubles (both exact, one rounding); a longer one in extended
+    precision where the platform has it (m < 10**19 and 10**k are exact there, and the quotient is then rounded once
+    more, to a double: right unless the extended quotient lies exactly halfway between two doubles, which is
+    checked), else it must have at most 15 digits. Every other token (exponents, longer mantissas, inf, a halfway
+    case) goes through numpy's string cast, which calls float() itself; a token with an underscore (a digit separator
+    to float(), not to C's atof) gives None.
     """
     if codes is None or codes.shape[1] == 0:
         return None
     read = _decimals(codes, _MAX_DIGITS)
     fraction = np.minimum(read.fraction, _MAX_DIGITS)
     rest = ~read.plain
-    if _EXTENDED:
-        quotient = read.mantissa.astype(np.longdouble) / _EXTENDED_POWERS[fraction]
-        values: np.ndarray = quotient.astype(np.float64)
-        rest |= _halfway(quotient, values)
-    else:
-        values = read.mantissa.astype(np.float64) / _POWERS_OF_TEN[fraction]
+    values: np.ndarray = read.mantissa.astype(np.float64) / _POWERS_OF_TEN[fraction]  # exact where m < 2**53
+    if _EXTENDED:  # the longer mantissas (a plain one has at most 19 digits) in extended precision
+        wide = np.flatnonzero(read.plain & (read.mantissa >= _EXACT_MANTISSA))
+        if len(wide):
+            quotient = read.mantissa[wide].astype(np.longdouble) / _EXTENDED_POWERS[fraction[wide]]
+            values[wide] = rounded = quotient.astype(np.float64)
+            rest[wide[_halfway(quotient, rounded)]] = True
     np.negative(values, out=values, where=read.negative)
     if rest.any():
         if (codes[rest] == ord("_")).any():  # float() reads 1_5 as 15.0, C's atof as 1.0: let the caller refuse it
