@@ -30,7 +30,7 @@ from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.qrels import COMBINED, topic_order, verified_items
 from app.services.qrels_cache import cached_qrels
 from app.services.run_arrays import load_moment_runs, load_runs
-from app.services.run_blocks import DEFAULT_MEMORY_MB, plan_blocks, split_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, plan_blocks, release_freed, split_blocks
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_rows
@@ -232,6 +232,7 @@ def block_scores(
     judged = cached_qrels(session, version) if qrels is None else qrels
     table = evaluate(judged, tables, names, max_results=campaign.max_results, names=[str(r) for r in run_ids]).to_dict()
     del tables
+    release_freed()
     progress(1.0)
     return table
 
