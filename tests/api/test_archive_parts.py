@@ -49,13 +49,9 @@ def rewritten(data: bytes, change) -> bytes:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def scratch(create_database) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+def scratch(migrated_database) -> Iterator[Any]:  # type: ignore[no-untyped-def]
     """A session factory on a fresh, migrated database (verify's scratch database)."""
-    from app.storage import migrations
-
-    url = create_database()
-    migrations.upgrade(url)
-    engine = make_engine(url)
+    engine = make_engine(migrated_database())
     yield make_session_factory(engine)
     engine.dispose()
 
