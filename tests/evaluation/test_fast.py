@@ -161,3 +161,17 @@ def test_both_splits_agree_with_str_split(text: str) -> None:
     assert columns is not None
     assert [[str(columns.strings(j)[i]) for j in range(6)] for i in range(len(columns))] == [p for _, p in lines]
     assert columns.lines.tolist() == [n for n, _ in lines]
+
+
+def test_byte_matrix_is_each_token_zero_padded_up_to_the_last_byte_of_the_file() -> None:
+    """Tokens of 1 to 20 bytes (read 8 bytes at a time), the widest at the end of a file without a final newline."""
+    tokens = [["x" * (1 + (row + col) % 20) for col in range(2)] for row in range(40)]
+    text = "\n".join(" ".join(pair) for pair in tokens)
+    columns = split_columns(text.encode(), 2, source="x")
+    assert columns is not None
+    for col in range(2):
+        matrix = columns.matrix(col)
+        assert matrix is not None and matrix.dtype == np.uint8 and matrix.flags["C_CONTIGUOUS"]
+        assert matrix.shape == (40, 20)
+        assert [bytes(row).rstrip(b"\0").decode() for row in matrix] == [pair[col] for pair in tokens]
+        assert all(not row[len(pair[col]) :].any() for row, pair in zip(matrix, tokens, strict=True))

@@ -18,6 +18,7 @@ float()).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,8 @@ _OTHER_SPACE = np.array([133, 160, 5760, *range(8192, 8203), 8232, 8233, 8239, 8
 _SPACE_TABLE = np.zeros(256, dtype=bool)
 _SPACE_TABLE[list(_ASCII_SPACE)] = True
 _MAX_PADDING = 8  # a column is gathered into a fixed-width matrix only if that costs <= 8x its text (+ 1 MiB)
+_LITTLE_ENDIAN = sys.byteorder == "little"  # a uint64 read from bytes holds the first byte in its low bits
+_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the first k bytes of a uint64
 _DIGITS_EXACT = 15  # a decimal with at most 15 digits is exactly m / 10**k with m < 2**53: IEEE division rounds it
 _EXACT_MANTISSA = 2**53  # below it m is an exact double, and so is 10**k for k <= 22: one division, one rounding
 _POWERS_OF_TEN = np.array([float(f"1e{k}") for k in range(19 + 1)])  # all exact doubles (up to 1e22 are)
@@ -58,6 +61,8 @@ class Columns:
         width = int(lengths.max()) if len(lengths) else 0
         if width * len(lengths) > _MAX_PADDING * int(lengths.sum()) + (1 << 20):
             return None
+        if self.buffer.dtype == np.uint8 and _LITTLE_ENDIAN and width:
+            return _gathered_bytes(self.buffer, starts, lengths, width)
         buffer = self.buffer
         need = int(starts.max()) + width if len(starts) else 0
         if need > len(buffer):
@@ -70,6 +75,21 @@ class Columns:
         """The column as a numpy unicode array, or None (see `matrix`)."""
         codes = self.matrix(column)
         return None if codes is None else as_unicode(codes)
+
+
+def _gathered_bytes(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+    """`Columns.matrix` for a byte buffer: each token read 8 bytes at a time as one unaligned uint64 (a single
+    gather per 8 bytes instead of a row copy per token), the bytes past its end masked off."""
+    words = -(-width // 8)
+    need = int(starts.max()) + 8 * words
+    if need > len(buffer):
+        buffer = np.concatenate((buffer, np.zeros(need - len(buffer), dtype=np.uint8)))
+    as_words = np.ndarray(shape=(len(buffer) - 7,), dtype=np.uint64, buffer=buffer, strides=(1,))
+    out = np.empty((len(starts), words), dtype=np.uint64)
+    for word in range(words):
+        kept = np.clip(lengths - 8 * word, 0, 8)
+        np.bitwise_and(as_words[starts + 8 * word], _LOW_BYTES[kept], out=out[:, word])
+    return np.ascontiguousarray(out.view(np.uint8)[:, :width])
 
 
 def as_unicode(codes: np.ndarray) -> np.ndarray:
