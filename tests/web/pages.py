@@ -33,7 +33,8 @@ def axe_violations(page, impacts: tuple[str, ...] = SERIOUS, exclude: str | None
     the pages' Content-Security-Policy refuses the injected script otherwise."""
     if not AXE.exists():
         pytest.skip("accessibility checks need axe-core: npm ci (package.json at the repository's root)")
-    page.add_script_tag(path=str(AXE))
+    if not page.evaluate("() => typeof axe !== 'undefined'"):  # once per document: check_page asks at both sizes
+        page.add_script_tag(path=str(AXE))
     found = page.evaluate(
         """async exclude => {
             const tags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
