@@ -7,7 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
-from app.evaluation.ordering import ranked_changes
+from app.evaluation.ordering import segment_changes
 from app.evaluation.records import RunTable
 
 
@@ -46,28 +46,18 @@ class RunOrder:
 
     def positions_of(self, rows: np.ndarray) -> np.ndarray:
         """int64: the ranked position of each of `rows` (file row indices)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if self.sorted is not None:
-            ranked: np.ndarray = self.positions[rows].astype(np.int64)
-            return ranked
-        out = rows.copy()
-        if len(self.places):
-            order = np.argsort(self.moved)  # the moved rows are distinct: a permutation's changes
-            moved, places = self.moved[order], self.places[order]
-            at = np.minimum(np.searchsorted(moved, rows), len(moved) - 1)
-            hit = np.flatnonzero(moved[at] == rows)
-            out[hit] = places[at[hit]]
-        return out
+        ranked: np.ndarray = np.take(self.positions, rows).astype(np.int64)
+        return ranked
 
     @cached_property
     def positions(self) -> np.ndarray:
         """int [n]: the ranked position of each row in file order (the inverse of `rows`; int32 below 2**31 rows)."""
         n = int(self.bounds[-1])
         dtype = np.int32 if n < 2**31 else np.int64
-        if self.rows is None:
-            return np.arange(n, dtype=dtype)
-        out = np.empty(n, dtype=dtype)
-        out[self.rows] = np.arange(n, dtype=dtype)
+        out = np.arange(n, dtype=dtype)
+        if self.sorted is not None:
+            out[self.sorted] = np.arange(n, dtype=dtype)
+        out[self.moved] = self.places  # the moved rows are those the places held: the rest keep their position
         return out
 
 
@@ -83,19 +73,20 @@ def _compute_order(run: RunTable) -> RunOrder:
     if n == 0:
         none = np.zeros(0, np.int64)
         return RunOrder(None, none, none, [], np.zeros(1, np.int64))
-    starts = np.concatenate(([0], np.flatnonzero(_changes(topics)) + 1))
+    changes = _changes(topics)
+    starts = np.concatenate(([0], np.flatnonzero(changes) + 1))
     first_seen: dict[str, int] = {}
     segment_topic = [first_seen.setdefault(str(name), len(first_seen)) for name in topics[starts].tolist()]
-    dtype = np.int16 if len(first_seen) < 2**15 else np.int64  # a narrow id: fewer bytes for every pass
-    topic_id = np.repeat(np.array(segment_topic, dtype=dtype), np.diff(np.append(starts, n)))
-    rows, places, moved = ranked_changes(topic_id, run.scores, np.asarray(run.docs))
+    topic_of = np.array(segment_topic, dtype=np.int64)  # each segment's topic id
+    rows, places, moved = segment_changes(~changes, topic_of, run.scores, np.asarray(run.docs))
     contiguous = len(starts) == len(first_seen)  # one segment per topic: ranking moves rows within segments only
     if rows is not None and not contiguous:
-        topic_id = topic_id[rows]
+        topic_id = np.repeat(topic_of, np.diff(np.append(starts, n)))[rows]
         starts = np.concatenate(([0], np.flatnonzero(topic_id[1:] != topic_id[:-1]) + 1))
+        topic_of = topic_id[starts]
     names = list(first_seen)
     bounds = np.append(starts, n).astype(np.int64)
-    return RunOrder(rows, places, moved, [names[i] for i in topic_id[starts].tolist()], bounds, contiguous)
+    return RunOrder(rows, places, moved, [names[i] for i in topic_of.tolist()], bounds, contiguous)
 
 
 def _changes(values: np.ndarray) -> np.ndarray:
