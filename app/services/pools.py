@@ -16,12 +16,12 @@ from app.evaluation.errors import FormatError
 from app.evaluation.pools.builders import (
     TRECVID_STRATA,
     PoolCandidates,
+    PoolStatsTally,
     PoolTable,
     Stratum,
     merge_candidates,
     parse_strata,
     pool_candidates,
-    pool_stats,
     pool_strata,
     sample_pool,
 )
@@ -31,7 +31,6 @@ from app.services import judging_orders, reused_verdicts, topic_depths
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
-from app.services.run_arrays import load_runs
 from app.services.run_blocks import DEFAULT_MEMORY_MB, reduced_blocks
 from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
@@ -55,6 +54,7 @@ from app.storage.models import (
 )
 
 STRATIFY = ("none", "confidence")
+_ITEM_CHUNK = 50_000  # pool items fetched at a time for statistics
 
 
 @dataclass(frozen=True)
@@ -452,14 +452,44 @@ def topic_counts(session: Session, pool: Pool) -> list[dict[str, object]]:
     return [{"topic": n, "pooled": pooled_in[n], "sampled": sampled_in[n], "strata": strata[n]} for n in strata]
 
 
-def statistics(session: Session, principal: Principal, pool_id: int) -> dict[str, object]:
-    """TRECVID pool statistics of a pool the caller organises."""
-    return pool_statistics(session, get_pool(session, principal, pool_id))
+def statistics(
+    session: Session, principal: Principal, pool_id: int, *, memory_mb: float = DEFAULT_MEMORY_MB
+) -> dict[str, object]:
+    """TRECVID pool statistics of a pool the caller organises, its runs read in blocks of about `memory_mb`."""
+    return pool_statistics(session, get_pool(session, principal, pool_id), memory_mb=memory_mb)
 
 
-def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
+def _stored_table(session: Session, pool: Pool) -> PoolTable:
+    """A stored pool's items as a PoolTable (judging order left out), fetched `_ITEM_CHUNK` rows at a time into
+    columns sized from the start: never a row object per item of the whole pool at once."""
+    of_pool = (PoolItem.pool_id == pool.id, Topic.id == PoolItem.topic_id)
+    count, topic_width, doc_width = session.execute(
+        select(func.count(), func.max(func.length(Topic.number)), func.max(func.length(PoolItem.docno))).where(*of_pool)
+    ).one()
+    columns = (
+        np.empty(count, dtype=f"<U{topic_width or 1}"),
+        np.empty(count, dtype=f"<U{doc_width or 1}"),
+        np.empty(count, dtype=np.int64),
+        np.empty(count, dtype=bool),
+        np.empty(count, dtype=np.int64),
+        np.empty(count, dtype=np.int64),
+    )
+    query = select(
+        Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled, PoolItem.best_rank, PoolItem.n_runs
+    ).where(*of_pool)
+    start = 0
+    for chunk in session.execute(query.execution_options(yield_per=_ITEM_CHUNK)).partitions():
+        for column, values in zip(columns, zip(*chunk, strict=True), strict=True):
+            column[start : start + len(chunk)] = values
+        start += len(chunk)
+    topics, docs, strata, sampled, best_ranks, n_runs = (column[:start] for column in columns)
+    return PoolTable(topics, docs, strata, sampled, best_ranks, n_runs, np.zeros(start, dtype=np.int64))
+
+
+def pool_statistics(session: Session, pool: Pool, *, memory_mb: float = DEFAULT_MEMORY_MB) -> dict[str, object]:
     """TRECVID pool statistics: judged share of each run's results (min/max/mean), unique contributions; and the
-    verdicts reused from earlier pools of a series, counted by where they were given (`reused_verdicts`)."""
+    verdicts reused from earlier pools of a series, counted by where they were given (`reused_verdicts`). The runs
+    are read in blocks of about `memory_mb` (`run_blocks`), each counted and dropped before the next."""
     if pool.kind == "moments":
         raise InvalidInput("a moment pool has no shot statistics", [{"field": "pool_id", "message": "moment pool"}])
     run_ids = list(pool.params["run_ids"])
@@ -467,27 +497,17 @@ def pool_statistics(session: Session, pool: Pool) -> dict[str, object]:
     teams = {t.id: t.name for t in session.scalars(select(Team).where(Team.id.in_({r.team_id for r in runs})))}
     pooled_topics = select(PoolItem.topic_id).where(PoolItem.pool_id == pool.id).distinct()
     numbers = set(session.scalars(select(Topic.number).where(Topic.id.in_(pooled_topics))))
-    stored = [_on_topics(t, numbers) for t in load_runs(session, [r.id for r in runs])]  # a series pool: its set's
-    items = session.execute(
-        select(Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled, PoolItem.best_rank, PoolItem.n_runs)
-        .join(Topic, Topic.id == PoolItem.topic_id)
-        .where(PoolItem.pool_id == pool.id)
-    ).all()
-    columns = list(zip(*items, strict=True)) if items else [()] * 6
-    table = PoolTable(
-        topics=np.array(columns[0], dtype=str),
-        docs=np.array(columns[1], dtype=str),
-        strata=np.array(columns[2], dtype=np.int64),
-        sampled=np.array(columns[3], dtype=bool),
-        best_ranks=np.array(columns[4], dtype=np.int64),
-        n_runs=np.array(columns[5], dtype=np.int64),
-        judging_order=np.zeros(len(items), dtype=np.int64),
-    )
+    table = _stored_table(session, pool)
     depth = int(pool.params["strata"][-1][1])
     per_topic = topic_depths.stored_depths(pool)
     if per_topic:
         depth = topic_depths.default_depth(pool)
-    result = pool_stats(stored, table, depth=depth, groups=[teams[r.team_id] for r in runs], depths=per_topic)
+    tally = PoolStatsTally(table, depth=depth, groups=[teams[r.team_id] for r in runs], depths=per_topic)
+    for _ in reduced_blocks(  # a series pool: only its set's topics
+        session, runs, memory_mb, lambda _, tables: tally.add([_on_topics(t, numbers) for t in tables])
+    ):
+        pass
+    result = tally.result()
     share = result.judged_share
     finite = share[np.isfinite(share)]
     return {

@@ -1,15 +1,17 @@
-"""Pooling and pool-depth memory benchmark: peak RSS per million run lines of a pool build and of a pool-depth
-analysis, which read the runs in blocks within job_memory_mb (app/services/run_blocks.py).
+"""Pooling and pool-depth memory benchmark: peak RSS per million run lines of a pool build, of its statistics and of
+a pool-depth analysis, which read the runs in blocks within job_memory_mb (app/services/run_blocks.py).
 
 Per size (--lines), a campaign of that many run lines (runs of 50 topics x 1000 shots stored straight into the runs
 table, cycling over 10 distinct synthetic files, as scripts/bench/campaign_evaluation.py stores them) with qrels
 judging half of what the first runs returned, evaluated once (AP, in blocks). Then, per --budget-mb, one fresh
 Python process per task (so its VmHWM is the task's own): `pool` builds a stratified TRECVID pool (1-300 all,
-301-1000 a quarter; `pools.preview_pool`, the build without storing), `pool-depth` runs the pool-depth analysis (AP,
-depths 1..--max-depth). Each line prints the process's RSS before the task, its peak, and the peak per million run
+301-1000 a quarter; `pools.preview_pool`, the build without storing), `pool-stats` computes that pool's statistics
+(`pools.statistics`; the pool is stored once, before the first such task), `pool-depth` runs the pool-depth analysis
+(AP, depths 1..--max-depth). Each line prints the process's RSS before the task, its peak, and the peak per million run
 lines.
 
     .venv/bin/python scripts/bench/campaign_pooling.py --lines 1000000 10000000 [--budget-mb 64 512] [--max-depth 20]
+        [--tasks pool pool-stats pool-depth]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from app.storage.models import CampaignStatus, Role, TaskKind  # noqa: E402
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 LINES_PER_RUN = N_TOPICS * 1000
+TASKS = ("pool", "pool-stats", "pool-depth")
 
 
 def make_campaign(url: str, size: int) -> int:
@@ -66,6 +69,13 @@ def make_campaign(url: str, size: int) -> int:
     return cid
 
 
+def make_pool(url: str, cid: int) -> None:
+    """Store the campaign's pool (the `pool` task's spec), for `pool-stats` to read."""
+    sessions = make_session_factory(make_engine(url))
+    with session_scope(sessions) as session:
+        pools.create_pool(session, ORGANISER, cid, pools.PoolSpec(kind="stratified", seed=1))
+
+
 def child(url: str, task: str, cid: int, budget: float, max_depth: int) -> None:
     """One task in this process; prints `idle peak seconds`."""
     sessions = make_session_factory(make_engine(url))
@@ -76,6 +86,11 @@ def child(url: str, task: str, cid: int, budget: float, max_depth: int) -> None:
             spec = pools.PoolSpec(kind="stratified", seed=1)
             preview = pools.preview_pool(session, ORGANISER, cid, spec, memory_mb=budget)
             assert preview["totals"]["pooled"] > 0  # type: ignore[index]
+        elif task == "pool-stats":
+            pool = pools.current_pool(session, cid)
+            assert pool is not None
+            stats = pools.statistics(session, ORGANISER, pool.id, memory_mb=budget)
+            assert stats["runs"]  # a list, one entry a run
         else:
             params = {"measure": "AP", "max_depth": max_depth}
             job = analyses.start_analysis(session, ORGANISER, cid, "pool-depth", params)
@@ -94,7 +109,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, nargs="+", default=[1_000_000], help="campaign sizes in run lines")
     parser.add_argument("--budget-mb", type=float, nargs="+", default=[512.0], help="job_memory_mb values to try")
     parser.add_argument("--max-depth", type=int, default=20, help="pool-depth's deepest depth")
-    parser.add_argument("--tasks", nargs="+", default=["pool", "pool-depth"], choices=["pool", "pool-depth"])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
     parser.add_argument("--child", nargs=4, metavar=("URL", "TASK", "CAMPAIGN", "BUDGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -107,6 +122,8 @@ def main() -> None:
         cid = make_campaign(url, size)
         total = max(1, size // LINES_PER_RUN) * LINES_PER_RUN
         for task in args.tasks:
+            if task == "pool-stats":
+                make_pool(url, cid)
             for budget in args.budget_mb:
                 command = [sys.executable, __file__, "--max-depth", str(args.max_depth), "--child", url, task]
                 out = subprocess.run([*command, str(cid), str(budget)], check=True, capture_output=True, text=True)

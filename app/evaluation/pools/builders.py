@@ -253,6 +253,120 @@ class PoolStats:
     topics: list[str]
 
 
+_NOBODY, _SEVERAL = -1, -2  # a pool item's contributing group: none yet, more than one (else the group's code)
+
+
+class PoolStatsTally:
+    """`pool_stats` accumulated a block of runs at a time: `add` the blocks in run order, then `result`. What it
+    keeps grows with the pool (a few numbers an item) and with runs x topics, never with the runs' rows."""
+
+    def __init__(
+        self,
+        pool: PoolTable,
+        *,
+        depth: int,
+        groups: Sequence[str] | None = None,
+        depths: Mapping[str, int] | None = None,
+    ) -> None:
+        """A tally of no runs yet; `groups` names every run's group, in the order the runs will be added."""
+        self.pool, self.depth, self.depths = pool, depth, depths
+        self.pool_keys = pair_keys(pool.topics, pool.docs)
+        self.sorter = np.argsort(self.pool_keys)
+        n_items = len(self.pool_keys)
+        self.contributors = np.zeros(n_items, dtype=np.int64)  # contributing rows, over all runs
+        self.owner_run = np.zeros(n_items, dtype=np.int64)  # the run of a contributing row (the only one if unique)
+        self.owner_group = np.full(n_items, _NOBODY, dtype=np.int64)
+        self.group_names = sorted(set(groups)) if groups is not None else None
+        self.group_codes = (
+            np.unique(np.asarray(groups, dtype=str), return_inverse=True)[1].reshape(-1) if groups is not None else None
+        )
+        self.n_runs = 0
+        self.counts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (first run, topics, returned, judged)
+
+    def add(self, runs: Sequence[RankedRun]) -> None:
+        """Count the next runs (a block), numbered after those already added."""
+        run_index, topics, docs, ranks = rank_rows(runs)
+        row_keys = pair_keys(topics, docs)
+        if len(self.pool_keys):
+            found = np.searchsorted(self.pool_keys, row_keys, sorter=self.sorter)
+            where = self.sorter[np.clip(found, 0, len(self.pool_keys) - 1)]
+            del found
+            in_pool = self.pool_keys[where] == row_keys
+            judged = in_pool & self.pool.sampled[where]
+        else:
+            where = np.zeros(len(row_keys), dtype=np.int64)
+            in_pool = judged = np.zeros(len(row_keys), dtype=bool)
+        del row_keys
+        names, topic_codes = np.unique(topics, return_inverse=True)
+        cells = run_index * len(names) + topic_codes.reshape(-1)
+        size = len(runs) * len(names)
+        returned = np.bincount(cells, minlength=size).astype(np.float64).reshape(len(runs), len(names))
+        judged_count = np.bincount(cells, weights=judged, minlength=size).reshape(len(runs), len(names))
+        self.counts.append((self.n_runs, names, returned, judged_count))
+        del cells, judged, topic_codes
+        contributed = in_pool & (ranks <= (topic_caps(topics, self.depths, self.depth) if self.depths else self.depth))
+        items = where[contributed]
+        self.contributors += np.bincount(items, minlength=len(self.pool_keys))
+        self.owner_run[items] = run_index[contributed] + self.n_runs
+        if self.group_codes is not None:
+            self._add_groups(items, self.group_codes[run_index[contributed] + self.n_runs])
+        self.n_runs += len(runs)
+
+    def _add_groups(self, items: np.ndarray, codes: np.ndarray) -> None:
+        """Merge the groups contributing to each item in a block into each item's one group, or several."""
+        n_groups = len(self.group_names or ())
+        if not len(items):
+            return
+        pairs = np.unique(items * n_groups + codes)
+        block_items, block_groups = pairs // n_groups, pairs % n_groups
+        block_owner = np.full(len(self.pool_keys), _NOBODY, dtype=np.int64)
+        block_owner[block_items] = block_groups
+        block_owner[np.bincount(block_items, minlength=len(self.pool_keys)) > 1] = _SEVERAL
+        old = self.owner_group
+        merged = np.where(old == _NOBODY, block_owner, np.where(old == block_owner, old, _SEVERAL))
+        self.owner_group = np.where(block_owner == _NOBODY, old, merged)
+
+    def result(self) -> PoolStats:
+        """The statistics of every run added."""
+        pool = self.pool
+        topic_names = sorted(set(pool.topics.tolist()).union(*(names.tolist() for _, names, _, _ in self.counts)))
+        all_names = np.array(topic_names, dtype=str)
+        returned = np.zeros((self.n_runs, len(topic_names)))
+        judged_count = np.zeros((self.n_runs, len(topic_names)))
+        for first, names, block_returned, block_judged in self.counts:
+            rows = slice(first, first + len(block_returned))
+            columns = np.searchsorted(all_names, names)
+            returned[rows, columns] = block_returned
+            judged_count[rows, columns] = block_judged
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = judged_count / returned
+        unique_per_run = np.bincount(self.owner_run[self.contributors == 1], minlength=self.n_runs)
+        unique_per_group: dict[str, int] = {}
+        if self.group_names is not None:
+            only = self.owner_group[self.owner_group >= 0]
+            counts = np.bincount(only, minlength=len(self.group_names))
+            unique_per_group = {name: int(counts[i]) for i, name in enumerate(self.group_names)}
+        return PoolStats(_topic_strata(pool), share, unique_per_run, unique_per_group, topic_names)
+
+
+def _topic_strata(pool: PoolTable) -> dict[str, dict[int, tuple[int, int]]]:
+    """topic -> stratum -> (pooled, sampled) items, topics in order and each topic's strata in text order."""
+    names, topic_codes = np.unique(np.asarray(pool.topics, dtype=str), return_inverse=True)
+    numeric = np.unique(np.asarray(pool.strata, dtype=np.int64))
+    strata = sorted(numeric.tolist(), key=str)
+    text_rank = np.array([strata.index(s) for s in numeric.tolist()], dtype=np.int64)
+    stratum_codes = text_rank[np.searchsorted(numeric, pool.strata)] if len(numeric) else np.zeros(0, dtype=np.int64)
+    cells = topic_codes.reshape(-1) * len(strata) + stratum_codes
+    pooled = np.bincount(cells, minlength=len(names) * len(strata)).reshape(len(names), len(strata))
+    sampled = np.bincount(cells, weights=pool.sampled, minlength=pooled.size).reshape(pooled.shape)
+    topic_strata: dict[str, dict[int, tuple[int, int]]] = {}
+    for t, topic in enumerate(names.tolist()):
+        for s, stratum in enumerate(strata):
+            if pooled[t, s]:
+                topic_strata.setdefault(topic, {})[int(stratum)] = (int(pooled[t, s]), int(sampled[t, s]))
+    return topic_strata
+
+
 def pool_stats(
     runs: Sequence[RankedRun],
     pool: PoolTable,
@@ -265,48 +379,8 @@ def pool_stats(
 
     `depth` is the deepest pooled rank (the last stratum's end): only rows within it contribute to the pool; with
     per-topic `depths` (a depth pool's, `depth` for the topics they do not name) only rows within their topic's.
+    Runs read a block at a time give the same statistics through `PoolStatsTally`.
     """
-    run_index, topics, docs, ranks = rank_rows(runs)
-    pool_keys = pair_keys(pool.topics, pool.docs)
-    row_keys = pair_keys(topics, docs)
-    if len(pool_keys):
-        sorter = np.argsort(pool_keys)
-        where = sorter[np.clip(np.searchsorted(pool_keys, row_keys, sorter=sorter), 0, len(pool_keys) - 1)]
-        in_pool = pool_keys[where] == row_keys
-        judged = in_pool & pool.sampled[where]
-    else:
-        where = np.zeros(len(row_keys), dtype=np.int64)
-        in_pool = judged = np.zeros(len(row_keys), dtype=bool)
-    topic_names = sorted(set(pool.topics.tolist()) | set(topics.tolist()))
-    topic_codes = np.searchsorted(np.array(topic_names, dtype=str), topics)
-    shape = (len(runs), len(topic_names))
-    returned = np.zeros(shape)
-    judged_count = np.zeros(shape)
-    np.add.at(returned, (run_index, topic_codes), 1)
-    np.add.at(judged_count, (run_index, topic_codes), judged)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = judged_count / returned
-    contributed = in_pool & (ranks <= (topic_caps(topics, depths, depth) if depths else depth))
-    contributors = np.bincount(where[contributed], minlength=len(pool_keys))
-    unique_rows = contributed & (contributors[where] == 1)
-    unique_per_run = np.bincount(run_index[unique_rows], minlength=len(runs))
-    unique_per_group: dict[str, int] = {}
-    if groups is not None:
-        group_codes = np.unique(np.asarray(groups, dtype=str), return_inverse=True)[1].reshape(-1)[run_index]
-        names = sorted(set(groups))
-        pairs = np.unique(np.stack([where[contributed], group_codes[contributed]]), axis=1)
-        groups_per_item = np.bincount(pairs[0], minlength=len(pool_keys))
-        only = pairs[1][groups_per_item[pairs[0]] == 1]
-        counts = np.bincount(only, minlength=len(names))
-        unique_per_group = {name: int(counts[i]) for i, name in enumerate(names)}
-    topic_strata: dict[str, dict[int, tuple[int, int]]] = {}
-    keys, pooled = np.unique(np.stack([pool.topics.astype(str), pool.strata.astype(str)]), axis=1, return_counts=True)
-    sampled_keys, sampled = np.unique(
-        np.stack([pool.topics.astype(str)[pool.sampled], pool.strata.astype(str)[pool.sampled]]),
-        axis=1,
-        return_counts=True,
-    )
-    sampled_of = {(t, s): n for (t, s), n in zip(sampled_keys.T.tolist(), sampled.tolist(), strict=True)}
-    for (topic, stratum), n in zip(keys.T.tolist(), pooled.tolist(), strict=True):
-        topic_strata.setdefault(topic, {})[int(stratum)] = (n, sampled_of.get((topic, stratum), 0))
-    return PoolStats(topic_strata, share, unique_per_run, unique_per_group, topic_names)
+    tally = PoolStatsTally(pool, depth=depth, groups=groups, depths=depths)
+    tally.add(runs)
+    return tally.result()
