@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -216,39 +216,58 @@ def _plan(session: Session, principal: Principal, campaign_id: int, spec: PoolSp
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
     checked = pool_strata(depth=spec.depth, depths=depths) if depths else pool_strata(strata=strata)
     progress = _progress_numbers(session, campaign_id)
-    candidates: PoolCandidates | None = None
-    for part in reduced_blocks(
-        session,
-        runs,
-        memory_mb,
-        lambda _, tables: pool_candidates(_without(tables, progress), checked, depth=spec.depth, depths=depths),
-    ):
-        candidates = part if candidates is None else merge_candidates([candidates, part])
-    assert candidates is not None  # _select_runs refuses an empty selection
-    table = sample_pool(candidates, checked, seed=seed)
+    table = blocked_pool(
+        session, runs, memory_mb, lambda tables: _without(tables, progress), checked, spec.depth, depths, seed
+    )
     return _Plan(campaign, strata, runs, seed, table, verification, previous, depths)
 
 
-def _initial_orders(
-    session: Session, plan: _Plan, order: str, memory_mb: float
+def blocked_pool(
+    session: Session,
+    runs: Sequence[Run],
+    memory_mb: float,
+    rows: Callable[[list[RunTable]], list[RunTable]],
+    strata: Sequence[Stratum],
+    depth: int | None,
+    depths: Mapping[str, int] | None,
+    seed: int,
+) -> PoolTable:
+    """The pool of `rows` of the runs (the rows a pool takes of each block's tables) with checked `strata` (a depth
+    pool's `depth` and per-topic `depths`), the runs read in blocks of about `memory_mb`, each kept only to its
+    candidates: the pool `build_pool` gives of all the runs at once."""
+    candidates: PoolCandidates | None = None
+    for part in reduced_blocks(
+        session, runs, memory_mb, lambda _, tables: pool_candidates(rows(tables), strata, depth=depth, depths=depths)
+    ):
+        candidates = part if candidates is None else merge_candidates([candidates, part])
+    assert candidates is not None  # _select_runs refuses an empty selection
+    return sample_pool(candidates, strata, seed=seed)
+
+
+def blocked_orders(
+    session: Session,
+    runs: Sequence[Run],
+    memory_mb: float,
+    rows: Callable[[list[RunTable]], list[RunTable]],
+    table: PoolTable,
+    order: str,
+    seed: int,
+    depth: int,
 ) -> tuple[np.ndarray, dict[str, list[list[str]]]]:
     """The pool's judging_order column with each topic's first plan at the head (the shuffle when `order` is), and
     {topic number: the runs' lists} the plans come from ({} for the shuffle), as `judging_orders.initial_orders`
-    gives them, the runs read again a block at a time."""
-    table = plan.table
+    gives them, the runs' `rows` read again a block at a time."""
     if judging_orders.is_random(order):
         return np.asarray(table.judging_order), {}
     sampled = np.asarray(table.sampled, dtype=bool)
     topics, docs = np.asarray(table.topics)[sampled], np.asarray(table.docs)[sampled]
-    progress = _progress_numbers(session, plan.campaign.id)
-    depth = plan.strata[-1].last
     lists: dict[str, list[list[str]]] = {}
     for part in reduced_blocks(
-        session, plan.runs, memory_mb, lambda _, tables: topic_lists(_without(tables, progress), topics, docs, depth)
+        session, runs, memory_mb, lambda _, tables: topic_lists(rows(tables), topics, docs, depth)
     ):
         for topic, per_run in part.items():
             lists.setdefault(topic, []).extend(per_run)
-    return planned_orders(table, lists, order, plan.seed, judging_orders.AHEAD), lists
+    return planned_orders(table, lists, order, seed, judging_orders.AHEAD), lists
 
 
 def _own_previous(session: Session, campaign_id: int) -> Pool | None:
@@ -316,7 +335,10 @@ def create_pool(
     campaign, strata, runs, seed, table = plan.campaign, plan.strata, plan.runs, plan.seed, plan.table
     if plan.previous is not None:
         session.execute(delete(Pool).where(Pool.id == plan.previous.id))
-    planned, lists = _initial_orders(session, plan, spec.order, memory_mb)
+    progress = _progress_numbers(session, campaign_id)
+    planned, lists = blocked_orders(
+        session, runs, memory_mb, lambda tables: _without(tables, progress), table, spec.order, seed, strata[-1].last
+    )
     table = replace(table, judging_order=planned)
     params: dict[str, object] = {
         "strata": [[s.first, s.last, s.rate] for s in strata],

@@ -28,7 +28,8 @@ from pydantic import dataclasses as pydantic_dataclasses
 from sqlalchemy import delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from app.evaluation.pools.builders import Stratum, build_pool
+from app.evaluation.pools.builders import Stratum, pool_strata
+from app.evaluation.records import RunTable
 from app.services import judging_orders, reused_verdicts, sealing, topic_depths
 from app.services.auth import Principal
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
@@ -40,12 +41,14 @@ from app.services.pools import (
     _store_items,
     _strata_of,
     _verification_params,
+    blocked_orders,
+    blocked_pool,
     current_pool,
     has_judgements,
 )
 from app.services.qrels import UNJUDGED, final_grade
 from app.services.quality import needs_adjudication
-from app.services.run_arrays import load_runs
+from app.services.run_blocks import DEFAULT_MEMORY_MB
 from app.services.scores import (
     RunInfo,
     ScoreTable,
@@ -467,13 +470,15 @@ def create_series_pool(
     spec: PoolSpec,
     *,
     reuse: bool | None = None,
+    memory_mb: float = DEFAULT_MEMORY_MB,
 ) -> Pool:
     """One pool of a progress set over the runs of several campaigns of the series, on the newest of them (the host),
     at the spec's depth, per-topic depths (`depths`, the set's topics only) or strata; model-assisted with the spec's
     `verification` (the host's model assessor judges every item, people a verification sample). With `reuse` (the
     default, except for a model-assisted pool, whose human sample is drawn from the model's verdicts on every item and
     cannot take earlier ones: InvalidInput naming `reuse` when asked for both), items an earlier pool of the series
-    judged for the set keep that verdict and are not judged again (`params.reused`)."""
+    judged for the set keep that verdict and are not judged again (`params.reused`). The runs are read in blocks of
+    about `memory_mb` (`run_blocks`), each kept only to its pooled ranks on the set's topics."""
     series = _series(session, principal, series_id)
     topic_set = _set(session, series.id, set_name)
     if not campaign_ids:
@@ -518,14 +523,17 @@ def create_series_pool(
     verification = _verification_params(session, host.id, spec.verification) if spec.verification else None
     runs = _select_runs(session, chosen, spec, "the chosen campaigns")
     seed = spec.seed if spec.seed is not None else secrets.randbits(48)
-    tables = [_on_topics(t, numbers) for t in load_runs(session, [r.id for r in runs])]
-    if depths:
-        table = build_pool(tables, depth=spec.depth, depths=depths, seed=seed)
-    else:
-        table = build_pool(tables, strata=strata, seed=seed)
+    checked = pool_strata(depth=spec.depth, depths=depths) if depths else pool_strata(strata=strata)
+    depth = spec.depth if depths else None
+
+    def on_set(tables: list[RunTable]) -> list[RunTable]:
+        """A block's runs on the set's topics."""
+        return [_on_topics(t, numbers) for t in tables]
+
+    table = blocked_pool(session, runs, memory_mb, on_set, checked, depth, depths, seed)
     if previous is not None:
         session.execute(delete(Pool).where(Pool.id == previous.id))
-    planned, lists = judging_orders.initial_orders(tables, table, spec.order, seed, strata[-1].last)
+    planned, lists = blocked_orders(session, runs, memory_mb, on_set, table, spec.order, seed, strata[-1].last)
     table = replace(table, judging_order=planned)
     params: dict[str, Any] = {
         "strata": [[s.first, s.last, s.rate] for s in strata],
