@@ -284,7 +284,13 @@ class PoolStatsTally:
         self.counts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (first run, topics, returned, judged)
 
     def add(self, runs: Sequence[RankedRun]) -> None:
-        """Count the next runs (a block), numbered after those already added."""
+        """Count the next runs (a block), numbered after those already added, one run at a time: the working arrays
+        (a few hundred bytes a row) then grow with a run, not with the block."""
+        for run in runs:
+            self._add_runs([run])
+
+    def _add_runs(self, runs: Sequence[RankedRun]) -> None:
+        """Count the next runs, numbered after those already added."""
         run_index, topics, docs, ranks = rank_rows(runs)
         row_keys = pair_keys(topics, docs)
         if len(self.pool_keys):
