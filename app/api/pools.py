@@ -220,9 +220,9 @@ def get_pool(pool_id: Id, session: SessionDep, principal: Organiser) -> PoolOut:
 
 
 @router.get("/pools/{pool_id}/stats")
-def pool_stats(pool_id: Id, session: SessionDep, principal: Organiser) -> dict[str, object]:
+def pool_stats(pool_id: Id, request: Request, session: SessionDep, principal: Organiser) -> dict[str, object]:
     """Judged share of each run's results (min/max/mean), unique contributions per run and team."""
-    return pools.statistics(session, principal, pool_id)
+    return pools.statistics(session, principal, pool_id, memory_mb=request.app.state.settings.job_memory_mb)
 
 
 @router.get("/pools/{pool_id}/verification", response_model=list[verification.TopicVerification])

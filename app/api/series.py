@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path, Request, Response
 from pydantic import BaseModel, Field
 
 from app.api.leaderboards import MeasureQuery, RunTypes, json_response
@@ -122,12 +122,19 @@ def release(series_id: Id, name: SetName, session: SessionDep, principal: Organi
 
 @router.post("/series/{series_id}/sets/{name}/pools", status_code=201, response_model=SeriesPoolOut)
 def build_series_pool(
-    series_id: Id, name: SetName, body: SeriesPoolIn, session: SessionDep, principal: Organiser
+    series_id: Id, name: SetName, body: SeriesPoolIn, request: Request, session: SessionDep, principal: Organiser
 ) -> SeriesPoolOut:
     """Build one pool of a progress set over the runs of the chosen campaigns (top-up: earlier verdicts reused);
     judge it, cut its qrels and evaluate them on the host campaign as any pool."""
     pool = service.create_series_pool(
-        session, principal, series_id, name, body.campaign_ids, pool_spec(body), reuse=body.reuse
+        session,
+        principal,
+        series_id,
+        name,
+        body.campaign_ids,
+        pool_spec(body),
+        reuse=body.reuse,
+        memory_mb=request.app.state.settings.job_memory_mb,
     )
     session.commit()
     reused = pool.params.get("reused") or {}

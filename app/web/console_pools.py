@@ -246,7 +246,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
     # ------------------------------------------------------------------------------------------------ the pool page
 
     def pool_view(
-        session: Session, web: web_session.WebPrincipal, campaign: Campaign, *, with_statistics: bool
+        session: Session, web: web_session.WebPrincipal, campaign: Campaign, *, with_statistics: bool, memory_mb: float
     ) -> dict[str, Any]:
         """The pool page's data: the campaign's pool (parameters, counts, progress and, when asked, its statistics,
         which read every pooled run) or none, the assessors, topics and assignments, and whether a (re)build is
@@ -305,7 +305,7 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             if pools.verification_of(pool) is not None:
                 data["verification"] = jsonable_encoder(verification.progress(session, principal, pool.id))
             if with_statistics:
-                data["statistics"] = pools.statistics(session, principal, pool.id)
+                data["statistics"] = pools.statistics(session, principal, pool.id, memory_mb=memory_mb)
                 data["statistics"].pop("topics", None)  # the counts are shown above
         data["pool"] = shown
         data["may_build"] = not shown["judged"]
@@ -325,7 +325,13 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
         """The pool page (with a form's errors, or a preview of the pool the build form would store)."""
         try:
             campaign = campaign_service.get_organised(session, web.principal, campaign_id)
-            data = pool_view(session, web, campaign, with_statistics="statistics" in request.query_params)
+            data = pool_view(
+                session,
+                web,
+                campaign,
+                with_statistics="statistics" in request.query_params,
+                memory_mb=request.app.state.settings.job_memory_mb,
+            )
         except ServiceError as error:
             return failed(request, web, error)
         data["preview"] = preview
@@ -370,7 +376,13 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             campaign = campaign_service.get_organised(session, web.principal, campaign_id)
             if campaign.task_kind is TaskKind.moments:
                 raise Conflict("a moment pool has no preview: build it (a pool without marks may be rebuilt)")
-            counted = pools.preview_pool(session, web.principal, campaign_id, pool_spec_of(form))
+            counted = pools.preview_pool(
+                session,
+                web.principal,
+                campaign_id,
+                pool_spec_of(form),
+                memory_mb=request.app.state.settings.job_memory_mb,
+            )
         except ServiceError as error:
             session.rollback()
             if wants_json(request):
@@ -398,7 +410,13 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             if campaign.task_kind is TaskKind.moments:
                 made = moment_judging.create_moment_pool(session, web.principal, campaign_id, moment_spec_of(form))
             else:
-                made = pools.create_pool(session, web.principal, campaign_id, pool_spec_of(form))
+                made = pools.create_pool(
+                    session,
+                    web.principal,
+                    campaign_id,
+                    pool_spec_of(form),
+                    memory_mb=request.app.state.settings.job_memory_mb,
+                )
             return f"built={made.id}"
 
         return pool_changed(request, session, web, campaign_id, "build", change, given_of(form))

@@ -358,7 +358,14 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             spec = pool_spec_of(form)
             campaign_ids = chosen_ids(form, "campaign_ids")
             pool = series_service.create_series_pool(
-                session, web.principal, series_id, name, campaign_ids, spec, reuse=given["reuse"] == "on"
+                session,
+                web.principal,
+                series_id,
+                name,
+                campaign_ids,
+                spec,
+                reuse=given["reuse"] == "on",
+                memory_mb=request.app.state.settings.job_memory_mb,
             )
             reused = int((pool.params.get("reused") or {}).get("items", 0))
             return urlencode({"built": pool.id, "host": pool.campaign_id, "reused": reused})

@@ -109,8 +109,9 @@ def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: li
             _, allocated = tracemalloc.get_traced_memory()
             lines = sum(r.n_entries for r in runs[:n])
             print(
-                f"one block of {lines:>9,} run lines ({n} runs): allocates at most {(allocated - held) / 2**20:5.0f} MiB,"
-                f" {(allocated - held) / lines:4.0f} bytes per run line (BYTES_PER_RUN_LINE "
+                f"one block of {lines:>9,} run lines ({n} runs): allocates at most "
+                f"{(allocated - held) / 2**20:5.0f} MiB, {(allocated - held) / lines:4.0f} bytes per run line "
+                f"(BYTES_PER_RUN_LINE "
                 f"{run_blocks.BYTES_PER_RUN_LINE}); RSS peak rises {peak - before:4.0f} MiB"
             )
         tracemalloc.stop()
