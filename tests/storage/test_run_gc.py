@@ -34,24 +34,6 @@ _names = itertools.count(1)
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on the loopback with one bucket, for this module."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    client = boto3.session.Session().client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="gc", aws_secret_access_key="x"
-    )
-    client.create_bucket(Bucket=BUCKET)
-    yield endpoint
-    server.stop()
-
-
 @pytest.fixture
 def own_sessions(create_database, monkeypatch) -> Iterator[sessionmaker[Session]]:  # type: ignore[no-untyped-def]
     """Sessions on a database of the test's own, which the CLI uses too (DATABASE_URL)."""

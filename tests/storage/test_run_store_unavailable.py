@@ -31,24 +31,6 @@ ACCESS_KEY, SECRET_KEY = "AKIA-UNAVAILABLE-TEST", "never-shown-secret-7f3a"
 _names = itertools.count(1)
 
 
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on the loopback with one bucket, for this module."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    client = boto3.session.Session().client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=ACCESS_KEY, aws_secret_access_key="x"
-    )
-    client.create_bucket(Bucket=BUCKET)
-    yield endpoint
-    server.stop()
-
-
 def _refused_endpoint() -> str:
     """An endpoint on a loopback port that no one listens on."""
     with socket.socket() as probe:
