@@ -376,13 +376,8 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             campaign = campaign_service.get_organised(session, web.principal, campaign_id)
             if campaign.task_kind is TaskKind.moments:
                 raise Conflict("a moment pool has no preview: build it (a pool without marks may be rebuilt)")
-            counted = pools.preview_pool(
-                session,
-                web.principal,
-                campaign_id,
-                pool_spec_of(form),
-                memory_mb=request.app.state.settings.job_memory_mb,
-            )
+            memory_mb = request.app.state.settings.job_memory_mb  # runs are read in blocks of about this much
+            counted = pools.preview_pool(session, web.principal, campaign_id, pool_spec_of(form), memory_mb=memory_mb)
         except ServiceError as error:
             session.rollback()
             if wants_json(request):
@@ -410,13 +405,8 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             if campaign.task_kind is TaskKind.moments:
                 made = moment_judging.create_moment_pool(session, web.principal, campaign_id, moment_spec_of(form))
             else:
-                made = pools.create_pool(
-                    session,
-                    web.principal,
-                    campaign_id,
-                    pool_spec_of(form),
-                    memory_mb=request.app.state.settings.job_memory_mb,
-                )
+                memory_mb = request.app.state.settings.job_memory_mb
+                made = pools.create_pool(session, web.principal, campaign_id, pool_spec_of(form), memory_mb=memory_mb)
             return f"built={made.id}"
 
         return pool_changed(request, session, web, campaign_id, "build", change, given_of(form))
