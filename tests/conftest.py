@@ -78,6 +78,14 @@ SLOW_MODULES = (
     "test_judging_orders.py",
     "test_scale_bench.py",
     "test_fan_out.py",
+    # tests of 12-40 s each without a browser, server or worker (--durations=40 on 2026-11-28): run late, they were
+    # the run's tail
+    "test_migration_0016.py",
+    "test_leave_out.py",
+    "test_validation.py",
+    "test_startup_wait.py",
+    "test_team_results.py",
+    "test_db_command.py",
 )
 # The readers of session-scoped state come first of all, one after the other: no other module's test (the schemathesis
 # fuzzing, say, which reaches whatever the database holds) runs between the state's making and its reading.
