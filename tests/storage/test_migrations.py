@@ -78,6 +78,7 @@ RELEASED = {
     "0014_campaign_series_and_progress_topics.py": ("38493014bd03344b53767823b2a7a7ce3cf792768ad3478a6650fa27a09badef"),
     "0015_run_file_storage.py": ("e4a8e2957eca9332d840963f857a86ae0bc25bcf91e89c636e97c7ed525bdf0c"),
     "0016_compact_scores.py": ("02a7ef8e38ee785c95eddb1ff688e9e09a48e998b39a7e9180d343e96c21b365"),
+    "0017_collection_version.py": ("787444ad34ca99a3321561cb21719a1c8147cf892da38538447582d986926c85"),
 }
 
 
