@@ -31,7 +31,7 @@ from app.services import judging_orders, reused_verdicts, topic_depths
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, Forbidden, InvalidInput, NotFound
-from app.services.run_blocks import DEFAULT_MEMORY_MB, reduced_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, POOL_BYTES_PER_RUN_LINE, reduced_blocks
 from app.services.run_files import topic_id_column
 from app.services.topics import topic_ids_by_number
 from app.storage.bulk import copy_rows
@@ -237,7 +237,11 @@ def blocked_pool(
     candidates: the pool `build_pool` gives of all the runs at once."""
     candidates: PoolCandidates | None = None
     for part in reduced_blocks(
-        session, runs, memory_mb, lambda _, tables: pool_candidates(rows(tables), strata, depth=depth, depths=depths)
+        session,
+        runs,
+        memory_mb,
+        lambda _, tables: pool_candidates(rows(tables), strata, depth=depth, depths=depths),
+        POOL_BYTES_PER_RUN_LINE,
     ):
         candidates = part if candidates is None else merge_candidates([candidates, part])
     assert candidates is not None  # _select_runs refuses an empty selection
@@ -263,7 +267,11 @@ def blocked_orders(
     topics, docs = np.asarray(table.topics)[sampled], np.asarray(table.docs)[sampled]
     lists: dict[str, list[list[str]]] = {}
     for part in reduced_blocks(
-        session, runs, memory_mb, lambda _, tables: topic_lists(rows(tables), topics, docs, depth)
+        session,
+        runs,
+        memory_mb,
+        lambda _, tables: topic_lists(rows(tables), topics, docs, depth),
+        POOL_BYTES_PER_RUN_LINE,
     ):
         for topic, per_run in part.items():
             lists.setdefault(topic, []).extend(per_run)

@@ -18,6 +18,10 @@ DEFAULT_MEMORY_MB = 512.0  # the job_memory_mb setting's default
 # evaluation block of 10^6 lines (12-character shot ids) allocating at most 148 bytes a line (tracemalloc) and its
 # RSS peak rising 161, rounded up for longer docnos (a run's docnos take 4 bytes a character of the longest)
 BYTES_PER_RUN_LINE = 200
+# a pool build's block (pool candidates: the block's rows concatenated, ranked and keyed as `topic<US>doc` strings,
+# then made unique): scripts/bench/campaign_pooling.py --lines 1000000 --tasks pool saw its RSS peak rise 393 MiB
+# above the idle process for 10^6 lines
+POOL_BYTES_PER_RUN_LINE = 420
 T = TypeVar("T")
 _LIBC = ctypes.util.find_library("c")
 _TRIM = getattr(ctypes.CDLL(_LIBC), "malloc_trim", None) if _LIBC else None  # glibc's; None elsewhere
@@ -42,9 +46,9 @@ class CountedRun(Protocol):
         """The run's lines."""
 
 
-def block_lines(memory_mb: float) -> int:
-    """Run lines one block may hold within `memory_mb` (at least one)."""
-    return max(1, int(memory_mb * 2**20 // BYTES_PER_RUN_LINE))
+def block_lines(memory_mb: float, bytes_per_line: int = BYTES_PER_RUN_LINE) -> int:
+    """Run lines one block may hold within `memory_mb` (at least one), a line taking `bytes_per_line` at the peak."""
+    return max(1, int(memory_mb * 2**20 // bytes_per_line))
 
 
 def split_blocks(runs: Sequence[tuple[int, int]], max_lines: int) -> list[list[int]]:
@@ -60,9 +64,11 @@ def split_blocks(runs: Sequence[tuple[int, int]], max_lines: int) -> list[list[i
     return blocks
 
 
-def plan_blocks(runs: Sequence[CountedRun], memory_mb: float) -> list[list[int]]:
-    """The runs' ids, in their order, in blocks of about `memory_mb` of parsed run data."""
-    return split_blocks([(r.id, int(r.n_entries)) for r in runs], block_lines(memory_mb))
+def plan_blocks(
+    runs: Sequence[CountedRun], memory_mb: float, bytes_per_line: int = BYTES_PER_RUN_LINE
+) -> list[list[int]]:
+    """The runs' ids, in their order, in blocks of about `memory_mb` of parsed run data (`bytes_per_line` each)."""
+    return split_blocks([(r.id, int(r.n_entries)) for r in runs], block_lines(memory_mb, bytes_per_line))
 
 
 def reduced_blocks(
@@ -70,10 +76,12 @@ def reduced_blocks(
     runs: Sequence[CountedRun],
     memory_mb: float,
     reduce: Callable[[list[int], list[RunTable]], T],
+    bytes_per_line: int = BYTES_PER_RUN_LINE,
 ) -> Iterator[T]:
-    """`reduce(run ids, tables)` of each block of the runs (`plan_blocks`) parsed, in their order: a block's tables
-    are dropped as soon as `reduce` returns, before the next block is read, so only what `reduce` keeps stays."""
-    for block in plan_blocks(runs, memory_mb):
+    """`reduce(run ids, tables)` of each block of the runs (`plan_blocks`; `bytes_per_line`: the peak a line of a
+    block takes, parsed and reduced) parsed, in their order: a block's tables are dropped as soon as `reduce`
+    returns, before the next block is read, so only what `reduce` keeps stays."""
+    for block in plan_blocks(runs, memory_mb, bytes_per_line):
         kept = reduce(block, load_runs(session, block))
         release_freed()
         yield kept

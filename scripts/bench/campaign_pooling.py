@@ -5,13 +5,14 @@ Per size (--lines), a campaign of that many run lines (runs of 50 topics x 1000 
 table, cycling over 10 distinct synthetic files, as scripts/bench/campaign_evaluation.py stores them) with qrels
 judging half of what the first runs returned, evaluated once (AP, in blocks). Then, per --budget-mb, one fresh
 Python process per task (so its VmHWM is the task's own): `pool` builds a stratified TRECVID pool (1-300 all,
-301-1000 a quarter; `pools.preview_pool`, the build without storing), `pool-stats` computes that pool's statistics
+301-1000 a quarter; `pools.preview_pool`, the build without storing), `pool-build` builds and stores it
+(`pools.create_pool`, judging order --order, rolled back), `pool-stats` computes that pool's statistics
 (`pools.statistics`; the pool is stored once, before the first such task), `pool-depth` runs the pool-depth analysis
 (AP, depths 1..--max-depth). Each line prints the process's RSS before the task, its peak, and the peak per million run
 lines.
 
     .venv/bin/python scripts/bench/campaign_pooling.py --lines 1000000 10000000 [--budget-mb 64 512] [--max-depth 20]
-        [--tasks pool pool-stats pool-depth]
+        [--tasks pool pool-build pool-stats pool-depth] [--order shuffled]
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from app.storage.models import CampaignStatus, Role, TaskKind  # noqa: E402
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 LINES_PER_RUN = N_TOPICS * 1000
-TASKS = ("pool", "pool-stats", "pool-depth")
+TASKS = ("pool", "pool-build", "pool-stats", "pool-depth")
 
 
 def make_campaign(url: str, size: int) -> int:
@@ -76,7 +77,7 @@ def make_pool(url: str, cid: int) -> None:
         pools.create_pool(session, ORGANISER, cid, pools.PoolSpec(kind="stratified", seed=1))
 
 
-def child(url: str, task: str, cid: int, budget: float, max_depth: int) -> None:
+def child(url: str, task: str, cid: int, budget: float, max_depth: int, order: str) -> None:
     """One task in this process; prints `idle peak seconds`."""
     sessions = make_session_factory(make_engine(url))
     idle, _ = peak_rss_mib(os.getpid())
@@ -86,6 +87,10 @@ def child(url: str, task: str, cid: int, budget: float, max_depth: int) -> None:
             spec = pools.PoolSpec(kind="stratified", seed=1)
             preview = pools.preview_pool(session, ORGANISER, cid, spec, memory_mb=budget)
             assert preview["totals"]["pooled"] > 0  # type: ignore[index]
+        elif task == "pool-build":
+            spec = pools.PoolSpec(kind="stratified", seed=1, order=order)
+            built = pools.create_pool(session, ORGANISER, cid, spec, memory_mb=budget)
+            assert built.id
         elif task == "pool-stats":
             pool = pools.current_pool(session, cid)
             assert pool is not None
@@ -110,11 +115,12 @@ def main() -> None:
     parser.add_argument("--budget-mb", type=float, nargs="+", default=[512.0], help="job_memory_mb values to try")
     parser.add_argument("--max-depth", type=int, default=20, help="pool-depth's deepest depth")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
+    parser.add_argument("--order", default="shuffled", help="the judging order of pool-build (e.g. mtc_hedge)")
     parser.add_argument("--child", nargs=4, metavar=("URL", "TASK", "CAMPAIGN", "BUDGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         url, task, cid, budget = args.child
-        child(url, task, int(cid), float(budget), args.max_depth)
+        child(url, task, int(cid), float(budget), args.max_depth, args.order)
         return
     url = os.environ.get("DATABASE_URL") or start_embedded(Path(tempfile.mkdtemp(prefix="trecpool-bench-")))
     migrations.upgrade(url)
@@ -125,7 +131,8 @@ def main() -> None:
             if task == "pool-stats":
                 make_pool(url, cid)
             for budget in args.budget_mb:
-                command = [sys.executable, __file__, "--max-depth", str(args.max_depth), "--child", url, task]
+                command = [sys.executable, __file__, "--max-depth", str(args.max_depth), "--order", args.order]
+                command += ["--child", url, task]
                 out = subprocess.run([*command, str(cid), str(budget)], check=True, capture_output=True, text=True)
                 idle, peak, took = map(float, out.stdout.split()[-3:])
                 print(

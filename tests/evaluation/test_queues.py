@@ -33,6 +33,13 @@ def test_a_runs_list_is_its_own_top_depth_within_the_given_docs():
     assert lists == {"t": [["x", "y"], ["z", "w"]], "u": [["p"], []]}
     lists = topic_lists([A, B], np.array(["t", "t"]), np.array(["x", "z"]), depth=3)  # only x and z sampled
     assert lists["t"] == [["x", "z"], ["z", "x"]]
+    assert lists["t"][0][0] is lists["t"][1][1] and lists["t"][0][1] is lists["t"][1][0]  # one string a pair
+
+
+def test_lists_longer_than_a_chunk_keep_every_runs_ranking(monkeypatch):
+    monkeypatch.setattr("app.evaluation.pools.queues._CHUNK", 2)  # rows become Python objects two at a time
+    lists = topic_lists([A, B], np.array(["t", "t", "t", "t", "u"]), np.array(["x", "y", "z", "w", "p"]), depth=3)
+    assert lists == {"t": [["x", "y", "z"], ["z", "w", "x"]], "u": [["p"], []]}
 
 
 @pytest.mark.parametrize("order", [o for o in ORDERS if o != "shuffled"])

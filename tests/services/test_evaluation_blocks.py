@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from sqlalchemy import select
@@ -22,6 +24,12 @@ def test_runs_are_split_into_blocks_of_at_most_the_budget_lines() -> None:
     assert run_blocks.split_blocks([], 100) == []
     assert run_blocks.block_lines(1.0) == 2**20 // run_blocks.BYTES_PER_RUN_LINE
     assert run_blocks.block_lines(1e-9) == 1
+    pool_lines = run_blocks.block_lines(512.0, run_blocks.POOL_BYTES_PER_RUN_LINE)  # a pool build's blocks are smaller
+    assert pool_lines == 512 * 2**20 // run_blocks.POOL_BYTES_PER_RUN_LINE < run_blocks.block_lines(512.0)
+    counted = [SimpleNamespace(id=i, n_entries=n) for i, n in runs]
+    per_line = 100 / 2**20  # a budget (MiB) of 100 lines at one byte a line
+    assert run_blocks.plan_blocks(counted, per_line, 1) == [[1, 2, 3], [4], [5, 6]]
+    assert run_blocks.plan_blocks(counted, per_line, 2) == [[1], [2], [3], [4], [5], [6]]  # 50 lines a block
 
 
 @pytest.fixture(scope="module")

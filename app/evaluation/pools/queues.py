@@ -10,13 +10,20 @@ import numpy as np
 from app.evaluation.pools.builders import PoolTable, RankedRun, rank_rows
 from app.evaluation.pools.orders import make_order
 
+_CHUNK = 65_536  # rows turned into Python objects at a time
+
 
 def topic_lists(
     runs: Sequence[RankedRun], topics: np.ndarray, docs: np.ndarray, depth: int
 ) -> dict[str, list[list[str]]]:
     """{topic: each run's top `depth` (`ordering.ranked_order`) restricted to the given (topic, doc) pairs}: the
-    part of its ranking that the run itself put in the pool; every run has a (maybe empty) list for every topic."""
-    wanted = {(str(t), str(d)) for t, d in zip(np.asarray(topics).tolist(), np.asarray(docs).tolist(), strict=True)}
+    part of its ranking that the run itself put in the pool; every run has a (maybe empty) list for every topic.
+
+    Every list names a doc by one shared string per (topic, doc) pair, so the lists of many runs cost a pointer an
+    entry; the runs' rows become Python objects `_CHUNK` at a time."""
+    wanted = {
+        (str(t), str(d)): str(d) for t, d in zip(np.asarray(topics).tolist(), np.asarray(docs).tolist(), strict=True)
+    }
     by_topic: dict[str, list[list[str]]] = {
         str(t): [[] for _ in runs] for t in dict.fromkeys(np.asarray(topics).tolist())
     }
@@ -25,9 +32,12 @@ def topic_lists(
     run_index, run_topics, run_docs, ranks = rank_rows(runs)
     order = np.lexsort((ranks, run_index))
     order = order[ranks[order] <= depth]
-    for r, t, d in zip(run_index[order].tolist(), run_topics[order].tolist(), run_docs[order].tolist(), strict=True):
-        if (t, d) in wanted:
-            by_topic[t][r].append(d)
+    for lo in range(0, len(order), _CHUNK):
+        rows = order[lo : lo + _CHUNK]
+        for r, t, d in zip(run_index[rows].tolist(), run_topics[rows].tolist(), run_docs[rows].tolist(), strict=True):
+            doc = wanted.get((t, d))
+            if doc is not None:
+                by_topic[t][r].append(doc)
     return by_topic
 
 
