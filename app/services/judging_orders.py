@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import event, text
+from sqlalchemy import event, select, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.pools.builders import PoolTable
 from app.evaluation.pools.orders import ORDERS, JudgingOrder, LlmAssisted, make_order
-from app.evaluation.pools.queues import planned_orders, queue_position, topic_lists
-from app.services.run_arrays import load_runs
-from app.storage.models import Pool
+from app.evaluation.pools.queues import joined_lists, planned_orders, queue_position, topic_lists
+from app.services.run_blocks import DEFAULT_MEMORY_MB, POOL_BYTES_PER_RUN_LINE, reduced_blocks
+from app.storage.models import Pool, Run
 
 AHEAD = 4  # docs of each plan put at the head of a topic's queue: the page leases the shown item and one ahead
 RANDOM_ORDERS = frozenset({"shuffled"})
@@ -207,24 +207,32 @@ def remember_lists(pool_id: int, lists_by_topic: dict[int, list[list[str]]]) -> 
 
 
 def _pool_lists(session: Session, pool_id: int) -> dict[int, list[list[str]]]:
-    """{topic id: the pooled runs' ranked lists over the topic's sampled docs}, loaded once per process and pool."""
+    """{topic id: the pooled runs' ranked lists over the topic's sampled docs}, loaded once per process and pool
+    (the runs read in blocks of the default job memory budget)."""
     with _lock:
         cached = _lists.get(pool_id)
     if cached is not None:
         return cached
     pool = session.get(Pool, pool_id)
     assert pool is not None
-    runs = load_runs(session, list(pool.params["run_ids"]))
+    run_ids = [int(i) for i in pool.params["run_ids"]]
+    by_id = {run.id: run for run in session.scalars(select(Run).where(Run.id.in_(run_ids)))}
     rows = session.execute(
         text("SELECT topic_id, docno FROM pool_items WHERE pool_id = :pool AND sampled"), {"pool": pool_id}
     ).all()
     topic_ids = np.array([str(r.topic_id) for r in rows], dtype=object)
     numbers = _numbers(session, {r.topic_id for r in rows})
-    by_number = topic_lists(
-        runs,
-        np.array([numbers[r.topic_id] for r in rows], dtype=str),
-        np.array([r.docno for r in rows], dtype=str),
-        int(pool.params["strata"][-1][1]),
+    topics = np.array([numbers[r.topic_id] for r in rows], dtype=str)
+    docs = np.array([r.docno for r in rows], dtype=str)
+    depth = int(pool.params["strata"][-1][1])
+    by_number = joined_lists(  # the runs read a block at a time, as the pool build read them
+        reduced_blocks(
+            session,
+            [by_id[i] for i in run_ids],
+            DEFAULT_MEMORY_MB,
+            lambda _, tables: topic_lists(tables, topics, docs, depth),
+            POOL_BYTES_PER_RUN_LINE,
+        )
     )
     lists = {int(t): by_number[numbers[int(t)]] for t in dict.fromkeys(topic_ids.tolist())}
     remember_lists(pool_id, lists)

@@ -25,7 +25,7 @@ from app.evaluation.pools.builders import (
     pool_strata,
     sample_pool,
 )
-from app.evaluation.pools.queues import planned_orders, topic_lists
+from app.evaluation.pools.queues import joined_lists, planned_orders, topic_lists
 from app.evaluation.records import RunTable
 from app.services import judging_orders, reused_verdicts, topic_depths
 from app.services.auth import Principal
@@ -265,16 +265,15 @@ def blocked_orders(
         return np.asarray(table.judging_order), {}
     sampled = np.asarray(table.sampled, dtype=bool)
     topics, docs = np.asarray(table.topics)[sampled], np.asarray(table.docs)[sampled]
-    lists: dict[str, list[list[str]]] = {}
-    for part in reduced_blocks(
-        session,
-        runs,
-        memory_mb,
-        lambda _, tables: topic_lists(rows(tables), topics, docs, depth),
-        POOL_BYTES_PER_RUN_LINE,
-    ):
-        for topic, per_run in part.items():
-            lists.setdefault(topic, []).extend(per_run)
+    lists = joined_lists(
+        reduced_blocks(
+            session,
+            runs,
+            memory_mb,
+            lambda _, tables: topic_lists(rows(tables), topics, docs, depth),
+            POOL_BYTES_PER_RUN_LINE,
+        )
+    )
     return planned_orders(table, lists, order, seed, judging_orders.AHEAD), lists
 
 

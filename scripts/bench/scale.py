@@ -52,6 +52,7 @@ from app.storage.models import Role  # noqa: E402
 from app.worker.processes import WorkerProcesses  # noqa: E402
 
 SERVER_URL = "postgresql://postgres@127.0.0.1:5432/"
+MAX_RUNS_PER_TEAM = 1000  # the API's limit of max_runs_per_team
 QRELS_RUNS = 10  # make_qrels judges items of the first 10 runs
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 SCORE_TABLES = ("scores", "score_arrays", "score_topics")  # rows, or (migration 0016) arrays and topic orders
@@ -107,14 +108,16 @@ def wait_for_workers(engine: Engine, count: int, timeout: float = 180.0) -> None
 def upload(http: httpx.Client, n_runs: int, depth: int) -> tuple[int, int, float, float]:
     """Create the campaign, upload its runs and qrels over REST: campaign id, run lines, upload seconds, lines/s."""
     rng = np.random.default_rng(7)
+    per_team = min(n_runs, MAX_RUNS_PER_TEAM)
     cid = http.post(
-        "/api/campaigns", json={"name": f"scale-{time.time_ns()}", "task_kind": "shots", "max_runs_per_team": n_runs}
+        "/api/campaigns", json={"name": f"scale-{time.time_ns()}", "task_kind": "shots", "max_runs_per_team": per_team}
     ).json()["id"]
     http.post(
         f"/api/campaigns/{cid}/topics", json=[{"number": str(t), "title": "t"} for t in range(1, N_TOPICS + 1)]
     ).raise_for_status()
     http.post(f"/api/campaigns/{cid}/open").raise_for_status()
-    team = http.post(f"/api/campaigns/{cid}/teams", json={"name": "scale"}).json()["id"]
+    n_teams = -(-n_runs // per_team)  # the API caps a team's runs: a larger campaign is split over teams
+    teams = [http.post(f"/api/campaigns/{cid}/teams", json={"name": f"scale{k}"}).json()["id"] for k in range(n_teams)]
     first = [cut(make_run(rng, f"r{i}"), depth) for i in range(min(n_runs, QRELS_RUNS))]
     qrels = make_qrels(rng, first)
     lines, seconds = 0, 0.0
@@ -122,7 +125,9 @@ def upload(http: httpx.Client, n_runs: int, depth: int) -> tuple[int, int, float
         data = first[i] if i < len(first) else cut(make_run(rng, f"r{i}"), depth)
         start = time.perf_counter()
         response = http.post(
-            f"/api/campaigns/{cid}/runs", data={"name": f"r{i}", "team_id": str(team)}, files={"file": ("r", data)}
+            f"/api/campaigns/{cid}/runs",
+            data={"name": f"r{i}", "team_id": str(teams[i // per_team])},
+            files={"file": ("r", data)},
         )
         seconds += time.perf_counter() - start
         response.raise_for_status()

@@ -72,7 +72,8 @@ def _judge_in_turn(client, headers, forget_at: int | None = None) -> dict[str, l
 
 
 @pytest.mark.parametrize("order", ["move_to_front", "mm_ns", "hedge", "mtc", "mtc_hedge"])
-def test_the_queue_is_the_orders_policy_fed_every_verdict(make_campaign, client, organiser, order):
+def test_the_queue_is_the_orders_policy_fed_every_verdict(make_campaign, client, organiser, order, monkeypatch):
+    monkeypatch.setattr(judging_orders, "DEFAULT_MEMORY_MB", 1e-9)  # after the restart: lists read a run at a time
     campaign, names, pool, headers = _pool(make_campaign, client, organiser, order)
     assert pool["params"]["order"] == order
     lists = _uploaded_lists(client, organiser, campaign, names)

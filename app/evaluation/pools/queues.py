@@ -3,7 +3,7 @@ docs each topic's judging order puts at the head of the queue."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,15 @@ def topic_lists(
             if doc is not None:
                 by_topic[t][r].append(doc)
     return by_topic
+
+
+def joined_lists(parts: Iterable[dict[str, list[list[str]]]]) -> dict[str, list[list[str]]]:
+    """The `topic_lists` of consecutive blocks of runs as those of all the runs: each topic's run lists in order."""
+    lists: dict[str, list[list[str]]] = {}
+    for part in parts:
+        for topic, per_run in part.items():
+            lists.setdefault(topic, []).extend(per_run)
+    return lists
 
 
 def planned_orders(
