@@ -19,13 +19,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.machine_agreement import machine_agreement, model_family
-from app.evaluation.grading.prepared_runs import prepare_runs
 from app.services.analysis_registry import json_safe
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput
 from app.services.qrels import load_qrels
-from app.services.run_arrays import load_runs
+from app.services.run_blocks import prepared_in_blocks
 from app.storage.models import Campaign, QrelsVersion, Run, TaskKind, Team
 
 RESAMPLES = 10_000
@@ -181,7 +180,7 @@ def _compute(
     names = [r.name for r in rows]
     if len(set(names)) != len(names):  # run names are unique per team only
         names = [f"{r.name} ({r[7]})" for r in rows]
-    prepared = prepare_runs(load_runs(session, [r.id for r in rows]), campaign.max_results, names=names)
+    prepared = prepared_in_blocks(session, [r.id for r in rows], campaign.max_results, names)
     metadata = [" ".join(str(x or "") for x in (r.name, r.tag, r.description, r[7])) for r in rows]
     human_qrels, model_qrels = load_qrels(session, human), load_qrels(session, model)
     given = max(int(q.grades.max(initial=0)) for q in (human_qrels, model_qrels))

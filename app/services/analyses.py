@@ -24,8 +24,6 @@ from sqlalchemy.orm import Session
 from app.evaluation.analyses.efficiency import mean_seconds
 from app.evaluation.analyses.measure_agreement import readable_measures
 from app.evaluation.errors import MeasureError
-from app.evaluation.grading.prepared_blocks import join_prepared
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.measures.registry import resolve
 from app.evaluation.moments import parse_moment_measure
 from app.services import agreement_report, topic_depths
@@ -36,7 +34,7 @@ from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
 from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs
-from app.services.run_blocks import DEFAULT_MEMORY_MB, reduced_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, prepared_in_blocks
 from app.services.scores import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, Topic
 
@@ -250,7 +248,8 @@ def gather(
         version, qrels = evaluation_qrels(session, evaluation)
         data.qrels, data.qrels_label = qrels, version.label
         if record.reads != "qrels":
-            data.prepared = prepared_runs(session, runs, campaign.max_results, memory_mb)
+            ids, names = [r.id for r in runs], [r.name for r in runs]
+            data.prepared = prepared_in_blocks(session, ids, campaign.max_results, names, memory_mb)
         if record.reads == "qrels-versions":
             data.versions = [
                 (version.label, qrels) if other.id == version.id else (other.label, load_qrels(session, other))
@@ -270,21 +269,6 @@ def gather(
     if "times" in record.needs:
         data.seconds = {r.name: mean_seconds(r.elapsed_seconds) for r in runs}
     return data, provenance
-
-
-def prepared_runs(session: Session, runs: Sequence[Run], max_results: int, memory_mb: float) -> PreparedRuns:
-    """The runs sorted and cut (`prepare_runs`, named by their names), read and prepared a block of about
-    `memory_mb` at a time and joined (`join_prepared`): the job holds one block's parsed runs, not every run's."""
-    name_of = {r.id: r.name for r in runs}
-    return join_prepared(
-        reduced_blocks(
-            session,
-            runs,
-            memory_mb,
-            lambda ids, tables: prepare_runs(tables, max_results, names=[name_of[i] for i in ids]),
-        ),
-        max_results,
-    )
 
 
 def _units(runs: Sequence[Any], teams: dict[int, str], which: str) -> tuple[str, list[str]]:

@@ -40,7 +40,6 @@ from app.evaluation.analyses.budget import (
 )
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.live import LiveBoard
-from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.pools.seeding import topic_rng
 from app.evaluation.records import Qrels
 from app.services import judging_orders, topic_depths
@@ -48,7 +47,7 @@ from app.services.auth import Principal
 from app.services.errors import InvalidInput
 from app.services.pools import get_pool
 from app.services.qrels import UNJUDGED, final_grade
-from app.services.run_arrays import load_runs
+from app.services.run_blocks import prepared_in_blocks
 from app.storage.models import Campaign, Judgement, Pool, PoolItem, Run, Team, Topic
 
 MAX_REPLICATES = 2000
@@ -123,7 +122,7 @@ def _build(session: Session, pool: Pool) -> _Entry:
         Run.id.in_(run_ids))).all()  # fmt: skip
     by_id = {run_id: (name, team) for run_id, name, team in rows}
     run_ids = [r for r in run_ids if r in by_id]
-    prepared = prepare_runs(load_runs(session, run_ids), campaign.max_results, names=[by_id[r][0] for r in run_ids])
+    prepared = prepared_in_blocks(session, run_ids, campaign.max_results, [by_id[r][0] for r in run_ids])
     items = session.execute(
         select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled)
         .join(Topic, Topic.id == PoolItem.topic_id)

@@ -15,9 +15,8 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.novelty import NoveltyScores, novelty_scores
-from app.evaluation.grading.prepared_runs import prepare_runs
 from app.services.qrels import evaluation_qrels
-from app.services.run_arrays import load_runs
+from app.services.run_blocks import prepared_in_blocks
 from app.services.scores import RunInfo
 from app.storage.models import Campaign, Evaluation, Run, TaskKind
 
@@ -35,7 +34,7 @@ def campaign_scores(
         return None
     _, qrels = evaluation_qrels(session, evaluation)
     ids = [r.id for r in runs]
-    prepared = prepare_runs(load_runs(session, ids), campaign.max_results, names=[str(i) for i in ids])
+    prepared = prepared_in_blocks(session, ids, campaign.max_results, [str(i) for i in ids])
     teams = [str(r.team_id) for r in runs]
     return novelty_scores(qrels, prepared, teams, max_results=campaign.max_results, penalty=PENALTY)
 

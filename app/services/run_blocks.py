@@ -6,12 +6,17 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.grading.prepared_blocks import join_prepared
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import RunTable
 from app.services.run_arrays import load_runs
+from app.storage.models import Run
 
 DEFAULT_MEMORY_MB = 512.0  # the job_memory_mb setting's default
 # a block's peak memory per run line held: scripts/bench/campaign_evaluation.py --lines 1000000 measured one
@@ -85,3 +90,36 @@ def reduced_blocks(
         kept = reduce(block, load_runs(session, block))
         release_freed()
         yield kept
+
+
+def prepared_in_blocks(
+    session: Session,
+    run_ids: Sequence[int],
+    max_results: int,
+    names: Sequence[str],
+    memory_mb: float | None = None,
+) -> PreparedRuns:
+    """`prepare_runs` of the runs (in the order of `run_ids`, named by `names`), read and prepared a block of about
+    `memory_mb` (None: `DEFAULT_MEMORY_MB`) at a time and joined (`join_prepared`): the caller holds one block's
+    parsed runs and every run's sorted pairs, not every run's parsed rows."""
+    memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
+    counts = dict(session.execute(select(Run.id, Run.n_entries).where(Run.id.in_(list(run_ids)))).tuples().all())
+    runs = [_Counted(run_id, int(counts[run_id])) for run_id in run_ids]
+    name_of = dict(zip(run_ids, names, strict=True))
+    return join_prepared(
+        reduced_blocks(
+            session,
+            runs,
+            memory_mb,
+            lambda ids, tables: prepare_runs(tables, max_results, names=[name_of[i] for i in ids]),
+        ),
+        max_results,
+    )
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """A run's id and lines (`CountedRun`)."""
+
+    id: int
+    n_entries: int

@@ -19,7 +19,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
-from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.evaluate import evaluate
 from app.services import board_intervals, run_charts
 from app.services.auth import Principal
@@ -28,6 +27,7 @@ from app.services.errors import Forbidden, NotFound, ServiceError
 from app.services.novelty_scores import PENALTY
 from app.services.qrels import evaluation_qrels
 from app.services.run_arrays import load_runs
+from app.services.run_blocks import prepared_in_blocks
 from app.services.runs import list_runs, visible_run
 from app.services.scores import default_measure, json_number, leaderboard_table, measure_index
 from app.services.tokens import now
@@ -142,11 +142,10 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
     if campaign.task_kind is TaskKind.shots and evaluation.qrels_version_id is not None:
         _, qrels = evaluation_qrels(session, evaluation)
         ids = [r.id for r in table.runs]
-        runs = load_runs(session, ids)
         mine = ids.index(run.id)
-        report["recall_precision"] = recall_precision(qrels, runs[mine], campaign.max_results)
+        report["recall_precision"] = recall_precision(qrels, load_runs(session, [run.id])[0], campaign.max_results)
         keys = [str(i) for i in ids]
-        prepared = prepare_runs(runs, campaign.max_results, names=keys)
+        prepared = prepared_in_blocks(session, ids, campaign.max_results, keys)  # every run's pairs, a block parsed
         by_run = unique_relevant(qrels, prepared, keys)
         team_keys = [str(r.team_id) for r in table.runs]
         by_team = unique_relevant(qrels, prepared, team_keys)

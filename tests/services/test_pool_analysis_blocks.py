@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.grading.prepared_runs import prepare_runs
 from app.services import analyses, campaigns, pools, run_blocks
 from app.storage.models import CampaignStatus, Evaluation, PoolItem, Run
 from tests.services.conftest import ORGANISER, evaluated_mixed, new_campaign
@@ -90,4 +91,29 @@ def test_an_analysis_of_runs_in_blocks_of_one_run_is_that_of_one_block(
         results.append(done.result)
     assert results[0] == results[1]
     assert "r8" in repr(results[0])  # every run's numbers are in it
+    session.rollback()
+
+
+def test_runs_prepared_in_blocks_of_one_run_are_all_runs_prepared_at_once(session: Session, monkeypatch) -> None:
+    """What reports, the live view and novelty scores read: every run's sorted pairs, parsed a block at a time."""
+    made = new_campaign(session, n_topics=4)
+    rng = np.random.default_rng(12)
+    for i in range(4):
+        scores = rng.integers(0, 5, size=60)  # ties: docno order decides
+        lines = [f"{1 + k % 4} Q0 d{rng.integers(30)}x{k} 1 {s} r{i}\n" for k, s in enumerate(scores.tolist())]
+        made.submit("".join(lines), name=f"r{i}")
+    ids = sorted(session.scalars(select(Run.id).where(Run.campaign_id == made.id)))[::-1]  # not in id order
+    names = [f"n{i}" for i in ids]
+    read: list[list[int]] = []
+    loader = run_blocks.load_runs
+    monkeypatch.setattr(run_blocks, "load_runs", lambda s, block: read.append(list(block)) or loader(s, block))
+    blocked = run_blocks.prepared_in_blocks(session, ids, 25, names, TINY)
+    assert read == [[i] for i in ids]
+    whole = prepare_runs(loader(session, ids), 25, names=names)
+    assert blocked.names == whole.names == names and blocked.topics == whole.topics and blocked.docs == whole.docs
+    assert np.array_equal(blocked.pairs, whole.pairs) and np.array_equal(blocked.lengths, whole.lengths)
+    read.clear()
+    monkeypatch.setattr(run_blocks, "DEFAULT_MEMORY_MB", TINY)  # the default budget, read at each call
+    run_blocks.prepared_in_blocks(session, ids, 25, names)
+    assert len(read) == len(ids)
     session.rollback()
