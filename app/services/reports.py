@@ -19,13 +19,10 @@ from app.evaluation.analyses.judged_depth import judged_fraction, sampled_share
 from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
 from app.evaluation.analyses.strata import stratum_summary
 from app.evaluation.analyses.type_significance import significance_by_type
-from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.measures.registry import aggregate_of
 from app.evaluation.statistics.campaign_summary import (
+    RetrievedTally,
     easy_and_hard,
-    frequent_false_positives,
-    hard_true_positives,
-    hits_by_team,
     judgement_summary,
     top_runs_per_topic,
     topic_box_stats,
@@ -36,7 +33,7 @@ from app.services.leaderboards import Filters, build_leaderboard
 from app.services.novelty_scores import PENALTY
 from app.services.pools import current_pool
 from app.services.qrels import evaluation_qrels, judges_of, order_mark
-from app.services.run_arrays import load_runs
+from app.services.run_blocks import prepared_in_blocks
 from app.services.scores import default_measure, finished_evaluation, score_table
 from app.storage.models import Campaign, Evaluation, Pool, Run, TaskKind
 
@@ -99,16 +96,23 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         report["efficiency"] = score_vs_time(labels, table.means[:, m], seconds, measure=measure).to_dict()
     if campaign.task_kind is TaskKind.shots and evaluation.qrels_version_id is not None:
         qrels_version, qrels = evaluation_qrels(session, evaluation)
-        runs = load_runs(session, [r.id for r in table.runs])
         teams = [table.teams[r.team_id] for r in table.runs]
+        team_of = {r.id: team for r, team in zip(table.runs, teams, strict=True)}
+        retrieved = RetrievedTally(qrels, campaign.max_results)
+        prepared = prepared_in_blocks(  # one pass over the runs, a block parsed at a time
+            session,
+            [r.id for r in table.runs],
+            campaign.max_results,
+            labels,
+            also=lambda ids, tables: retrieved.add(tables, [team_of[i] for i in ids]),
+        )
         report["qrels_label"] = qrels_version.label
         report["judging_order"] = order_mark(qrels_version)
         report["qrels_judges"] = judges_of(qrels_version)
         report["judgements"] = judgement_summary(qrels)
-        report["hits_by_team"] = hits_by_team(qrels, runs, teams, campaign.max_results)
-        report["frequent_false_positives"] = frequent_false_positives(qrels, runs, campaign.max_results)
-        report["hard_true_positives"] = hard_true_positives(qrels, runs, campaign.max_results)
-        prepared = prepare_runs(runs, campaign.max_results, names=labels)
+        report["hits_by_team"] = retrieved.hits_by_team()
+        report["frequent_false_positives"] = retrieved.frequent_false_positives()
+        report["hard_true_positives"] = retrieved.hard_true_positives()
         report["strata"] = stratum_summary(qrels).to_dict()
         report["judged_fraction"] = judged_fraction(qrels, prepared).to_dict()
         novelty = unique_relevant(qrels, prepared, teams).to_dict()

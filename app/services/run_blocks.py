@@ -98,23 +98,24 @@ def prepared_in_blocks(
     max_results: int,
     names: Sequence[str],
     memory_mb: float | None = None,
+    also: Callable[[list[int], list[RunTable]], object] | None = None,
 ) -> PreparedRuns:
     """`prepare_runs` of the runs (in the order of `run_ids`, named by `names`), read and prepared a block of about
     `memory_mb` (None: `DEFAULT_MEMORY_MB`) at a time and joined (`join_prepared`): the caller holds one block's
-    parsed runs and every run's sorted pairs, not every run's parsed rows."""
+    parsed runs and every run's sorted pairs, not every run's parsed rows. `also(run ids, tables)` is called on
+    each block first, for a caller that counts something else of the parsed runs in the same pass."""
     memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
     counts = dict(session.execute(select(Run.id, Run.n_entries).where(Run.id.in_(list(run_ids)))).tuples().all())
     runs = [_Counted(run_id, int(counts[run_id])) for run_id in run_ids]
     name_of = dict(zip(run_ids, names, strict=True))
-    return join_prepared(
-        reduced_blocks(
-            session,
-            runs,
-            memory_mb,
-            lambda ids, tables: prepare_runs(tables, max_results, names=[name_of[i] for i in ids]),
-        ),
-        max_results,
-    )
+
+    def prepared(ids: list[int], tables: list[RunTable]) -> PreparedRuns:
+        """The block's runs prepared (after `also`)."""
+        if also is not None:
+            also(ids, tables)
+        return prepare_runs(tables, max_results, names=[name_of[i] for i in ids])
+
+    return join_prepared(reduced_blocks(session, runs, memory_mb, prepared), max_results)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from sqlalchemy import update
 
 from app.evaluation.formats.trec_files import parse_qrels, parse_trec_run
 from app.evaluation.measures.evaluate import evaluate
+from app.services import run_blocks
 from app.storage.models import Run
 from tests.api.helpers import wait_done
 from tests.evaluation.analyses.brute import trec_order
@@ -171,3 +172,21 @@ def test_a_team_sees_its_own_run_against_the_median_and_best_only(judged_campaig
     assert client.post(f"/api/campaigns/{campaign.id}/publish", json={}, headers=organiser).status_code == 201
     published = client.get(f"/api/runs/{mine[0]['id']}/versus", headers=team).json()
     assert published["published"] is True and published["topics"] == body["topics"]
+
+
+def test_the_report_read_a_run_at_a_time_is_the_report(judged_campaign, client, organiser, monkeypatch):
+    """The report reads its runs in blocks of the job budget: blocks of one run give the report of one block."""
+    campaign = judged_campaign[0]
+    evaluation = client.post(f"/api/campaigns/{campaign.id}/evaluations", json={}, headers=organiser).json()
+    wait_done(client, organiser, evaluation["id"])
+    whole = client.get(f"/api/campaigns/{campaign.id}/report", headers=organiser).json()
+    read: list[list[int]] = []
+    loader = run_blocks.load_runs
+    monkeypatch.setattr(
+        run_blocks, "load_runs", lambda session, block: read.append(list(block)) or loader(session, block)
+    )
+    monkeypatch.setattr(run_blocks, "DEFAULT_MEMORY_MB", 1e-9)
+    assert client.get(f"/api/campaigns/{campaign.id}/report", headers=organiser).json() == whole
+    assert whole["hits_by_team"]["found_hits"] > 0 and whole["frequent_false_positives"]
+    n_runs = len(client.get(f"/api/campaigns/{campaign.id}/runs", headers=organiser).json())
+    assert n_runs > 1 and sorted(map(len, read)) == [1] * n_runs

@@ -7,6 +7,7 @@ import pytest
 
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.statistics.campaign_summary import (
+    RetrievedTally,
     easy_and_hard,
     frequent_false_positives,
     hard_true_positives,
@@ -40,6 +41,51 @@ RUNS = [
     run("r2", [("1", "b"), ("1", "c"), ("2", "a")]),
     run("r3", [("1", "b"), ("1", "z")]),
 ]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_tally_fed_in_blocks_counts_what_plain_python_counts(seed: int):
+    """The report's counts of runs added a block at a time, against sets and counters over every (run, row)."""
+    rng = np.random.default_rng(seed)
+    qrels = Qrels(
+        topics=np.array([str(t) for t in range(3) for _ in range(12)]),
+        docs=np.array([f"d{d}" for _ in range(3) for d in range(12)]),
+        grades=rng.integers(-1, 3, 36),
+    )
+    runs, teams = [], []
+    for i in range(7):
+        rows = [(str(rng.integers(3)), f"d{rng.integers(16)}") for _ in range(int(rng.integers(0, 25)))]
+        runs.append(run(f"r{i}", rows))
+        teams.append(["team-with-a-long-name", "B", "C"][i % 3])
+    tally = RetrievedTally(qrels, max_results=8)
+    for lo in range(0, 7, 3):
+        tally.add(runs[lo : lo + 3], teams[lo : lo + 3])
+    grade = {
+        (t, d): g for t, d, g in zip(qrels.topics.tolist(), qrels.docs.tolist(), qrels.grades.tolist(), strict=True)
+    }
+    returned: dict[tuple[str, str], int] = {}
+    found: dict[str, set[tuple[str, str]]] = {team: set() for team in teams}
+    for table, team in zip(runs, teams, strict=True):
+        per_topic: dict[str, int] = {}
+        for t, d in zip(table.topics.tolist(), table.docs.tolist(), strict=True):  # ranked in file order
+            per_topic[t] = per_topic.get(t, 0) + 1
+            if per_topic[t] <= 8:
+                returned[(t, d)] = returned.get((t, d), 0) + 1
+                if grade.get((t, d), -1) >= 1:
+                    found[team].add((t, d))
+    hits = tally.hits_by_team()
+    for team, mine in found.items():
+        others = set().union(*(found[o] for o in found if o != team))
+        assert hits["teams"][team] == {"hits": len(mine), "unique_hits": len(mine - others)}  # type: ignore[index]
+    assert hits["found_hits"] == len(set().union(*found.values()))
+    expected_false = sorted(
+        ((-n, k) for k, n in returned.items() if grade.get(k) == 0), key=lambda x: (x[0], "\x1f".join(x[1]))
+    )
+    got_false = [((r["topic"], r["shot"]), r["runs"]) for r in tally.frequent_false_positives(n=100)]
+    assert got_false == [(k, -n) for n, k in expected_false]
+    true = {k: n for k, n in returned.items() if grade.get(k, -1) >= 1}
+    got_true = [((r["topic"], r["shot"]), r["runs"]) for r in tally.hard_true_positives(n=100)]
+    assert sorted(got_true) == sorted(true.items()) and [n for _, n in got_true] == sorted(true.values())
 
 
 def test_judgement_summary():

@@ -91,54 +91,97 @@ def _retrieved(runs: Sequence[RunTable], max_results: int) -> tuple[np.ndarray, 
     return run_index[keep], topics[keep], docs[keep]
 
 
+class RetrievedTally:
+    """What the campaign report counts of the runs' retrieved shots (hits per team, frequent false positives, hard
+    true positives), runs added a block at a time: each run is reduced to its hits (as (shot, team) pairs) and its
+    counts of the qrels' judged shots, so the tally holds the qrels' size, not the runs'."""
+
+    def __init__(self, qrels: Qrels, max_results: int) -> None:
+        self.max_results = max_results
+        self.relevant_keys = np.unique(pair_keys(qrels.topics[qrels.grades >= 1], qrels.docs[qrels.grades >= 1]))
+        self.false_keys = pair_keys(qrels.topics[qrels.grades == 0], qrels.docs[qrels.grades == 0])
+        self.true_keys = pair_keys(qrels.topics[qrels.grades >= 1], qrels.docs[qrels.grades >= 1])
+        self.false_runs = np.zeros(len(self.false_keys), dtype=np.int64)  # rows returning each (a run's repeats too)
+        self.true_runs = np.zeros(len(self.true_keys), dtype=np.int64)
+        self.hits: list[np.ndarray] = []  # [2, k] (shot key, team) of each run's hits
+        self.teams: set[str] = set()
+
+    def add(self, runs: Sequence[RunTable], teams: Sequence[str]) -> None:
+        """Count the next runs (`teams`: each run's team), one run at a time."""
+        for run, team in zip(runs, teams, strict=True):
+            self.teams.add(str(team))
+            _, topics, docs = _retrieved([run], self.max_results)
+            keys = pair_keys(topics, docs)
+            found, counts = np.unique(keys, return_counts=True)
+            self.false_runs += _counts_of(found, counts, self.false_keys)
+            self.true_runs += _counts_of(found, counts, self.true_keys)
+            hit = found[np.isin(found, self.relevant_keys)]
+            self.hits.append(np.stack([hit, np.full(len(hit), str(team))]) if len(hit) else _NO_HITS)
+
+    def hits_by_team(self) -> dict[str, object]:
+        """Relevant shots found per team, how many only that team found, and the share of unique hits overall."""
+        held = [h for h in self.hits if h.shape[1]]
+        pairs = np.unique(np.concatenate(held, axis=1), axis=1) if held else _NO_HITS
+        hit_keys, teams_per_hit = np.unique(pairs[0], return_counts=True)
+        unique_keys = set(hit_keys[teams_per_hit == 1].tolist())
+        per_team = {}
+        for team in sorted(self.teams):
+            mine = pairs[0][pairs[1] == team]
+            per_team[team] = {"hits": int(mine.size), "unique_hits": int(sum(k in unique_keys for k in mine.tolist()))}
+        return {
+            "teams": per_team,
+            "found_hits": int(hit_keys.size),
+            "unique_hits": len(unique_keys),
+            "unique_share": float(len(unique_keys) / hit_keys.size) if hit_keys.size else None,
+        }
+
+    def frequent_false_positives(self, n: int = 10) -> list[dict[str, object]]:
+        """Shots judged not relevant that the most runs returned."""
+        return _by_run_count(self.false_keys, self.false_runs, n, most=True)
+
+    def hard_true_positives(self, n: int = 10) -> list[dict[str, object]]:
+        """Relevant shots that the fewest runs (but at least one) returned."""
+        return _by_run_count(self.true_keys, self.true_runs, n, most=False)
+
+
+_NO_HITS = np.empty((2, 0), dtype=str)
+
+
 def hits_by_team(qrels: Qrels, runs: Sequence[RunTable], teams: Sequence[str], max_results: int) -> dict[str, object]:
     """Relevant shots found per team, how many only that team found, and the share of unique hits overall."""
-    run_index, topics, docs = _retrieved(runs, max_results)
-    relevant = qrels.grades >= 1
-    rel_keys = pair_keys(qrels.topics[relevant], qrels.docs[relevant])
-    keys = pair_keys(topics, docs)
-    is_hit = np.isin(keys, rel_keys)
-    team_names = np.asarray(teams, dtype=str)[run_index[is_hit]]
-    pairs = np.unique(np.stack([keys[is_hit], team_names]), axis=1) if is_hit.any() else np.empty((2, 0), dtype=str)
-    hit_keys, teams_per_hit = np.unique(pairs[0], return_counts=True)
-    unique_keys = set(hit_keys[teams_per_hit == 1].tolist())
-    per_team = {}
-    for team in sorted(set(teams)):
-        mine = pairs[0][pairs[1] == team]
-        per_team[team] = {"hits": int(mine.size), "unique_hits": int(sum(k in unique_keys for k in mine.tolist()))}
-    return {
-        "teams": per_team,
-        "found_hits": int(hit_keys.size),
-        "unique_hits": len(unique_keys),
-        "unique_share": float(len(unique_keys) / hit_keys.size) if hit_keys.size else None,
-    }
+    tally = RetrievedTally(qrels, max_results)
+    tally.add(runs, teams)
+    return tally.hits_by_team()
 
 
 def frequent_false_positives(
     qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10
 ) -> list[dict[str, object]]:
     """Shots judged not relevant that the most runs returned."""
-    return _by_run_count(qrels, runs, max_results, qrels.grades == 0, n, most=True)
+    tally = RetrievedTally(qrels, max_results)
+    tally.add(runs, [""] * len(runs))
+    return tally.frequent_false_positives(n)
 
 
 def hard_true_positives(
     qrels: Qrels, runs: Sequence[RunTable], max_results: int, n: int = 10
 ) -> list[dict[str, object]]:
     """Relevant shots that the fewest runs (but at least one) returned."""
-    return _by_run_count(qrels, runs, max_results, qrels.grades >= 1, n, most=False)
+    tally = RetrievedTally(qrels, max_results)
+    tally.add(runs, [""] * len(runs))
+    return tally.hard_true_positives(n)
 
 
-def _by_run_count(
-    qrels: Qrels, runs: Sequence[RunTable], max_results: int, mask: np.ndarray, n: int, most: bool
-) -> list[dict[str, object]]:
-    """Qrels lines under `mask` ordered by how many runs returned them."""
-    _, topics, docs = _retrieved(runs, max_results)
-    keys = pair_keys(topics, docs)
-    found, counts = np.unique(keys, return_counts=True)
-    chosen = pair_keys(qrels.topics[mask], qrels.docs[mask])
-    position = np.searchsorted(found, chosen)
-    position = np.clip(position, 0, max(len(found) - 1, 0))
-    n_runs = np.where((found[position] == chosen) if len(found) else False, counts[position] if len(found) else 0, 0)
+def _counts_of(found: np.ndarray, counts: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """int64 per `chosen` key: its count among the sorted distinct keys `found` (0 where absent)."""
+    if len(found) == 0 or len(chosen) == 0:
+        return np.zeros(len(chosen), dtype=np.int64)
+    position = np.clip(np.searchsorted(found, chosen), 0, len(found) - 1)
+    return np.where(found[position] == chosen, counts[position], 0).astype(np.int64)
+
+
+def _by_run_count(chosen: np.ndarray, n_runs: np.ndarray, n: int, most: bool) -> list[dict[str, object]]:
+    """The `chosen` qrels keys that some run returned, ordered by how many runs returned them (`n_runs`)."""
     present = n_runs > 0
     order = np.lexsort((chosen[present], -n_runs[present] if most else n_runs[present]))[:n]
     picked, picked_runs = chosen[present][order], n_runs[present][order]
