@@ -105,7 +105,8 @@ def prepared_in_blocks(
     parsed runs and every run's sorted pairs, not every run's parsed rows. `also(run ids, tables)` is called on
     each block first, for a caller that counts something else of the parsed runs in the same pass."""
     memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
-    counts = dict(session.execute(select(Run.id, Run.n_entries).where(Run.id.in_(list(run_ids)))).tuples().all())
+    rows = session.execute(select(Run.id, Run.n_entries).where(Run.id.in_(list(run_ids))))
+    counts = {run_id: n_entries for run_id, n_entries in rows}
     runs = [_Counted(run_id, int(counts[run_id])) for run_id in run_ids]
     name_of = dict(zip(run_ids, names, strict=True))
 

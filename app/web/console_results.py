@@ -671,11 +671,10 @@ def make_router(page_role: Any, session_dependency: Any, read_upload: ReadUpload
             .where(Evaluation.campaign_id == campaign_id, Evaluation.status == "done")
             .order_by(Evaluation.id.desc())
         ).all()
-        labels = dict(
-            session.execute(select(QrelsVersion.id, QrelsVersion.label).where(QrelsVersion.campaign_id == campaign_id))
-            .tuples()
-            .all()
+        rows = session.execute(
+            select(QrelsVersion.id, QrelsVersion.label).where(QrelsVersion.campaign_id == campaign_id)
         )
+        labels = {version_id: label for version_id, label in rows}
         board = significance = None
         next_step = None
         try:
