@@ -160,9 +160,8 @@ def run_evaluation(
         session.flush()
         fan_out(plan.blocks)
         return evaluation
-    version = session.get(QrelsVersion, evaluation.qrels_version_id)
-    assert version is not None
-    qrels = cached_qrels(session, version)  # read once for every block
+    version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
+    qrels = None if version is None or version.kind == "moments" else cached_qrels(session, version)  # once for all
     for index, block in enumerate(plan.blocks):
         evaluate_block(session, evaluation, block, _share(progress, index, len(plan.blocks)), qrels=qrels)
     return reduce_evaluation(session, evaluation, plan.run_ids, plan.blocks)
@@ -176,7 +175,7 @@ def _share(progress: Progress, index: int, n_blocks: int) -> Progress:
 @dataclass(frozen=True)
 class Plan:
     """An evaluation's runs (in id order) and the blocks it reads them in; `whole`: one block of every run, as the
-    sampling variances, prediction-powered estimates and moment measures are computed over all runs at once."""
+    sampling variances and prediction-powered estimates are computed over all runs at once."""
 
     run_ids: list[int]
     blocks: list[list[int]]
@@ -189,8 +188,8 @@ def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) 
     assert campaign is not None
     runs = evaluated_runs(session, campaign.id, evaluation.qrels_version_id)
     run_ids = [r.id for r in runs]
-    whole = campaign.task_kind is TaskKind.moments
-    if not whole:
+    whole = False  # moment measures score each run on its own: moment campaigns are evaluated in blocks too
+    if campaign.task_kind is not TaskKind.moments:
         version = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert version is not None
         plan = score_intervals.design(session, version, cached_qrels(session, version))
@@ -221,12 +220,19 @@ def block_scores(
     *,
     qrels: Qrels | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """One block of runs' scores, {run id: {measure: {topic: value}}}, computed (not stored); `qrels`: the
-    evaluation's, else the process's cached copy of its version (`cached_qrels`)."""
+    """One block of runs' scores, {run id: {measure: {topic: value}}}, computed (not stored): moment runs against
+    the evaluation's ground truth, shot runs against `qrels`, the evaluation's, else the process's cached copy of
+    its version (`cached_qrels`)."""
     campaign = session.get(Campaign, evaluation.campaign_id)
-    version = session.get(QrelsVersion, evaluation.qrels_version_id)
-    assert campaign is not None and version is not None
+    assert campaign is not None
     names = list(evaluation.measures["names"])
+    if campaign.task_kind is TaskKind.moments:
+        moments = _evaluate_moments(session, campaign, run_ids, names, evaluation.qrels_version_id)
+        release_freed()
+        progress(1.0)
+        return moments
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert version is not None
     tables = load_runs(session, run_ids)
     progress(0.4)
     judged = cached_qrels(session, version) if qrels is None else qrels
@@ -283,7 +289,8 @@ def reduce_evaluation(
     campaign = session.get(Campaign, evaluation.campaign_id)
     assert campaign is not None
     names = list(evaluation.measures["names"])
-    order = {resolve(name).name: i for i, name in enumerate(names)}
+    canonical = parse_moment_measure if campaign.task_kind is TaskKind.moments else resolve
+    order = {canonical(name).name: i for i, name in enumerate(names)}
     found_topics = select(Score.topic).where(Score.evaluation_id == evaluation.id, Score.topic != ALL).distinct()
     topics = topic_order(set(session.scalars(found_topics)))
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
@@ -304,37 +311,30 @@ def reduce_evaluation(
 
 
 def _run_whole(session: Session, evaluation: Evaluation, run_ids: Sequence[int], progress: Progress) -> Evaluation:
-    """Every run at once: moment measures, and shot runs whose intervals need them all (`Plan.whole`)."""
+    """Every shot run at once: those whose intervals need them all (`Plan.whole`)."""
     campaign = session.get(Campaign, evaluation.campaign_id)
-    assert campaign is not None
+    version = session.get(QrelsVersion, evaluation.qrels_version_id)
+    assert campaign is not None and version is not None
     names = list(evaluation.measures["names"])
     keys = [str(r) for r in run_ids]
-    variances: dict[str, tuple[np.ndarray, str]] = {}
     estimated: score_intervals.PredictionPowered | None = None
-    if campaign.task_kind is TaskKind.moments:
-        table = _evaluate_moments(session, campaign, run_ids, names, evaluation.qrels_version_id)
-        topics = score_intervals.topics_of(table)
-        point = score_intervals.score_arrays(table, keys, names, topics)
-    else:
-        version = session.get(QrelsVersion, evaluation.qrels_version_id)
-        assert version is not None
-        tables = load_runs(session, run_ids)
-        progress(0.4)
-        qrels = cached_qrels(session, version)
-        results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys)
-        table = results.to_dict()
-        topics = score_intervals.topics_of(table)
-        point = score_intervals.score_arrays(table, keys, names, topics)
-        progress(0.6)
-        plan = score_intervals.design(session, version, qrels)
-        variances = score_intervals.sampling_variances(plan, tables, keys, campaign.max_results, names, topics, point)
-        if version.judges == COMBINED:
-            estimated = score_intervals.prediction_powered_scores(
-                verified_items(session, version), tables, keys, campaign.max_results, names, table
-            )
-            if estimated is not None:  # the table now holds the estimates: the intervals bootstrap them
-                point = score_intervals.score_arrays(table, keys, names, topics)
-                variances = {**variances, **estimated.variances(len(topics))}
+    tables = load_runs(session, run_ids)
+    progress(0.4)
+    qrels = cached_qrels(session, version)
+    results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys)
+    table = results.to_dict()
+    topics = score_intervals.topics_of(table)
+    point = score_intervals.score_arrays(table, keys, names, topics)
+    progress(0.6)
+    plan = score_intervals.design(session, version, qrels)
+    variances = score_intervals.sampling_variances(plan, tables, keys, campaign.max_results, names, topics, point)
+    if version.judges == COMBINED:
+        estimated = score_intervals.prediction_powered_scores(
+            verified_items(session, version), tables, keys, campaign.max_results, names, table
+        )
+        if estimated is not None:  # the table now holds the estimates: the intervals bootstrap them
+            point = score_intervals.score_arrays(table, keys, names, topics)
+            variances = {**variances, **estimated.variances(len(topics))}
     progress(0.8)
     found = score_intervals.compute(point, names, variances)
     info = found.info if estimated is None else {**found.info, "prediction_powered": estimated.info}

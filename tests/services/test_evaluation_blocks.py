@@ -9,8 +9,9 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from app.services import campaigns, evaluations, qrels, run_blocks
-from app.storage.models import CampaignStatus, Evaluation, RunMean, Score
+from app.storage.models import CampaignStatus, Evaluation, RunMean, Score, TaskKind
 from tests.services.conftest import ORGANISER, new_campaign
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "Rprec", "RR", "num_rel_ret", "gm_map", "recall@5", "P_5"]
@@ -139,3 +140,37 @@ def test_a_count_left_as_a_list_by_an_older_fan_out_goes_on(module_session: Sess
     evaluation.measures = {**evaluation.measures, evaluations.BLOCKS: {"n": 9, "done": [0, 1, 2]}}
     assert evaluations.run_block(session, evaluation.id, 3, queued[0][3])
     assert evaluation.measures[evaluations.BLOCKS] == {"n": 9, "done": 4}
+
+
+def test_a_moment_campaign_in_blocks_of_one_run_stores_the_numbers_of_one_block(module_session: Session) -> None:
+    """Moment measures score each run on its own: blocks of one run store what one block stores, and the core's."""
+    session = module_session
+    made = new_campaign(session, n_topics=3, task_kind=TaskKind.moments)
+    rng = np.random.default_rng(5)
+    truth = "".join(f"{t}\tvid{t}\t{10 * k}\t{10 * k + 6}\n" for t in made.topics for k in range(3))
+    evaluations.replace_ground_truth(session, ORGANISER, made.id, truth.encode(), max_errors=10)
+    texts = []
+    for i in range(5):
+        starts = rng.integers(0, 40, size=12)
+        texts.append("".join(f"{made.topics[k % 3]} vid{made.topics[(k + i) % 3]} {s} {s + 5} {1.0 - k / 20}\n"
+                             for k, s in enumerate(starts.tolist())))  # fmt: skip
+        made.submit(texts[-1], name=f"m{i}")
+    campaigns.set_status(session, ORGANISER, made.id, CampaignStatus.closed)
+    session.commit()
+    numbers = []
+    for memory_mb, n_blocks in [(1e-9, 5), (512.0, 1)]:
+        evaluation = evaluations.start_evaluation(session, ORGANISER, made.id, measures=["AxIoU@5", "R@1,0.5"])
+        plan = evaluations.plan_evaluation(session, evaluation, memory_mb)
+        assert len(plan.blocks) == n_blocks and not plan.whole
+        done = evaluations.run_evaluation(session, evaluation.id, memory_mb=memory_mb)
+        assert done.status == "done"
+        numbers.append(stored(session, done))
+    assert numbers[0] == numbers[1] and len(numbers[0][1]) == 5 * 2
+    reference = evaluate_moments(
+        parse_moment_ground_truth(truth.encode()), [parse_moment_run(t.encode()) for t in texts], ["AxIoU@5", "R@1,0.5"]
+    )
+    run_ids = sorted({run_id for run_id, _, _ in numbers[0][0]})
+    for run_id, per_run in zip(run_ids, reference.values(), strict=True):
+        for measure, per_topic in per_run.items():
+            for topic, value in per_topic.items():
+                assert numbers[0][0][(run_id, measure, topic)] == float(value).hex()
