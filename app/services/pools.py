@@ -234,18 +234,20 @@ def blocked_pool(
 ) -> PoolTable:
     """The pool of `rows` of the runs (the rows a pool takes of each block's tables) with checked `strata` (a depth
     pool's `depth` and per-topic `depths`), the runs read in blocks of about `memory_mb`, each kept only to its
-    candidates: the pool `build_pool` gives of all the runs at once."""
-    candidates: PoolCandidates | None = None
+    candidates (the candidates found so far count against the budget): the pool `build_pool` gives of all the runs at
+    once."""
+    merged: list[PoolCandidates] = []  # the candidates so far (none before the first block)
     for part in reduced_blocks(
         session,
         runs,
         memory_mb,
         lambda _, tables: pool_candidates(rows(tables), strata, depth=depth, depths=depths),
         POOL_BYTES_PER_RUN_LINE,
+        held=lambda: 2 * sum(c.nbytes for c in merged),  # held, and twice that while a block is merged in
     ):
-        candidates = part if candidates is None else merge_candidates([candidates, part])
-    assert candidates is not None  # _select_runs refuses an empty selection
-    return sample_pool(candidates, strata, seed=seed)
+        merged[:] = [merge_candidates([*merged, part])]
+    assert merged  # _select_runs refuses an empty selection
+    return sample_pool(merged[0], strata, seed=seed)
 
 
 def blocked_orders(

@@ -82,11 +82,19 @@ def reduced_blocks(
     memory_mb: float,
     reduce: Callable[[list[int], list[RunTable]], T],
     bytes_per_line: int = BYTES_PER_RUN_LINE,
+    held: Callable[[], int] | None = None,
 ) -> Iterator[T]:
     """`reduce(run ids, tables)` of each block of the runs (`plan_blocks`; `bytes_per_line`: the peak a line of a
     block takes, parsed and reduced) parsed, in their order: a block's tables are dropped as soon as `reduce`
-    returns, before the next block is read, so only what `reduce` keeps stays."""
-    for block in plan_blocks(runs, memory_mb, bytes_per_line):
+    returns, before the next block is read, so only what `reduce` keeps stays. With `held` (the bytes the caller
+    keeps of the blocks so far) each block is planned when it is read, within `memory_mb` less those bytes (one run
+    at least); without it the blocks are `plan_blocks`' (planning each when read gives the same blocks)."""
+    counted = [(r.id, int(r.n_entries)) for r in runs]
+    start = 0
+    while start < len(counted):
+        budget = memory_mb - (held() / 2**20 if held is not None else 0.0)
+        block = split_blocks(counted[start:], block_lines(max(budget, 0.0), bytes_per_line))[0]
+        start += len(block)
         kept = reduce(block, load_runs(session, block))
         release_freed()
         yield kept

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 import pytest
@@ -31,6 +32,26 @@ def test_runs_are_split_into_blocks_of_at_most_the_budget_lines() -> None:
     per_line = 100 / 2**20  # a budget (MiB) of 100 lines at one byte a line
     assert run_blocks.plan_blocks(counted, per_line, 1) == [[1, 2, 3], [4], [5, 6]]
     assert run_blocks.plan_blocks(counted, per_line, 2) == [[1], [2], [3], [4], [5], [6]]  # 50 lines a block
+
+
+def test_blocks_planned_as_they_are_read_leave_room_for_what_the_caller_holds(monkeypatch) -> None:
+    monkeypatch.setattr(run_blocks, "load_runs", lambda session, block: [])  # no database: the plan alone
+    runs = [SimpleNamespace(id=i, n_entries=10) for i in range(8)]
+    budget = 40 / 2**20  # 40 lines at one byte a line (MiB)
+    no_database = cast(Session, None)  # load_runs is replaced
+    fixed = list(run_blocks.reduced_blocks(no_database, runs, budget, lambda ids, _: ids, 1))
+    assert fixed == run_blocks.plan_blocks(runs, budget, 1) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    kept: list[int] = []
+
+    def keep(ids: list[int], _: object) -> list[int]:
+        """Keep the block's run ids (what the caller holds grows)."""
+        kept.extend(ids)
+        return ids
+
+    planned = run_blocks.reduced_blocks(
+        no_database, runs, budget, keep, 1, held=lambda: 2 * len(kept)
+    )  # two bytes a run kept: 8, then 14, of the 40
+    assert list(planned) == [[0, 1, 2, 3], [4, 5, 6], [7]]
 
 
 @pytest.fixture(scope="module")

@@ -154,6 +154,11 @@ class PoolCandidates:
         """Number of candidate pairs."""
         return len(self.keys)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes its arrays hold."""
+        return sum(a.nbytes for a in (self.keys, self.topics, self.docs, self.best_ranks, self.n_runs))
+
 
 def pool_candidates(
     runs: Sequence[RankedRun],
