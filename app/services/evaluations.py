@@ -160,8 +160,13 @@ def run_evaluation(
         session.flush()
         fan_out(plan.blocks)
         return evaluation
-    version = session.get(QrelsVersion, evaluation.qrels_version_id) if evaluation.qrels_version_id else None
-    qrels = None if version is None or version.kind == "moments" else cached_qrels(session, version)  # once for all
+    campaign = session.get(Campaign, evaluation.campaign_id)
+    assert campaign is not None
+    qrels = None  # moment blocks read the ground truth; shot blocks share one parsed qrels
+    if campaign.task_kind is not TaskKind.moments:
+        version = session.get(QrelsVersion, evaluation.qrels_version_id)
+        assert version is not None
+        qrels = cached_qrels(session, version)
     for index, block in enumerate(plan.blocks):
         evaluate_block(session, evaluation, block, _share(progress, index, len(plan.blocks)), qrels=qrels)
     return reduce_evaluation(session, evaluation, plan.run_ids, plan.blocks)

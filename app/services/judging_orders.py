@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import event, select, text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from app.evaluation.pools.builders import PoolTable
 from app.evaluation.pools.orders import ORDERS, JudgingOrder, LlmAssisted, make_order
 from app.evaluation.pools.queues import joined_lists, planned_orders, queue_position, topic_lists
-from app.services.run_blocks import DEFAULT_MEMORY_MB, POOL_BYTES_PER_RUN_LINE, reduced_blocks
-from app.storage.models import Pool, Run
+from app.services.run_blocks import DEFAULT_MEMORY_MB, POOL_BYTES_PER_RUN_LINE, counted_runs, reduced_blocks
+from app.storage.models import Pool
 
 AHEAD = 4  # docs of each plan put at the head of a topic's queue: the page leases the shown item and one ahead
 RANDOM_ORDERS = frozenset({"shuffled"})
@@ -215,8 +215,7 @@ def _pool_lists(session: Session, pool_id: int) -> dict[int, list[list[str]]]:
         return cached
     pool = session.get(Pool, pool_id)
     assert pool is not None
-    run_ids = [int(i) for i in pool.params["run_ids"]]
-    by_id = {run.id: run for run in session.scalars(select(Run).where(Run.id.in_(run_ids)))}
+    runs = counted_runs(session, [int(i) for i in pool.params["run_ids"]])
     rows = session.execute(
         text("SELECT topic_id, docno FROM pool_items WHERE pool_id = :pool AND sampled"), {"pool": pool_id}
     ).all()
@@ -228,7 +227,7 @@ def _pool_lists(session: Session, pool_id: int) -> dict[int, list[list[str]]]:
     by_number = joined_lists(  # the runs read a block at a time, as the pool build read them
         reduced_blocks(
             session,
-            [by_id[i] for i in run_ids],
+            runs,
             DEFAULT_MEMORY_MB,
             lambda _, tables: topic_lists(tables, topics, docs, depth),
             POOL_BYTES_PER_RUN_LINE,

@@ -98,9 +98,9 @@ class RetrievedTally:
 
     def __init__(self, qrels: Qrels, max_results: int) -> None:
         self.max_results = max_results
-        self.relevant_keys = np.unique(pair_keys(qrels.topics[qrels.grades >= 1], qrels.docs[qrels.grades >= 1]))
         self.false_keys = pair_keys(qrels.topics[qrels.grades == 0], qrels.docs[qrels.grades == 0])
         self.true_keys = pair_keys(qrels.topics[qrels.grades >= 1], qrels.docs[qrels.grades >= 1])
+        self.relevant_keys = np.unique(self.true_keys)
         self.false_runs = np.zeros(len(self.false_keys), dtype=np.int64)  # rows returning each (a run's repeats too)
         self.true_runs = np.zeros(len(self.true_keys), dtype=np.int64)
         self.hits: list[np.ndarray] = []  # [2, k] (shot key, team) of each run's hits
