@@ -184,16 +184,30 @@ def pool_depths(
     pooled runs (see the module's docstring). ValueError for a depth below 1 (0 per topic), or when no topic has a
     depth to infer."""
     judged, entries = topic_judged(index, pooled)
+    return counted_depths(index.topics, judged, entries, given, given_source=given_source, coverage=coverage)
+
+
+def counted_depths(
+    topics: Sequence[str],
+    judged: np.ndarray,
+    entries: np.ndarray,
+    given: int | Mapping[str, int] | None = None,
+    *,
+    given_source: str = "given",
+    coverage: float = TOPIC_COVERAGE,
+) -> PoolDepths:
+    """`pool_depths` from the pooled runs' judged entries and entries at each rank per qrels topic (`topic_judged`'s
+    counts, which blocks of runs add up)."""
     share = np.divide(judged, entries, out=np.zeros(judged.shape), where=entries > 0)
     inferred = _leading((entries > 0) & (share >= coverage))
-    n_topic = len(index.topics)
+    n_topic = len(topics)
     if given is None:
         depths, sources = inferred, ["inferred"] * n_topic
     elif isinstance(given, Mapping):
         if any(int(d) < 0 for d in given.values()):
             raise ValueError("a topic's pool depth must be at least 0")
-        depths = np.array([int(given.get(t, inferred[i])) for i, t in enumerate(index.topics)], dtype=np.int64)
-        sources = [given_source if t in given else "inferred" for t in index.topics]
+        depths = np.array([int(given.get(t, inferred[i])) for i, t in enumerate(topics)], dtype=np.int64)
+        sources = [given_source if t in given else "inferred" for t in topics]
     else:
         if int(given) < 1:
             raise ValueError("the pool depth must be at least 1")
@@ -205,4 +219,4 @@ def pool_depths(
             f"cannot infer the pool depth: on no topic are {coverage:.0%} of the pooled runs' first results judged "
             f"({first:.1%} are, over all topics); give the depth, and check which runs were pooled"
         )
-    return PoolDepths(list(index.topics), depths, sources, judged, entries, coverage)
+    return PoolDepths(list(topics), depths, sources, judged, entries, coverage)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
 from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
@@ -91,47 +92,42 @@ def judged_flags(prepared: PreparedRuns, qrels: Qrels) -> tuple[np.ndarray, np.n
 
 def judged_fraction(
     qrels: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     *,
     depths: Sequence[int] | None = None,
     max_results: int = 1000,
 ) -> JudgedFractionResult:
-    """The judged share of every run's top d for each depth d (default: 1, 2, 3, 5, 10, ... up to max_results)."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    limit = prepared.max_results
+    """The judged share of every run's top d for each depth d (default: 1, 2, 3, 5, 10, ... up to max_results).
+
+    `runs` may be blocks of prepared runs (`pooled_lines.RunBlocks`): each run's counts are its own, and the list
+    statistics are kept per run until the end, so blocks give the numbers of one block, bit for bit."""
+    limit = runs.max_results if isinstance(runs, PreparedRuns) else max_results
+    source = as_blocks(runs, max_results)
     if depths is None:
         depths = [d for d in DEFAULT_DEPTHS if d < limit] + [limit]
     depth_list = np.array(sorted({int(d) for d in depths}), dtype=np.int64)
     if len(depth_list) == 0 or depth_list[0] < 1:
         raise ValueError("depths must be positive")
-    judged, valid = judged_flags(prepared, qrels)
-    n_run, n_topic, width = valid.shape
+    none = _JudgedCounts(*(np.zeros((len(depth_list), 0), dtype=np.int64),) * 2, np.zeros(len(depth_list), np.int64),
+                         np.full(len(depth_list), np.inf), np.full(len(depth_list), -np.inf),
+                         np.zeros((0, len(depth_list))))  # fmt: skip
+    parts = [none] + [_judged_counts(block, qrels, depth_list) for block in source]
+    judged_run = np.concatenate([p.judged for p in parts], axis=1)  # [depth, run]
+    retrieved_run = np.concatenate([p.retrieved for p in parts], axis=1)
     n_depth = len(depth_list)
-    if width == 0 or n_topic == 0:  # no qrels topic, or no run retrieves anything for one
-        zeros = np.zeros((n_depth, n_run), dtype=np.int64)
-        nan = np.full(n_depth, np.nan)
-        return JudgedFractionResult(
-            list(prepared.names), depth_list, zeros, zeros, np.full((n_depth, n_run), np.nan), nan, nan, nan, nan
-        )
-    column = np.minimum(depth_list, width) - 1
-    judged_top = np.cumsum(judged, axis=2, dtype=np.int64)[:, :, column]  # [run, topic, depth]
-    retrieved_top = np.cumsum(valid, axis=2, dtype=np.int64)[:, :, column]
-    judged_run = judged_top.sum(axis=1).T  # [depth, run]
-    retrieved_run = retrieved_top.sum(axis=1).T
     share = np.divide(judged_run, retrieved_run, out=np.full(judged_run.shape, np.nan), where=retrieved_run > 0)
     total_retrieved = retrieved_run.sum(axis=1)
     overall = np.divide(
         judged_run.sum(axis=1), total_retrieved, out=np.full(n_depth, np.nan), where=total_retrieved > 0
     )
-    lists = retrieved_top > 0  # [run, topic, depth]
-    per_list = np.divide(judged_top, retrieved_top, out=np.zeros(judged_top.shape), where=lists)
-    count = lists.sum(axis=(0, 1))
+    count = sum((p.lists for p in parts), np.zeros(n_depth, dtype=np.int64))
     some = count > 0
-    list_min = np.where(some, np.min(np.where(lists, per_list, np.inf), axis=(0, 1)), np.nan)
-    list_max = np.where(some, np.max(np.where(lists, per_list, -np.inf), axis=(0, 1)), np.nan)
-    list_mean = np.divide(per_list.sum(axis=(0, 1)), count, out=np.full(n_depth, np.nan), where=some)
+    list_min = np.where(some, np.min([p.low for p in parts], axis=0), np.nan)
+    list_max = np.where(some, np.max([p.high for p in parts], axis=0), np.nan)
+    list_sum = np.concatenate([p.sums for p in parts], axis=0).sum(axis=0)  # per run first: blocks change nothing
+    list_mean = np.divide(list_sum, count, out=np.full(n_depth, np.nan), where=some)
     return JudgedFractionResult(
-        runs=list(prepared.names),
+        runs=source.names,
         depths=depth_list,
         judged=judged_run,
         retrieved=retrieved_run,
@@ -140,6 +136,42 @@ def judged_fraction(
         list_min=list_min,
         list_max=list_max,
         list_mean=list_mean,
+    )
+
+
+@dataclass(frozen=True)
+class _JudgedCounts:
+    """One block of runs' judged and retrieved entries in their top d, and their (run, topic) lists' shares."""
+
+    judged: np.ndarray  # int64 [n_depth, n_run]
+    retrieved: np.ndarray  # int64 [n_depth, n_run]
+    lists: np.ndarray  # int64 [n_depth]: lists with an entry in the top d
+    low: np.ndarray  # float64 [n_depth]: smallest share of those lists (inf if none)
+    high: np.ndarray  # float64 [n_depth]: largest (-inf if none)
+    sums: np.ndarray  # float64 [n_run, n_depth]: each run's shares summed over its lists
+
+
+def _judged_counts(prepared: PreparedRuns, qrels: Qrels, depth_list: np.ndarray) -> _JudgedCounts:
+    """`_JudgedCounts` of one block of prepared runs at the depths `depth_list`."""
+    judged, valid = judged_flags(prepared, qrels)
+    n_run, n_topic, width = valid.shape
+    n_depth = len(depth_list)
+    if width == 0 or n_topic == 0:  # no qrels topic, or no run retrieves anything for one
+        zeros = np.zeros((n_depth, n_run), dtype=np.int64)
+        return _JudgedCounts(zeros, zeros, np.zeros(n_depth, dtype=np.int64), np.full(n_depth, np.inf),
+                             np.full(n_depth, -np.inf), np.zeros((n_run, n_depth)))  # fmt: skip
+    column = np.minimum(depth_list, width) - 1
+    judged_top = np.cumsum(judged, axis=2, dtype=np.int64)[:, :, column]  # [run, topic, depth]
+    retrieved_top = np.cumsum(valid, axis=2, dtype=np.int64)[:, :, column]
+    lists = retrieved_top > 0  # [run, topic, depth]
+    per_list = np.divide(judged_top, retrieved_top, out=np.zeros(judged_top.shape), where=lists)
+    return _JudgedCounts(
+        judged=judged_top.sum(axis=1).T,
+        retrieved=retrieved_top.sum(axis=1).T,
+        lists=lists.sum(axis=(0, 1)).astype(np.int64),
+        low=np.min(np.where(lists, per_list, np.inf), axis=(0, 1)),
+        high=np.max(np.where(lists, per_list, -np.inf), axis=(0, 1)),
+        sums=per_list.sum(axis=1),
     )
 
 

@@ -24,24 +24,23 @@ original scores and each run's reduced score, and the largest drop.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from app.evaluation.analyses.depth_inference import PoolDepths, pool_depths
+from app.evaluation.analyses.depth_inference import PoolDepths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import (
     NEVER,
     LineIndex,
-    SubsetScorer,
-    index_lines,
-    line_min_rank,
     rank_limits,
     run_mask,
 )
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, cut_scores, measure_name, pooled_lines
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
 
 
@@ -166,7 +165,7 @@ def unique_owner(index: LineIndex, unit_codes: np.ndarray, pooled: np.ndarray, d
 
 def leave_out(
     qrels: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     *,
     units: Sequence[str] | None = None,
     by: str = "run",
@@ -180,10 +179,11 @@ def leave_out(
     """Leave each unit out in turn. `units[i]` is run i's unit (its own name when None); `pooled` the runs that
     built the pool (all when None); `depth` the pool depth k: one for every topic, per topic ({topic: k}, the topics
     it lacks inferred), ready-made `PoolDepths`, or None to infer every topic's from the qrels (see
-    `depth_inference`); `depth_source` names where a given depth came from ("given", "pool"). `progress` is called
-    with the share of the units done."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    names = list(prepared.names)
+    `depth_inference`); `depth_source` names where a given depth came from ("given", "pool"). `runs` may be blocks
+    of prepared runs (`pooled_lines.RunBlocks`), read twice: once for each line's pooled ranks, once to score each
+    block without each unit's lines. `progress` is called with the share of the scoring done."""
+    source = as_blocks(runs, max_results)
+    names = source.names
     unit_of_run = list(names) if units is None else [str(u) for u in units]
     if len(unit_of_run) != len(names):
         raise ValueError("one unit per run is needed")
@@ -194,29 +194,29 @@ def leave_out(
 
     if not pooled_mask.any():
         raise ValueError("no pooled runs")
-    index = index_lines(prepared, qrels)
-    pool = depth if isinstance(depth, PoolDepths) else pool_depths(index, pooled_mask, depth, given_source=depth_source)
-    caps = pool.of(prepared.topics)
-    owner = unique_owner(index, codes, pooled_mask, caps)
-    residual = line_min_rank(index, pooled_mask, caps) == NEVER
-    scorer = SubsetScorer(index, measure)
-    full = scorer.mean()
+    lines = pooled_lines(source, qrels, pooled_mask, codes)
+    pool = depth if isinstance(depth, PoolDepths) else lines.pool_depths(depth, given_source=depth_source)
+    caps = pool.of(lines.topics)
+    owner = lines.owner(caps)
+    residual = lines.within(caps) == NEVER
 
     n_unit, n_run = len(distinct), len(names)
-    unit_scores = np.empty((n_unit, n_run))
     removed = np.bincount(owner[owner >= 0], minlength=n_unit).astype(np.int64)
-    removed_rel = np.bincount(owner[(owner >= 0) & index.relevant], minlength=n_unit).astype(np.int64)
-    for u in range(n_unit):
-        unit_scores[u] = full if removed[u] == 0 else scorer.mean(owner != u)
-        if progress is not None:
-            progress((u + 1) / n_unit)
+    removed_rel = np.bincount(owner[(owner >= 0) & lines.relevant], minlength=n_unit).astype(np.int64)
+    left_out = np.flatnonzero(removed > 0).tolist()
+    cuts: list[Callable[[], np.ndarray | None]] = [lambda: None]
+    cuts += [functools.partial(np.not_equal, owner, u) for u in left_out]
+    values = cut_scores(source, qrels, measure, cuts, progress)
+    full = values[0]
+    unit_scores = np.repeat(full[None, :], n_unit, axis=0)
+    unit_scores[left_out] = values[1:]
     unit_tau = np.array([tau_b(full, s) for s in unit_scores])
     reduced = unit_scores[codes, np.arange(n_run)]
     original_rank = 1 + np.sum(full[None, :] > full[:, None], axis=1)
     others = ~np.eye(n_run, dtype=bool)
     new_rank = 1 + np.sum((full[None, :] > reduced[:, None]) & others, axis=1)
     return LeaveOutResult(
-        measure=scorer.measure,
+        measure=measure_name(measure),
         by=by,
         pool=pool,
         runs=names,
@@ -233,5 +233,5 @@ def leave_out(
         tau_b=tau_b(full, reduced),
         tau_ap=tau_ap(full, reduced),
         residual_lines=int(residual.sum()),
-        residual_relevant=int((residual & index.relevant).sum()),
+        residual_relevant=int((residual & lines.relevant).sum()),
     )

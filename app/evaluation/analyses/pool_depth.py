@@ -22,16 +22,25 @@ best rank <= d. For AP all depths are a few array passes over the relevant retri
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from app.evaluation.analyses.depth_inference import PoolDepths, pool_depths
+from app.evaluation.analyses.depth_inference import PoolDepths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.analyses.lines import NEVER, SubsetScorer, index_lines, line_min_rank, run_mask
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.analyses.lines import NEVER, index_lines, line_min_rank, run_mask
+from app.evaluation.analyses.pooled_lines import (
+    PooledLines,
+    RunBlocks,
+    as_blocks,
+    cut_scores,
+    measure_name,
+    pooled_lines,
+)
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
 
 OUTSIDE = ("drop", "keep")
@@ -104,7 +113,7 @@ def _admitted(best: np.ndarray, outside: str) -> np.ndarray:
 
 def pool_depth(
     qrels: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     *,
     measure: str = "AP",
     pooled: Sequence[str] | None = None,
@@ -113,20 +122,25 @@ def pool_depth(
     max_results: int = 1000,
     outside: str = "drop",
     pool: PoolDepths | int | Mapping[str, int] | None = None,
+    lines: PooledLines | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> PoolDepthResult:
     """Scores of every run and tau_b / tau_AP against the full qrels for pool depths 1..max_depth.
 
-    `pooled` names the runs that built the pool (all runs when None); `depths` overrides 1..max_depth
-    (max_depth defaults to max_results); `pool` the depth the pool was built with (one, per topic, or `PoolDepths`;
-    None: any rank). `progress` is called with the share of the depths done.
+    `runs` may be blocks of prepared runs (`pooled_lines.RunBlocks`), read twice: once for each line's best pooled
+    rank, once to score each block under every cut. `pooled` names the runs that built the pool (all runs when
+    None); `depths` overrides 1..max_depth (max_depth defaults to max_results); `pool` the depth the pool was built
+    with (one, per topic, or `PoolDepths`; None: any rank); `lines` the first pass, if the caller made it
+    (`pooled_lines` of these runs, qrels and pooled runs). `progress` is called with the share of the scoring done.
     """
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    mask = run_mask(prepared.names, pooled)
+    source = as_blocks(runs, max_results)
+    names = source.names
+    mask = run_mask(names, pooled)
     if not mask.any():
         raise ValueError("no pooled runs")
     if depths is None:
-        top = prepared.max_results if max_depth is None else max_depth
+        deepest = runs.max_results if isinstance(runs, PreparedRuns) else max_results
+        top = deepest if max_depth is None else max_depth
         if top < 1:
             raise ValueError("max_depth must be at least 1")
         depths = range(1, top + 1)
@@ -134,50 +148,48 @@ def pool_depth(
     if len(depth_list) == 0 or depth_list[0] < 1:
         raise ValueError("depths must be positive")
 
-    index = index_lines(prepared, qrels)
+    if lines is None:
+        lines = pooled_lines(source, qrels, mask)
     if pool is not None and not isinstance(pool, PoolDepths):
-        pool = pool_depths(index, mask, pool)
-    caps = None if pool is None else pool.of(prepared.topics)
-    best = line_min_rank(index, mask, caps)
+        pool = lines.pool_depths(pool)
+    best = lines.within(None if pool is None else pool.of(lines.topics))
     residual = best == NEVER
     admitted = _admitted(best, outside)
-    scorer = SubsetScorer(index, measure)
-    full = scorer.mean()
 
-    n_depth, n_run = len(depth_list), len(prepared.names)
-    scores = np.empty((n_depth, n_run))
-    lines = np.empty(n_depth, dtype=np.int64)
-    relevant = np.empty(n_depth, dtype=np.int64)
-    previous_count = -1
-    for i, d in enumerate(depth_list.tolist()):
-        keep = admitted <= d
-        count = int(keep.sum())
-        if count == previous_count:  # nested cuts: same size means the same lines
-            scores[i] = scores[i - 1]
-        else:
-            scores[i] = full if count == index.n_lines else scorer.mean(keep)
-        previous_count = count
-        lines[i] = count
-        relevant[i] = int(np.count_nonzero(keep & index.relevant))
-        if progress is not None:
-            progress((i + 1) / n_depth)
+    n_depth = len(depth_list)
+    counts = np.searchsorted(np.sort(admitted), depth_list, side="right").astype(np.int64)
+    # nested cuts: a depth keeping as many lines as the one before keeps the same lines; all of them is the full qrels
+    new = np.ones(n_depth, dtype=bool)
+    new[1:] = counts[1:] != counts[:-1]
+    scored = np.flatnonzero(new & (counts != lines.n_lines)).tolist()
+    cuts: list[Callable[[], np.ndarray | None]] = [lambda: None]
+    cuts += [functools.partial(np.less_equal, admitted, int(depth_list[i])) for i in scored]
+    values = cut_scores(source, qrels, measure, cuts, progress)
+    full = values[0]
+    scores = np.empty((n_depth, len(names)))
+    which = np.where(counts == lines.n_lines, 0, -1)
+    which[scored] = np.arange(1, len(scored) + 1)
+    for i in range(n_depth):
+        scores[i] = values[which[i]] if which[i] >= 0 else scores[i - 1]
+    relevant = np.array([int(np.count_nonzero((admitted <= d) & lines.relevant)) for d in depth_list.tolist()],
+                        dtype=np.int64)  # fmt: skip
     taus_b = np.array([tau_b(full, s) for s in scores])
     taus_ap = np.array([tau_ap(full, s) for s in scores])
     return PoolDepthResult(
-        measure=scorer.measure,
+        measure=measure_name(measure),
         outside=outside,
-        runs=list(prepared.names),
-        pooled=[n for n, m in zip(prepared.names, mask.tolist(), strict=True) if m],
+        runs=names,
+        pooled=[n for n, m in zip(names, mask.tolist(), strict=True) if m],
         depths=depth_list,
         scores=scores,
         full=full,
         tau_b=taus_b,
         tau_ap=taus_ap,
-        lines=lines,
+        lines=counts,
         relevant=relevant,
-        total_lines=index.n_lines,
-        total_relevant=int(index.relevant.sum()),
+        total_lines=lines.n_lines,
+        total_relevant=int(lines.relevant.sum()),
         residual_lines=int(residual.sum()),
-        residual_relevant=int((residual & index.relevant).sum()),
+        residual_relevant=int((residual & lines.relevant).sum()),
         pool=pool,
     )

@@ -21,7 +21,8 @@ import numpy as np
 from scipy import stats
 
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.measures.evaluate import evaluate_prepared
 from app.evaluation.pools.keys import pair_keys
 from app.evaluation.records import Qrels, RunTable
@@ -216,22 +217,29 @@ class QrelsComparisonResult:
 def compare_qrels(
     labels: Sequence[str],
     versions: Sequence[Qrels],
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     *,
     measure: str = "AP",
     max_results: int = 1000,
     progress: Callable[[float], None] | None = None,
 ) -> QrelsComparisonResult:
     """Evaluate every run under each qrels version (means over each version's topics, trec_eval -c) and compare.
-    `progress` is called with the share of the versions evaluated."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    scores = []
+    `runs` may be blocks of prepared runs (`pooled_lines.RunBlocks`; a run's scores are its own). `progress` is
+    called with the share of the evaluations done."""
+    source = as_blocks(runs, max_results)
+    names = source.names
+    scores = np.empty((len(versions), len(names)))
     name = measure
-    for k, qrels in enumerate(versions):
-        results = evaluate_prepared(prepared, qrels, [measure])
-        name = results.measures[0]
-        scores.append(results.mean()[:, 0])
-        if progress is not None:
-            progress((k + 1) / len(versions))
-    rankings = compare_rankings(labels, prepared.names, np.array(scores).reshape(len(versions), len(prepared.names)))
+    start = 0
+    for block in source:
+        n_run = len(block.names)
+        for k, qrels in enumerate(versions):
+            results = evaluate_prepared(block, qrels, [measure])
+            name = results.measures[0]
+            scores[k, start : start + n_run] = results.mean()[:, 0]
+            if progress is not None:
+                progress((start + n_run * (k + 1) / len(versions)) / max(len(names), 1))
+        start += n_run
+        del block
+    rankings = compare_rankings(labels, names, scores)
     return QrelsComparisonResult(name, rankings, judgement_agreement(labels, versions))

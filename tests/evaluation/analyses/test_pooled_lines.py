@@ -1,0 +1,162 @@
+"""Pool-depth and leave-out over blocks of prepared runs: the numbers of one block, bit for bit, and the first pass's
+line ranks and owners against the whole-array functions and a plain-Python reference."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_depth
+from app.evaluation.analyses.judged_depth import judged_fraction
+from app.evaluation.analyses.leave_out import unique_owner
+from app.evaluation.analyses.lines import NEVER, run_mask
+from app.evaluation.analyses.pooled_lines import OneBlock, pooled_lines
+from app.evaluation.analyses.qrels_comparison import compare_qrels
+from app.evaluation.formats.trec_files import read_qrels, read_run
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.records import RunTable
+from tests.evaluation.analyses.brute import random_collection, trec_order
+
+
+class Blocks:
+    """Runs prepared `size` at a time, re-prepared on every pass; counts the passes."""
+
+    def __init__(self, runs: list[RunTable], size: int, max_results: int = 1000) -> None:
+        self.runs, self.size, self.max_results, self.passes = runs, size, max_results, 0
+        self.children: list[Blocks] = []
+
+    @property
+    def names(self) -> list[str]:
+        return [run.tag for run in self.runs]
+
+    def __iter__(self) -> Iterator[PreparedRuns]:
+        self.passes += 1
+        for lo in range(0, len(self.runs), self.size):
+            yield prepare_runs(self.runs[lo : lo + self.size], self.max_results)
+
+    def only(self, keep: np.ndarray) -> Blocks:
+        chosen = Blocks([run for run, kept in zip(self.runs, keep.tolist(), strict=True) if kept], self.size)
+        self.children.append(chosen)
+        return chosen
+
+
+def _same(a, b) -> bool:
+    """Two results' plain data alike (floats as their shortest exact text, NaN included)."""
+    return json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
+
+
+def _collection(seed: int):
+    runs, qrels = random_collection(seed, n_run=7, n_topic=5, n_doc=30, length=12)
+    return runs, qrels
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_first_pass_matches_whole_arrays_and_plain_python(seed):
+    runs, qrels = _collection(seed)
+    names = [r.tag for r in runs]
+    teams = np.array([i % 3 for i in range(len(runs))])
+    pooled = run_mask(names, names[::2] + names[1:2])
+    whole = prepare_runs(runs)
+    index = index_lines(whole, qrels)
+    caps = np.array([2, 5, 0, 12, 3])[: len(index.topics)]
+    lines = pooled_lines(Blocks(runs, 2), qrels, pooled, teams)
+    one = pooled_lines(OneBlock(whole), qrels, pooled, teams)
+    prepared_caps = np.array([dict(zip(index.topics, caps.tolist(), strict=True)).get(t, 0) for t in whole.topics])
+    assert np.array_equal(lines.within(None), line_min_rank(index, pooled))
+    assert np.array_equal(lines.within(caps), line_min_rank(index, pooled, prepared_caps))
+    assert np.array_equal(lines.owner(caps), unique_owner(index, teams, pooled, prepared_caps))
+    for field in ("best", "other", "owned", "judged", "entries"):
+        assert np.array_equal(getattr(lines, field), getattr(one, field)), field
+    # plain Python: each (topic, doc)'s units ranking it within its topic's cap
+    cap_of = dict(zip(index.topics, caps.tolist(), strict=True))
+    units_of: dict[tuple[str, str], set[int]] = {}
+    for r, run in enumerate(runs):
+        if not pooled[r]:
+            continue
+        for topic, docs in trec_order(run).items():
+            for rank, doc in enumerate(docs, start=1):
+                if rank <= cap_of.get(topic, 0):
+                    units_of.setdefault((topic, doc), set()).add(int(teams[r]))
+    last = {}
+    for i, key in enumerate(zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True)):
+        last[key] = i
+    owner = lines.owner(caps)
+    for i, key in enumerate(zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True)):
+        units = units_of.get(key, set())
+        expected = next(iter(units)) if len(units) == 1 and last[key] == i else -1
+        assert owner[i] == expected, key
+    assert (lines.within(caps) < NEVER).sum() == sum(
+        1 for k in zip(qrels.topics.tolist(), qrels.docs.tolist(), strict=True) if k in units_of
+    )
+
+
+@pytest.mark.parametrize("measure", ["AP", "nDCG@10", "P@5"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_blocks_give_the_numbers_of_one_block(measure, size):
+    runs, qrels = _collection(11)
+    names = [r.tag for r in runs]
+    pooled = names[:4]
+    blocks = Blocks(runs, size)
+    one = pool_depth(qrels, runs, measure=measure, pooled=pooled, max_depth=12, pool=4)
+    split = pool_depth(qrels, blocks, measure=measure, pooled=pooled, max_depth=12, pool=4)
+    assert blocks.passes == 1 and blocks.children[0].passes == 1  # the pooled runs for the lines, every run to score
+    assert blocks.children[0].names == pooled
+    assert _same(split, one)
+    assert np.array_equal(split.scores, one.scores) and np.array_equal(split.full, one.full)
+    teams = [f"team{i % 3}" for i in range(len(runs))]
+    for depth in (3, {"t0": 1, "t1": 6}):
+        whole = leave_out(qrels, runs, units=teams, by="team", measure=measure, pooled=pooled, depth=depth)
+        parts = leave_out(qrels, Blocks(runs, size), units=teams, by="team", measure=measure, pooled=pooled,
+                          depth=depth)  # fmt: skip
+        assert _same(parts, whole)
+        assert np.array_equal(parts.unit_scores, whole.unit_scores)
+        assert whole.removed_lines.sum() > 0  # the cut does something
+
+
+def test_blocks_on_stratified_qrels_give_the_xinfap_of_one_block(shared_data):
+    avs = shared_data / "trecvid-avs-2021"
+    qrels = read_qrels(avs / "avs.qrels.main.tv21")
+    runs = [read_run(p) for p in sorted((avs / "runs").iterdir())][:4]
+    names = [r.tag for r in runs]
+    one = pool_depth(qrels, runs, measure="xinfAP", pooled=names[:2], depths=[1, 10, 100])
+    split = pool_depth(qrels, Blocks(runs, 1), measure="xinfAP", pooled=names[:2], depths=[1, 10, 100])
+    assert _same(split, one)
+    whole = leave_out(qrels, runs, measure="xinfAP", pooled=names[:3], depth=50)
+    parts = leave_out(qrels, Blocks(runs, 1), measure="xinfAP", pooled=names[:3], depth=50)
+    assert _same(parts, whole) and whole.removed_lines.sum() > 0
+
+
+def test_blocks_infer_the_pool_depths_of_one_block(shared_data):
+    covid = shared_data / "trec-covid-round1"
+    qrels = read_qrels(covid / "qrels.txt")
+    runs = [read_run(p) for p in sorted((covid / "runs").glob("*.gz"))][:8]
+    teams = [f"team{i // 3}" for i in range(len(runs))]
+    whole = leave_out(qrels, runs, units=teams, by="team")
+    parts = leave_out(qrels, Blocks(runs, 3), units=teams, by="team")
+    assert whole.pool.source == "inferred" and whole.pool.depths.max() >= 1
+    assert _same(parts, whole) and whole.removed_lines.sum() > 0
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_judged_fraction_over_blocks_is_that_of_one_block(size):
+    runs, qrels = _collection(5)
+    whole = judged_fraction(qrels, runs, depths=[1, 3, 7, 12, 50])
+    parts = judged_fraction(qrels, Blocks(runs, size), depths=[1, 3, 7, 12, 50])
+    assert _same(parts, whole)
+    assert np.isfinite(whole.list_mean).all() and (whole.list_min < whole.list_max).any()
+
+
+@pytest.mark.parametrize("measure", ["AP", "nDCG@10"])
+def test_qrels_versions_over_blocks_are_those_of_one_block(measure):
+    runs, qrels = _collection(8)
+    _, other = _collection(9)  # another collection's qrels: some topics and docs differ
+    strict = qrels.subset(np.asarray(qrels.grades) >= 1)
+    labels, versions = ["all", "strict", "other"], [qrels, strict, other]
+    whole = compare_qrels(labels, versions, runs, measure=measure)
+    seen: list[float] = []
+    parts = compare_qrels(labels, versions, Blocks(runs, 2), measure=measure, progress=seen.append)
+    assert _same(parts, whole)
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) == 3 * 4  # 4 blocks of 7 runs
