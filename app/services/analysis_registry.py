@@ -38,6 +38,7 @@ from pydantic.fields import FieldInfo
 from app.services.inputs import Text
 
 if TYPE_CHECKING:
+    from app.evaluation.analyses.pooled_lines import RunBlocks
     from app.evaluation.grading.prepared_runs import PreparedRuns
     from app.evaluation.moments import MomentGroundTruth, MomentRunTable
     from app.evaluation.records import Qrels
@@ -215,6 +216,7 @@ class AnalysisData:
     qrels: Qrels | None = None  # reads "runs" and "qrels"
     qrels_label: str | None = None  # the qrels version's label (jobs)
     prepared: PreparedRuns | None = None  # reads "runs" and "qrels-versions": the runs ranked and cut
+    blocks: RunBlocks | None = None  # reads "runs" in blocks (`in_blocks`, jobs): the runs a block at a time
     versions: list[tuple[str, Qrels]] = field(default_factory=list)  # reads "qrels-versions": (label, qrels)
     truth: MomentGroundTruth | None = None  # reads "moment-runs"
     moment_runs: list[MomentRunTable] = field(default_factory=list)
@@ -235,6 +237,22 @@ class AnalysisData:
         if self.qrels is None or self.prepared is None:
             raise ValueError("this analysis needs qrels and runs")
         return self.qrels, self.prepared
+
+    def run_blocks(self) -> RunBlocks:
+        """The runs as blocks: the job's blocks, or the prepared runs as one block (CLI)."""
+        from app.evaluation.analyses.pooled_lines import OneBlock
+
+        if self.blocks is not None:
+            return self.blocks
+        if self.prepared is None:
+            raise ValueError("this analysis needs the runs")
+        return OneBlock(self.prepared)
+
+    def judged_blocks(self) -> tuple[Qrels, RunBlocks]:
+        """The qrels and the runs as blocks (an analysis that reads "runs" has them)."""
+        if self.qrels is None:
+            raise ValueError("this analysis needs qrels and runs")
+        return self.qrels, self.run_blocks()
 
     def unit_of_runs(self, which: str) -> tuple[str, list[str]]:
         """Each run's `which` (team, type, ...) and the name to report it under."""
@@ -275,6 +293,7 @@ class Analysis:
     needs: tuple[Need, ...] = ()  # "units" (team or type of each run), "pool" (pooled runs, depth), "times"
     figure_per_run: bool = False  # the figure draws one run (REST `?run=`, CLI `--run`)
     step: str = ""  # what the CLI's progress bar says while it computes (default: the kind)
+    in_blocks: bool = False  # reads "runs" a block at a time (`data.blocks`, read twice), not all prepared at once
 
 
 ANALYSES: dict[str, Analysis] = {}  # every analysis, by kind, in the order registered
@@ -323,29 +342,32 @@ class PoolDepthParams(AnalysisParams):
 
 def _pool_depth(data: AnalysisData, params: PoolDepthParams, progress: Progress) -> Computed:
     """Cut the pool at each depth, per topic within its own pool depth (given, the pool's, or inferred)."""
-    from app.evaluation.analyses import index_lines, pool_depth, pool_depths
+    from app.evaluation.analyses import pool_depth
     from app.evaluation.analyses.lines import run_mask
+    from app.evaluation.analyses.pooled_lines import pooled_lines
 
-    qrels, prepared = data.judged()
+    qrels, blocks = data.judged_blocks()
     notes = []
-    mask = run_mask(list(prepared.names), data.pooled)
+    mask = run_mask(blocks.names, data.pooled)
+    lines = pooled_lines(blocks, qrels, mask) if mask.any() else None
+    pool = None
     try:
-        pool = pool_depths(index_lines(prepared, qrels), mask, data.depth, given_source=data.depth_source)
+        pool = lines.pool_depths(data.depth, given_source=data.depth_source) if lines is not None else None
     except ValueError as exc:
         if data.depth is not None:
             raise
         notes.append(f"{exc}. Depths 1..100 are cut from the pooled runs' whole lists.")
-        pool = None
     deepest = None if pool is None else int(pool.depths.max(initial=0))
     result = pool_depth(
         qrels,
-        prepared,
+        blocks,
         measure=params.measure or ("xinfAP" if qrels.stratified else "AP"),
         pooled=data.pooled,
         max_depth=params.max_depth or min(100, max(100 if deepest is None else deepest, 1)),
         max_results=data.max_results,
         outside=params.outside,
         pool=pool,
+        lines=lines,
         progress=progress,
     )
     return Computed({**result.to_dict(), "pool_depth": deepest}, result, notes)
@@ -364,6 +386,7 @@ register(
         task_kinds=("shots",),
         needs=("pool",),
         step="cutting the pool at each depth",
+        in_blocks=True,
     )
 )
 
@@ -395,11 +418,11 @@ def _leave_out(data: AnalysisData, params: LeaveOutParams, progress: Progress) -
     """Leave each unit out: remove the qrels lines only it contributed within each topic's pool depth, re-score."""
     from app.evaluation.analyses import leave_out
 
-    qrels, prepared = data.judged()
+    qrels, blocks = data.judged_blocks()
     _, units = data.unit_of_runs(params.by)
     result = leave_out(
         qrels,
-        prepared,
+        blocks,
         units=units,
         by=params.by,
         measure=params.measure or ("xinfAP" if qrels.stratified else "AP"),
@@ -425,6 +448,7 @@ register(
         task_kinds=("shots",),
         needs=("units", "pool"),
         step="leaving each unit out",
+        in_blocks=True,
     )
 )
 
@@ -662,8 +686,8 @@ def _judged_fraction(data: AnalysisData, params: JudgedFractionParams, progress:
     """The judged share of every run's top d, for each depth d."""
     from app.evaluation.analyses.judged_depth import judged_fraction
 
-    qrels, prepared = data.judged()
-    result = judged_fraction(qrels, prepared, depths=params.depths, max_results=data.max_results)
+    qrels, blocks = data.judged_blocks()
+    result = judged_fraction(qrels, blocks, depths=params.depths, max_results=data.max_results)
     return Computed(result.to_dict(), result)
 
 
@@ -679,6 +703,7 @@ register(
         reads="runs",
         task_kinds=("shots",),
         step="judged share per depth",
+        in_blocks=True,
     )
 )
 
@@ -703,11 +728,12 @@ def _qrels_versions(data: AnalysisData, params: QrelsVersionsParams, progress: P
     """Run rankings (tau_b, tau_AP) and judgements (overlap, kappa) under each qrels version."""
     from app.evaluation.analyses.qrels_comparison import compare_qrels
 
-    if data.prepared is None or len(data.versions) < 2:
+    if len(data.versions) < 2:
         raise ValueError("this analysis needs at least two qrels versions and the runs")
+    blocks = data.run_blocks()
     labels, versions = [label for label, _ in data.versions], [qrels for _, qrels in data.versions]
     measure = params.measure or ("xinfAP" if all(q.stratified for q in versions) else "AP")
-    result = compare_qrels(labels, versions, data.prepared, measure=measure, progress=progress)
+    result = compare_qrels(labels, versions, blocks, measure=measure, progress=progress)
     ids = {"qrels_version_ids": list(params.qrels_version_ids)} if params.qrels_version_ids else {}
     return Computed({**result.to_dict(), **ids}, result)
 
@@ -724,6 +750,7 @@ register(
         reads="qrels-versions",
         task_kinds=("shots",),
         step="evaluating each version",
+        in_blocks=True,
     )
 )
 

@@ -9,9 +9,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.evaluation.analyses.pooled_lines import OneBlock, RunBlocks
 from app.evaluation.grading.prepared_blocks import join_prepared
 from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import RunTable
@@ -27,6 +29,11 @@ BYTES_PER_RUN_LINE = 200
 # then made unique): scripts/bench/campaign_pooling.py --lines 1000000 --tasks pool saw its RSS peak rise 393 MiB
 # above the idle process for 10^6 lines
 POOL_BYTES_PER_RUN_LINE = 420
+# a block of runs prepared for the analyses (`prepare_runs`: the parsed rows, then their sorted (topic, doc) pair ids):
+# scripts/bench/campaign_pooling.py --lines 1000000 --tasks pool-depth saw its RSS peak rise 325 MiB above the idle
+# process for one block of 10^6 lines (tracemalloc: 261 bytes a line at the peak of `prepare_runs`, 88 of them the
+# parsed rows)
+PREPARED_BYTES_PER_RUN_LINE = 340
 T = TypeVar("T")
 _LIBC = ctypes.util.find_library("c")
 _TRIM = getattr(ctypes.CDLL(_LIBC), "malloc_trim", None) if _LIBC else None  # glibc's; None elsewhere
@@ -122,7 +129,53 @@ def prepared_in_blocks(
             also(ids, tables)
         return prepare_runs(tables, max_results, names=[name_of[i] for i in ids])
 
-    return join_prepared(reduced_blocks(session, runs, memory_mb, prepared), max_results)
+    return join_prepared(reduced_blocks(session, runs, memory_mb, prepared, PREPARED_BYTES_PER_RUN_LINE), max_results)
+
+
+class StoredBlocks:
+    """A job's runs prepared a block of about `memory_mb` at a time, read again from the store on each pass
+    (`pooled_lines.RunBlocks`): an analysis that reads the runs twice holds one block, never all of them. Runs that
+    fit in one block are read once and kept for the next pass."""
+
+    def __init__(
+        self, session: Session, run_ids: Sequence[int], names: Sequence[str], max_results: int, memory_mb: float
+    ) -> None:
+        self.session, self.run_ids, self.max_results, self.memory_mb = session, list(run_ids), max_results, memory_mb
+        self._names = list(names)
+        self._kept: list[PreparedRuns] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Every run's name, in block order."""
+        return list(self._names)
+
+    def __iter__(self) -> Iterator[PreparedRuns]:
+        """The blocks in order, each read, parsed and prepared when it is reached."""
+        if self._kept is not None:
+            return iter(self._kept)
+        runs = counted_runs(self.session, self.run_ids)
+        blocks = reduced_blocks(self.session, runs, self.memory_mb, self._prepared, PREPARED_BYTES_PER_RUN_LINE)
+        if len(plan_blocks(runs, self.memory_mb, PREPARED_BYTES_PER_RUN_LINE)) <= 1:
+            self._kept = list(blocks)
+            return iter(self._kept)
+        return blocks
+
+    def only(self, keep: np.ndarray) -> RunBlocks:
+        """The runs where `keep` (bool per run) holds: cut from the one block (read now and kept) when every run
+        fits in one, else read in blocks of their own."""
+        keep = np.asarray(keep, dtype=bool)
+        if self._kept is None:
+            iter(self)  # keeps the runs when they make one block, else reads nothing yet
+        if self._kept:
+            return OneBlock(self._kept[0]).only(keep)
+        chosen = np.flatnonzero(keep).tolist()
+        ids, names = [self.run_ids[i] for i in chosen], [self._names[i] for i in chosen]
+        return StoredBlocks(self.session, ids, names, self.max_results, self.memory_mb)
+
+    def _prepared(self, ids: list[int], tables: list[RunTable]) -> PreparedRuns:
+        """A block's runs prepared and named."""
+        name_of = dict(zip(self.run_ids, self._names, strict=True))
+        return prepare_runs(tables, self.max_results, names=[name_of[i] for i in ids])
 
 
 def counted_runs(session: Session, run_ids: Sequence[int]) -> list[CountedRun]:

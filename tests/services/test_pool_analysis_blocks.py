@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.grading.prepared_runs import prepare_runs
@@ -116,4 +116,35 @@ def test_runs_prepared_in_blocks_of_one_run_are_all_runs_prepared_at_once(sessio
     monkeypatch.setattr(run_blocks, "DEFAULT_MEMORY_MB", TINY)  # the default budget, read at each call
     run_blocks.prepared_in_blocks(session, ids, 25, names)
     assert len(read) == len(ids)
+    session.rollback()
+
+
+def test_pool_depth_and_leave_out_read_the_runs_twice_a_block_at_a_time(
+    module_session: Session, evaluated: Evaluation, monkeypatch
+) -> None:
+    """They never hold every run's prepared pairs: one pass over the pooled runs gathers the lines' pooled ranks, one
+    over every run scores each block; runs that fit in one block are read once."""
+    session = module_session
+    read: list[list[int]] = []
+    loader = run_blocks.load_runs
+    monkeypatch.setattr(run_blocks, "load_runs", lambda s, block: read.append(list(block)) or loader(s, block))
+    monkeypatch.setattr(run_blocks, "join_prepared", lambda *a, **k: pytest.fail("every run prepared at once"))
+    n_runs = session.scalar(select(func.count()).select_from(Run).where(Run.campaign_id == evaluated.campaign_id))
+    pooled = {"pooled_runs": ["r0", "r3", "r8"]}
+    for kind, params in (
+        ("pool-depth", {"max_depth": 5, **pooled}),
+        ("leave-out", {"by": "team", "depth": 5, **pooled}),
+    ):
+        for memory_mb in (TINY, WHOLE):
+            read.clear()
+            job = analyses.start_analysis(session, ORGANISER, evaluated.campaign_id, kind, params)
+            done = analyses.run_analysis(session, job.id, memory_mb=memory_mb)
+            assert done.status == "done" and done.result is not None
+            n_pooled = len(done.result["pooled"])
+            assert n_pooled == 3
+            if memory_mb == TINY:
+                assert all(len(block) == 1 for block in read)
+                assert len(read) == n_pooled + n_runs and len({b[0] for b in read}) == n_runs
+            else:
+                assert len(read) == 1 and len(set(read[0])) == n_runs
     session.rollback()
