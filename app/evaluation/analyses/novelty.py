@@ -45,7 +45,8 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
-from app.evaluation.grading.prepared_runs import PreparedRuns, lookup, prepare_runs
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import Qrels, RunTable
 
 
@@ -96,89 +97,87 @@ class NoveltyResult:
         }
 
 
-def _relevant_pairs(prepared: PreparedRuns, qrels: Qrels) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The qrels' topics, each prepared pair's qrels-topic index if it is a relevant line (-1 otherwise), and the
-    relevant lines per qrels topic."""
-    grades = np.asarray(qrels.grades, dtype=np.int64)
-    relevant = grades >= 1
-    topics = np.unique(np.asarray(qrels.topics).astype(str)).tolist()
-    topic_array = np.array(topics, dtype=str)
-    per_topic = np.bincount(
-        np.searchsorted(topic_array, np.asarray(qrels.topics).astype(str)[relevant]), minlength=len(topics)
-    )
-    n_pair = len(prepared.pair_topic)
-    pair_topic = np.full(n_pair + 1, -1, dtype=np.int64)  # last slot: padding
-    if n_pair and relevant.any():
-        topic_code = {t: i for i, t in enumerate(prepared.topics)}
-        doc_code = prepared.doc_index
-        rel_topics = np.asarray(qrels.topics).astype(str)[relevant]
-        rel_docs = np.asarray(qrels.docs).astype(str)[relevant]
-        t, d = lookup(rel_topics, topic_code), lookup(rel_docs, doc_code)
-        usable = (t >= 0) & (d >= 0)
-        n_doc = max(len(prepared.docs), 1)
-        pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
-        key = t[usable] * n_doc + d[usable]
-        where = np.minimum(np.searchsorted(pair_key, key), n_pair - 1)
-        hit = pair_key[where] == key
-        pair_topic[where[hit]] = np.searchsorted(topic_array, rel_topics[usable][hit])
-    return topics, pair_topic, per_topic
-
-
 def unique_relevant(
     qrels: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     teams: Sequence[str],
     *,
     max_results: int = 1000,
 ) -> NoveltyResult:
-    """Relevant shots each run and team found, and those no other team found (teams: one per run)."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    n_run = len(prepared.names)
+    """Relevant shots each run and team found, and those no other team found (teams: one per run).
+
+    One pass over `runs`, which may be blocks of prepared runs (`pooled_lines.RunBlocks`): a relevant shot is named
+    by its first relevant qrels line, so what one block finds adds to what the others did; only each run's relevant
+    hits and the distinct (shot, team) couples are kept, not the runs."""
+    source = as_blocks(runs, max_results)
+    names = source.names
+    n_run = len(names)
     if len(teams) != n_run:
         raise ValueError("give one team per run")
-    topics, pair_topic, relevant = _relevant_pairs(prepared, qrels)
-    n_topic, n_pair = len(topics), len(prepared.pair_topic)
+    topic_names = np.asarray(qrels.topics).astype(str)
+    topics = np.unique(topic_names).tolist()
+    line_topic = np.searchsorted(np.array(topics, dtype=str), topic_names)
+    relevant_line = np.asarray(qrels.grades, dtype=np.int64) >= 1
+    relevant = np.bincount(line_topic[relevant_line], minlength=len(topics))
     team_names = sorted(set(teams))
     team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
-    n_team = len(team_names)
-    flat = prepared.pairs.reshape(n_run, -1)
-    run_of_entry = np.repeat(np.arange(n_run), flat.shape[1])
-    entries = flat.reshape(-1)
-    is_hit = pair_topic[np.where(entries >= 0, entries, n_pair)] >= 0
-    hit_run, hit_pair = run_of_entry[is_hit], entries[is_hit]  # a run ranks a pair once
-    # teams finding each relevant pair: distinct (pair, team) couples
-    couple = np.unique(hit_pair * n_team + team_of_run[hit_run])
-    teams_per_pair = np.bincount(couple // n_team, minlength=n_pair)
-    found_pair = np.flatnonzero(teams_per_pair > 0)
-    unique_pair = teams_per_pair == 1
-    hit_topic = pair_topic[hit_pair]
-    hit_unique = unique_pair[hit_pair]
-    run_hits = np.bincount(hit_run * n_topic + hit_topic, minlength=n_run * n_topic).reshape(n_run, n_topic)
-    run_unique = np.bincount(hit_run[hit_unique] * n_topic + hit_topic[hit_unique], minlength=n_run * n_topic).reshape(
-        n_run, n_topic
-    )
-    couple_pair, couple_team = couple // n_team, couple % n_team
-    couple_topic = pair_topic[couple_pair]
-    team_hits = np.bincount(couple_team * n_topic + couple_topic, minlength=n_team * n_topic).reshape(n_team, n_topic)
-    only = unique_pair[couple_pair]
-    team_unique = np.bincount(couple_team[only] * n_topic + couple_topic[only], minlength=n_team * n_topic).reshape(
-        n_team, n_topic
-    )
-    found = np.bincount(pair_topic[found_pair], minlength=n_topic)
-    unique = np.bincount(pair_topic[found_pair[unique_pair[found_pair]]], minlength=n_topic)
+    n_team, n_topic = max(len(team_names), 1), len(topics)
+    hit_runs, hit_shots = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    couples = np.zeros(0, dtype=np.int64)  # shot (first relevant line) * n_team + team, distinct
+    start = 0
+    for block in source:
+        run, shot = _relevant_hits(block, qrels, relevant_line)
+        run += start
+        start += len(block.names)
+        hit_runs.append(run)
+        hit_shots.append(shot)
+        couples = np.union1d(couples, shot * n_team + team_of_run[run])
+        del block
+    hit_run, hit_shot = np.concatenate(hit_runs), np.concatenate(hit_shots)
+    teams_per_shot = np.bincount(couples // n_team, minlength=len(relevant_line))
+    unique_shot = teams_per_shot == 1
+    hit_topic = line_topic[hit_shot]
+    hit_unique = unique_shot[hit_shot]
+    run_cells, team_cells = n_run * n_topic, len(team_names) * n_topic
+    run_hits = np.bincount(hit_run * n_topic + hit_topic, minlength=run_cells)
+    run_unique = np.bincount(hit_run[hit_unique] * n_topic + hit_topic[hit_unique], minlength=run_cells)
+    couple_shot, couple_team = couples // n_team, couples % n_team
+    couple_topic = line_topic[couple_shot]
+    team_hits = np.bincount(couple_team * n_topic + couple_topic, minlength=team_cells)
+    only = unique_shot[couple_shot]
+    team_unique = np.bincount(couple_team[only] * n_topic + couple_topic[only], minlength=team_cells)
+    found_shot = np.flatnonzero(teams_per_shot > 0)
+    found = np.bincount(line_topic[found_shot], minlength=n_topic)
+    unique = np.bincount(line_topic[found_shot[unique_shot[found_shot]]], minlength=n_topic)
     return NoveltyResult(
-        runs=list(prepared.names),
+        runs=names,
         run_teams=[str(t) for t in teams],
         teams=team_names,
         topics=topics,
-        run_hits=run_hits.astype(np.int64),
-        run_unique=run_unique.astype(np.int64),
-        team_hits=team_hits.astype(np.int64),
-        team_unique=team_unique.astype(np.int64),
+        run_hits=run_hits.reshape(n_run, n_topic).astype(np.int64),
+        run_unique=run_unique.reshape(n_run, n_topic).astype(np.int64),
+        team_hits=team_hits.reshape(len(team_names), n_topic).astype(np.int64),
+        team_unique=team_unique.reshape(len(team_names), n_topic).astype(np.int64),
         found=found.astype(np.int64),
         unique=unique.astype(np.int64),
         relevant=relevant.astype(np.int64),
     )
+
+
+def _relevant_hits(prepared: PreparedRuns, qrels: Qrels, relevant_line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(run, shot) of each relevant shot a block's run ranks (a run ranks a (topic, doc) once), the shot named by
+    the first relevant qrels line of its (topic, doc)."""
+    index = index_lines(prepared, qrels)
+    none = np.iinfo(np.int64).max
+    first = np.full(len(prepared.pair_topic) + 1, none, dtype=np.int64)  # the last slot pads
+    lines = np.flatnonzero(relevant_line & (index.line_pair >= 0))
+    np.minimum.at(first, index.line_pair[lines], lines)
+    entries = prepared.pairs.reshape(-1)
+    at = np.flatnonzero(entries >= 0)
+    shot = first[entries[at]]
+    hit = shot < none
+    per_run = max(int(np.prod(prepared.pairs.shape[1:])), 1)
+    return (at[hit] // per_run).astype(np.int64), shot[hit]
 
 
 @dataclass(frozen=True)

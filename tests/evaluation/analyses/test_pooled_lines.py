@@ -13,11 +13,12 @@ from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_
 from app.evaluation.analyses.judged_depth import judged_fraction
 from app.evaluation.analyses.leave_out import unique_owner
 from app.evaluation.analyses.lines import NEVER, run_mask
+from app.evaluation.analyses.novelty import unique_relevant
 from app.evaluation.analyses.pooled_lines import OneBlock, pooled_lines
 from app.evaluation.analyses.qrels_comparison import compare_qrels
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
-from app.evaluation.records import RunTable
+from app.evaluation.records import Qrels, RunTable
 from tests.evaluation.analyses.brute import random_collection, trec_order
 
 
@@ -160,3 +161,23 @@ def test_qrels_versions_over_blocks_are_those_of_one_block(measure):
     parts = compare_qrels(labels, versions, Blocks(runs, 2), measure=measure, progress=seen.append)
     assert _same(parts, whole)
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and len(seen) == 3 * 4  # 4 blocks of 7 runs
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_unique_relevant_over_blocks_is_that_of_one_block(size):
+    runs, qrels = _collection(4)
+    relevant = np.flatnonzero(np.asarray(qrels.grades) >= 1)[:3]
+    doubled = Qrels(  # a relevant line repeated, and one judged again not relevant: each shot still counts once
+        topics=np.concatenate([qrels.topics, qrels.topics[relevant]]),
+        docs=np.concatenate([qrels.docs, qrels.docs[relevant]]),
+        grades=np.concatenate([qrels.grades, np.array([1, 0, 2], dtype=qrels.grades.dtype)]),
+    )
+    teams = ["a", "b", "a", "c", "b", "c", "c"]
+    for judged in (qrels, doubled):
+        whole = unique_relevant(judged, runs, teams)
+        parts = unique_relevant(judged, Blocks(runs, size), teams)
+        assert _same(parts, whole)
+        for field in ("run_hits", "run_unique", "team_hits", "team_unique", "found", "unique", "relevant"):
+            assert np.array_equal(getattr(parts, field), getattr(whole, field)), field
+        assert 0 < whole.unique.sum() < whole.found.sum()
+    assert unique_relevant(doubled, runs, teams).found.sum() == unique_relevant(qrels, runs, teams).found.sum()
