@@ -951,9 +951,9 @@ def _novelty(data: AnalysisData, params: NoveltyParams, progress: Progress) -> C
     """Relevant shots each run and team found, and those no other team found."""
     from app.evaluation.analyses.novelty import unique_relevant
 
-    qrels, prepared = data.judged()
+    qrels, blocks = data.judged_blocks()
     _, teams = data.unit_of_runs("team")
-    result = unique_relevant(qrels, prepared, teams, max_results=data.max_results)
+    result = unique_relevant(qrels, blocks, teams, max_results=data.max_results)
     return Computed(result.to_dict(), result)
 
 
@@ -970,6 +970,7 @@ register(
         task_kinds=("shots",),
         needs=("units",),
         step="relevant found per team",
+        in_blocks=True,
     )
 )
 
