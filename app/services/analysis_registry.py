@@ -1229,8 +1229,9 @@ def _machine_agreement(data: AnalysisData, params: MachineAgreementParams, progr
     """The model version (second) against the human one (first): kappa, rankings, shifts, warnings."""
     from app.evaluation.analyses.machine_agreement import machine_agreement
 
-    if data.prepared is None or len(data.versions) != 2:
+    if len(data.versions) != 2:
         raise ValueError("this analysis compares two qrels versions, the human one first, and needs the runs")
+    blocks = data.run_blocks()
     (human_label, human), (model_label, model) = data.versions
     groupings: dict[str, list[str]] = {}
     for which in ("system_type", "training_type"):
@@ -1246,14 +1247,14 @@ def _machine_agreement(data: AnalysisData, params: MachineAgreementParams, progr
     result = machine_agreement(
         human,
         model,
-        data.prepared,
+        blocks,
         labels=(human_label, model_label),
         measure=params.measure,
         max_grade=params.max_grade,
         top_k=params.top_k,
         top_threshold=params.top_threshold,
         judge_families=params.judge_family or (),
-        run_metadata=[f"{run} {team}" for run, team in zip(data.prepared.names, teams, strict=True)],
+        run_metadata=[f"{run} {team}" for run, team in zip(blocks.names, teams, strict=True)],
         run_types=groupings,
         level=params.level,
         n_resamples=params.resamples,
@@ -1278,6 +1279,7 @@ register(
         task_kinds=("shots",),
         needs=("units",),
         step="comparing the model's judgements with the people's",
+        in_blocks=True,
     )
 )
 

@@ -4,6 +4,7 @@ weighted kappa, scipy for tau_b and the bootstrap), and its warnings firing and 
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from app.evaluation.analyses.machine_agreement import (
 from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.records import Qrels, RunTable
 from app.evaluation.statistics.agreement import cohen_kappa, confusion_matrix, weighted_kappa
+from tests.evaluation.analyses.brute import Blocks
 
 # --- weighted kappa ---------------------------------------------------------------------------------------------------
 
@@ -278,3 +280,14 @@ def test_bad_input_is_refused() -> None:
     elsewhere = Qrels(np.array(["zz"]), np.array(["d0"]), np.array([1]))
     with pytest.raises(ValueError, match="no topic in common"):
         machine_agreement(human, elsewhere, runs, n_resamples=100)
+
+
+def test_blocks_of_runs_give_the_numbers_of_one_block() -> None:
+    runs, human, model = _collection(4, TYPES)
+    whole = machine_agreement(human, model, runs, run_types={"system_type": TYPES}, n_resamples=300, seed=2)
+    seen: list[float] = []
+    blocks = Blocks(runs, 5)
+    parts = machine_agreement(human, model, blocks, run_types={"system_type": TYPES}, n_resamples=300, seed=2,
+                              progress=seen.append)  # fmt: skip
+    assert json.dumps(parts.to_dict(), sort_keys=True) == json.dumps(whole.to_dict(), sort_keys=True)
+    assert blocks.passes == 1 and seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 3 * 2 + 2

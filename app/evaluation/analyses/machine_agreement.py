@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.analyses.kendall import tau_b
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
 from app.evaluation.analyses.qrels_comparison import RankingComparison, compare_rankings
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.measures.evaluate import evaluate_prepared
 from app.evaluation.pools.keys import pair_keys
 from app.evaluation.records import Qrels, RunTable
@@ -246,10 +247,39 @@ def _group_difference(
     return float(result.mean[0]), float(result.low[0]), float(result.high[0])
 
 
+def _version_scores(
+    source: RunBlocks, versions: Sequence[Qrels], measure: str, progress: Callable[[float], None] | None
+) -> tuple[str, list[str], list[np.ndarray]]:
+    """(the measure's name, the topics both versions judge, each version's [n_run, n_topic] scores there, NaN as 0),
+    a block of runs at a time (a run's scores are its own); `progress` goes to 0.8 over the evaluations."""
+    total = max(len(source.names), 1)
+    parts: list[list[np.ndarray]] = [[] for _ in versions]
+    name, topics, start = measure, None, 0
+    for block in source:
+        n_run = len(block.names)
+        results = []
+        for k, qrels in enumerate(versions):
+            results.append(evaluate_prepared(block, qrels, [measure]))
+            if progress is not None:
+                progress(0.8 * (start + n_run * (k + 1) / len(versions)) / total)
+        name = results[0].measures[0]
+        if topics is None:  # the qrels' topics (trec_eval -c), the same for every block
+            topics = sorted(set.intersection(*(set(r.topics) for r in results)))
+            if not topics:
+                raise ValueError("the two qrels versions judge no topic in common")
+        for k, result in enumerate(results):
+            parts[k].append(np.nan_to_num(result.values[:, 0, [result.topics.index(t) for t in topics]]))
+        start += n_run
+        del block
+    if topics is None:
+        raise ValueError("compare at least two runs")
+    return name, topics, [np.concatenate(part, axis=0) for part in parts]
+
+
 def machine_agreement(
     human: Qrels,
     model: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     *,
     labels: tuple[str, str] = ("human", "model"),
     measure: str | None = None,
@@ -269,24 +299,15 @@ def machine_agreement(
     warnings. `measure` defaults to AP (xinfAP when both versions are stratified); `run_metadata` is each run's text
     searched for the `judge_families` (default: the run names); `run_types` maps a grouping ("system_type") to each
     run's type."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    names = list(prepared.names)
+    source = as_blocks(runs, max_results)
+    names = source.names
     if len(names) < 2:
         raise ValueError("compare at least two runs")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
     judgements = compare_judgements(human, model, max_grade)
     chosen = measure or ("xinfAP" if human.stratified and model.stratified else "AP")
-    evaluated = []
-    for k, qrels in enumerate((human, model)):
-        evaluated.append(evaluate_prepared(prepared, qrels, [chosen]))
-        if progress is not None:
-            progress(0.4 * (k + 1))
-    name = evaluated[0].measures[0]
-    topics = sorted(set(evaluated[0].topics) & set(evaluated[1].topics))
-    if not topics:
-        raise ValueError("the two qrels versions judge no topic in common")
-    values = [np.nan_to_num(r.values[:, 0, [r.topics.index(t) for t in topics]]) for r in evaluated]
+    name, topics, values = _version_scores(source, (human, model), chosen, progress)
     means = np.array([v.mean(axis=1) for v in values])
     rankings = compare_rankings(list(labels), names, means)
     k = default_top_k(len(names)) if top_k is None else min(int(top_k), len(names))

@@ -1,11 +1,14 @@
-"""Slow, independent references for the analyses tests: plain Python over rows, no prepared arrays."""
+"""Slow, independent references for the analyses tests (plain Python over rows, no prepared arrays), and runs served
+in blocks."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 import numpy as np
 
+from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.measures.evaluate import evaluate
 from app.evaluation.records import Qrels, RunTable
 
@@ -81,3 +84,25 @@ def random_collection(seed: int, n_run: int = 6, n_topic: int = 4, n_doc: int = 
         topics=np.array(q_topics, dtype=str), docs=np.array(q_docs, dtype=str), grades=np.array(grades, dtype=np.int64)
     )
     return runs, qrels
+
+
+class Blocks:
+    """Runs prepared `size` at a time, re-prepared on every pass (`pooled_lines.RunBlocks`); counts the passes."""
+
+    def __init__(self, runs: list[RunTable], size: int, max_results: int = 1000) -> None:
+        self.runs, self.size, self.max_results, self.passes = runs, size, max_results, 0
+        self.children: list[Blocks] = []
+
+    @property
+    def names(self) -> list[str]:
+        return [run.tag for run in self.runs]
+
+    def __iter__(self) -> Iterator[PreparedRuns]:
+        self.passes += 1
+        for lo in range(0, len(self.runs), self.size):
+            yield prepare_runs(self.runs[lo : lo + self.size], self.max_results)
+
+    def only(self, keep: np.ndarray) -> Blocks:
+        chosen = Blocks([run for run, kept in zip(self.runs, keep.tolist(), strict=True) if kept], self.size)
+        self.children.append(chosen)
+        return chosen

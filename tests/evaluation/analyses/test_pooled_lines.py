@@ -4,7 +4,6 @@ line ranks and owners against the whole-array functions and a plain-Python refer
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -17,31 +16,9 @@ from app.evaluation.analyses.novelty import unique_relevant
 from app.evaluation.analyses.pooled_lines import OneBlock, pooled_lines
 from app.evaluation.analyses.qrels_comparison import compare_qrels
 from app.evaluation.formats.trec_files import read_qrels, read_run
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
-from app.evaluation.records import Qrels, RunTable
-from tests.evaluation.analyses.brute import random_collection, trec_order
-
-
-class Blocks:
-    """Runs prepared `size` at a time, re-prepared on every pass; counts the passes."""
-
-    def __init__(self, runs: list[RunTable], size: int, max_results: int = 1000) -> None:
-        self.runs, self.size, self.max_results, self.passes = runs, size, max_results, 0
-        self.children: list[Blocks] = []
-
-    @property
-    def names(self) -> list[str]:
-        return [run.tag for run in self.runs]
-
-    def __iter__(self) -> Iterator[PreparedRuns]:
-        self.passes += 1
-        for lo in range(0, len(self.runs), self.size):
-            yield prepare_runs(self.runs[lo : lo + self.size], self.max_results)
-
-    def only(self, keep: np.ndarray) -> Blocks:
-        chosen = Blocks([run for run, kept in zip(self.runs, keep.tolist(), strict=True) if kept], self.size)
-        self.children.append(chosen)
-        return chosen
+from app.evaluation.grading.prepared_runs import prepare_runs
+from app.evaluation.records import Qrels
+from tests.evaluation.analyses.brute import Blocks, random_collection, trec_order
 
 
 def _same(a, b) -> bool:
