@@ -34,6 +34,9 @@ POOL_BYTES_PER_RUN_LINE = 420
 # process for one block of 10^6 lines (tracemalloc: 261 bytes a line at the peak of `prepare_runs`, 88 of them the
 # parsed rows)
 PREPARED_BYTES_PER_RUN_LINE = 340
+# a docno's str header (49), list slot (8) and `doc_index` entry in prepared runs: tracemalloc saw 20 synthetic runs'
+# prepared runs with their doc_index take 124.4 bytes a docno beyond the arrays and characters (393,800 docnos)
+DOCNO_OVERHEAD_BYTES = 125
 T = TypeVar("T")
 _LIBC = ctypes.util.find_library("c")
 _TRIM = getattr(ctypes.CDLL(_LIBC), "malloc_trim", None) if _LIBC else None  # glibc's; None elsewhere
@@ -133,16 +136,20 @@ def prepared_in_blocks(
 
 
 class StoredBlocks:
-    """A job's runs prepared a block of about `memory_mb` at a time, read again from the store on each pass
-    (`pooled_lines.RunBlocks`): an analysis that reads the runs twice holds one block, never all of them. Runs that
-    fit in one block are read once and kept for the next pass."""
+    """A job's runs prepared a block of about `memory_mb` at a time (`pooled_lines.RunBlocks`): an analysis that reads
+    the runs twice holds one block, never all of them. The first pass keeps its first blocks while they take at most
+    half the budget (the later blocks are planned within the budget less what is kept) and the next pass reads only
+    the rest again: runs that fit are read once."""
 
     def __init__(
         self, session: Session, run_ids: Sequence[int], names: Sequence[str], max_results: int, memory_mb: float
     ) -> None:
         self.session, self.run_ids, self.max_results, self.memory_mb = session, list(run_ids), max_results, memory_mb
         self._names = list(names)
-        self._kept: list[PreparedRuns] | None = None
+        self._kept: list[PreparedRuns] = []  # the first blocks, kept from the first pass
+        self._kept_runs = 0
+        self._kept_bytes = 0
+        self._passes = 0
 
     @property
     def names(self) -> list[str]:
@@ -150,23 +157,38 @@ class StoredBlocks:
         return list(self._names)
 
     def __iter__(self) -> Iterator[PreparedRuns]:
-        """The blocks in order, each read, parsed and prepared when it is reached."""
-        if self._kept is not None:
-            return iter(self._kept)
-        runs = counted_runs(self.session, self.run_ids)
-        blocks = reduced_blocks(self.session, runs, self.memory_mb, self._prepared, PREPARED_BYTES_PER_RUN_LINE)
-        if len(plan_blocks(runs, self.memory_mb, PREPARED_BYTES_PER_RUN_LINE)) <= 1:
-            self._kept = list(blocks)
-            return iter(self._kept)
-        return blocks
+        """The blocks in order: those kept, then the others, each read, parsed and prepared when it is reached."""
+        yield from list(self._kept)
+        keeping = self._passes == 0
+        self._passes += 1
+        runs = counted_runs(self.session, self.run_ids[self._kept_runs :])
+        limit = self.memory_mb * 2**20 / 2
+
+        def held() -> int:
+            """What the kept blocks take."""
+            return self._kept_bytes
+
+        blocks = reduced_blocks(self.session, runs, self.memory_mb, self._prepared, PREPARED_BYTES_PER_RUN_LINE, held)
+        for block in blocks:
+            size = prepared_bytes(block)
+            keeping = keeping and self._kept_bytes + size <= limit
+            if keeping:
+                self._kept.append(block)
+                self._kept_runs += len(block.names)
+                self._kept_bytes += size
+            yield block
 
     def only(self, keep: np.ndarray) -> RunBlocks:
-        """The runs where `keep` (bool per run) holds: cut from the one block (read now and kept) when every run
-        fits in one, else read in blocks of their own."""
+        """The runs where `keep` (bool per run) holds: these blocks when it holds for all, cut from the one block
+        (read now and kept) when every run fits in one, else read in blocks of their own."""
         keep = np.asarray(keep, dtype=bool)
-        if self._kept is None:
-            iter(self)  # keeps the runs when they make one block, else reads nothing yet
-        if self._kept:
+        if keep.all():
+            return self
+        if self._passes == 0 and len(plan_blocks(counted_runs(self.session, self.run_ids), self.memory_mb,
+                                                 PREPARED_BYTES_PER_RUN_LINE)) == 1:  # fmt: skip
+            for _ in self:  # reads the one block, kept
+                pass
+        if self._kept_runs == len(self.run_ids) and len(self._kept) == 1:
             return OneBlock(self._kept[0]).only(keep)
         chosen = np.flatnonzero(keep).tolist()
         ids, names = [self.run_ids[i] for i in chosen], [self._names[i] for i in chosen]
@@ -176,6 +198,13 @@ class StoredBlocks:
         """A block's runs prepared and named."""
         name_of = dict(zip(self.run_ids, self._names, strict=True))
         return prepare_runs(tables, self.max_results, names=[name_of[i] for i in ids])
+
+
+def prepared_bytes(prepared: PreparedRuns) -> int:
+    """About what prepared runs take once their analysis has looked docnos up: the arrays, and per docno its string,
+    its list slot and its entry in `doc_index`."""
+    arrays = prepared.pairs.nbytes + prepared.lengths.nbytes + prepared.pair_topic.nbytes + prepared.pair_doc.nbytes
+    return arrays + sum(map(len, prepared.docs)) + DOCNO_OVERHEAD_BYTES * len(prepared.docs)
 
 
 def counted_runs(session: Session, run_ids: Sequence[int]) -> list[CountedRun]:

@@ -148,3 +148,32 @@ def test_pool_depth_and_leave_out_read_the_runs_twice_a_block_at_a_time(
             else:
                 assert len(read) == 1 and len(set(read[0])) == n_runs
     session.rollback()
+
+
+def test_stored_blocks_keep_their_first_blocks_within_half_the_budget(
+    module_session: Session, evaluated: Evaluation, monkeypatch
+) -> None:
+    session = module_session
+    ids = sorted(session.scalars(select(Run.id).where(Run.campaign_id == evaluated.campaign_id)))
+    names = [f"n{i}" for i in ids]
+    alone = [prepare_runs(run_blocks.load_runs(session, [i]), 100, names=[f"n{i}"]) for i in ids]
+    for one in alone:
+        assert one.doc_index  # built, as an analysis builds it
+    sizes = [run_blocks.prepared_bytes(one) for one in alone]
+    memory_mb = 2 * sizes[0] / 2**20  # half of it keeps the first run's block, no more
+    read: list[list[int]] = []
+    loader = run_blocks.load_runs
+    monkeypatch.setattr(run_blocks, "load_runs", lambda s, block: read.append(list(block)) or loader(s, block))
+    stored = run_blocks.StoredBlocks(session, ids, names, 100, memory_mb)
+    first = [block.names for block in stored]
+    assert read == [[i] for i in ids] and first == [[n] for n in names]
+    read.clear()
+    again = list(stored)
+    assert read == [[i] for i in ids[1:]]  # the first block was kept
+    assert [b.names for b in again] == first and again[0] is next(iter(stored))
+    for block, one in zip(again, alone, strict=True):
+        assert np.array_equal(block.pairs, one.pairs) and block.docs == one.docs
+    read.clear()
+    whole = run_blocks.StoredBlocks(session, ids, names, 100, 512.0)
+    assert len(list(whole)) == 1 and len(list(whole)) == 1 and len(read) == 1  # one block: read once
+    session.rollback()
