@@ -15,9 +15,10 @@ cut at depth d holds, for topic t, the lines some pooled run ranks within min(d,
 only deeper than its topic's pool was judged from outside the pool (a residual collection) and is treated like a line
 no pooled run retrieved (`outside`). Without it any rank counts.
 
-Cost: runs are prepared once, each line's best pooled rank is computed once, and depth d keeps the lines with
-best rank <= d. For AP all depths are a few array passes over the relevant retrieved entries; other measures
-(xinfAP, nDCG@10, ...) re-evaluate the prepared runs once per *distinct* cut of the qrels.
+Cost: each line's best pooled rank is computed once (`pooled_lines`, a pass over the pooled runs, a block at a time
+when the runs come in blocks), and depth d keeps the lines with best rank <= d; each block of runs is then scored
+under every *distinct* cut of the qrels: for AP a few array passes over its relevant retrieved entries, other
+measures (xinfAP, nDCG@10, ...) re-evaluate the block's prepared runs once per cut.
 """
 
 from __future__ import annotations
