@@ -349,14 +349,15 @@ def _pool_depth(data: AnalysisData, params: PoolDepthParams, progress: Progress)
     qrels, blocks = data.judged_blocks()
     notes = []
     mask = run_mask(blocks.names, data.pooled)
-    lines = pooled_lines(blocks, qrels, mask) if mask.any() else None
+    lines = pooled_lines(blocks, qrels, mask) if mask.any() else None  # none pooled: pool_depth says so
     pool = None
-    try:
-        pool = lines.pool_depths(data.depth, given_source=data.depth_source) if lines is not None else None
-    except ValueError as exc:
-        if data.depth is not None:
-            raise
-        notes.append(f"{exc}. Depths 1..100 are cut from the pooled runs' whole lists.")
+    if lines is not None:
+        try:
+            pool = lines.pool_depths(data.depth, given_source=data.depth_source)
+        except ValueError as exc:
+            if data.depth is not None:
+                raise
+            notes.append(f"{exc}. Depths 1..100 are cut from the pooled runs' whole lists.")
     deepest = None if pool is None else int(pool.depths.max(initial=0))
     result = pool_depth(
         qrels,

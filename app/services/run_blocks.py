@@ -150,6 +150,7 @@ class StoredBlocks:
         self._kept_runs = 0
         self._kept_bytes = 0
         self._passes = 0
+        self._counted: list[CountedRun] | None = None  # the runs' lines, queried once
 
     @property
     def names(self) -> list[str]:
@@ -161,7 +162,7 @@ class StoredBlocks:
         yield from list(self._kept)
         keeping = self._passes == 0
         self._passes += 1
-        runs = counted_runs(self.session, self.run_ids[self._kept_runs :])
+        runs = self._runs()[self._kept_runs :]
         limit = self.memory_mb * 2**20 / 2
 
         def held() -> int:
@@ -184,8 +185,7 @@ class StoredBlocks:
         keep = np.asarray(keep, dtype=bool)
         if keep.all():
             return self
-        if self._passes == 0 and len(plan_blocks(counted_runs(self.session, self.run_ids), self.memory_mb,
-                                                 PREPARED_BYTES_PER_RUN_LINE)) == 1:  # fmt: skip
+        if self._passes == 0 and len(plan_blocks(self._runs(), self.memory_mb, PREPARED_BYTES_PER_RUN_LINE)) == 1:
             for _ in self:  # reads the one block, kept
                 pass
         if self._kept_runs == len(self.run_ids) and len(self._kept) == 1:
@@ -193,6 +193,12 @@ class StoredBlocks:
         chosen = np.flatnonzero(keep).tolist()
         ids, names = [self.run_ids[i] for i in chosen], [self._names[i] for i in chosen]
         return StoredBlocks(self.session, ids, names, self.max_results, self.memory_mb)
+
+    def _runs(self) -> list[CountedRun]:
+        """The runs' ids and lines (`counted_runs`, queried on first use)."""
+        if self._counted is None:
+            self._counted = counted_runs(self.session, self.run_ids)
+        return self._counted
 
     def _prepared(self, ids: list[int], tables: list[RunTable]) -> PreparedRuns:
         """A block's runs prepared and named."""

@@ -108,10 +108,7 @@ def judged_fraction(
     depth_list = np.array(sorted({int(d) for d in depths}), dtype=np.int64)
     if len(depth_list) == 0 or depth_list[0] < 1:
         raise ValueError("depths must be positive")
-    none = _JudgedCounts(*(np.zeros((len(depth_list), 0), dtype=np.int64),) * 2, np.zeros(len(depth_list), np.int64),
-                         np.full(len(depth_list), np.inf), np.full(len(depth_list), -np.inf),
-                         np.zeros((0, len(depth_list))))  # fmt: skip
-    parts = [none] + [_judged_counts(block, qrels, depth_list) for block in source]
+    parts = [_JudgedCounts.empty(len(depth_list), 0)] + [_judged_counts(b, qrels, depth_list) for b in source]
     judged_run = np.concatenate([p.judged for p in parts], axis=1)  # [depth, run]
     retrieved_run = np.concatenate([p.retrieved for p in parts], axis=1)
     n_depth = len(depth_list)
@@ -150,6 +147,13 @@ class _JudgedCounts:
     high: np.ndarray  # float64 [n_depth]: largest (-inf if none)
     sums: np.ndarray  # float64 [n_run, n_depth]: each run's shares summed over its lists
 
+    @classmethod
+    def empty(cls, n_depth: int, n_run: int) -> _JudgedCounts:
+        """Runs with no entry in any qrels topic (n_run of them): nothing judged, nothing retrieved, no lists."""
+        zeros = np.zeros((n_depth, n_run), dtype=np.int64)
+        return cls(zeros, zeros, np.zeros(n_depth, dtype=np.int64), np.full(n_depth, np.inf),
+                   np.full(n_depth, -np.inf), np.zeros((n_run, n_depth)))  # fmt: skip
+
 
 def _judged_counts(prepared: PreparedRuns, qrels: Qrels, depth_list: np.ndarray) -> _JudgedCounts:
     """`_JudgedCounts` of one block of prepared runs at the depths `depth_list`."""
@@ -157,9 +161,7 @@ def _judged_counts(prepared: PreparedRuns, qrels: Qrels, depth_list: np.ndarray)
     n_run, n_topic, width = valid.shape
     n_depth = len(depth_list)
     if width == 0 or n_topic == 0:  # no qrels topic, or no run retrieves anything for one
-        zeros = np.zeros((n_depth, n_run), dtype=np.int64)
-        return _JudgedCounts(zeros, zeros, np.zeros(n_depth, dtype=np.int64), np.full(n_depth, np.inf),
-                             np.full(n_depth, -np.inf), np.zeros((n_run, n_depth)))  # fmt: skip
+        return _JudgedCounts.empty(n_depth, n_run)
     column = np.minimum(depth_list, width) - 1
     judged_top = np.cumsum(judged, axis=2, dtype=np.int64)[:, :, column]  # [run, topic, depth]
     retrieved_top = np.cumsum(valid, axis=2, dtype=np.int64)[:, :, column]

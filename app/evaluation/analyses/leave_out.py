@@ -36,11 +36,11 @@ from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import (
     NEVER,
     LineIndex,
-    rank_limits,
     run_mask,
 )
-from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, cut_scores, measure_name, pooled_lines
+from app.evaluation.analyses.pooled_lines import OneBlock, RunBlocks, as_blocks, cut_scores, pooled_lines
 from app.evaluation.grading.prepared_runs import PreparedRuns
+from app.evaluation.measures.registry import resolve
 from app.evaluation.records import Qrels, RunTable
 
 
@@ -142,25 +142,17 @@ class LeaveOutResult:
 
 def unique_owner(index: LineIndex, unit_codes: np.ndarray, pooled: np.ndarray, depth: int | np.ndarray) -> np.ndarray:
     """[n_line] the unit that alone contributed each line (its pooled runs rank it within `depth`: one for every
-    topic, or one per prepared topic), else -1."""
+    topic, or one per prepared topic), else -1: `PooledLines.owner` of the index's prepared runs."""
     prepared = index.prepared
-    width, within = rank_limits(prepared, depth)
-    n_unit = int(unit_codes.max(initial=-1)) + 1
-    pair_keys = []
-    for r in np.flatnonzero(pooled).tolist():
-        block = prepared.pairs[r, :, :width]
-        pairs = block[(block >= 0) if within is None else (block >= 0) & within]
-        pairs = pairs[index.pair_line[pairs] >= 0]  # judged pairs only
-        pair_keys.append(pairs * n_unit + unit_codes[r])
-    owner = np.full(index.n_lines, -1, dtype=np.int64)
-    if not pair_keys:
-        return owner
-    keys = np.unique(np.concatenate(pair_keys))
-    pair, unit = keys // max(n_unit, 1), keys % max(n_unit, 1)
-    units_per_pair = np.bincount(pair, minlength=len(index.pair_line))
-    single = units_per_pair[pair] == 1
-    owner[index.pair_line[pair[single]]] = unit[single]
-    return owner
+    if np.ndim(depth) == 0:
+        caps = np.full(len(index.topics), int(depth), dtype=np.int64)
+    else:
+        per_topic = np.asarray(depth, dtype=np.int64)
+        if per_topic.shape != (len(prepared.topics),):
+            raise ValueError("give one depth per prepared topic")
+        depth_of = dict(zip(prepared.topics, per_topic.tolist(), strict=True))
+        caps = np.array([depth_of.get(t, 0) for t in index.topics], dtype=np.int64)
+    return pooled_lines(OneBlock(prepared), index.qrels, pooled, unit_codes).owner(caps)
 
 
 def leave_out(
@@ -216,7 +208,7 @@ def leave_out(
     others = ~np.eye(n_run, dtype=bool)
     new_rank = 1 + np.sum((full[None, :] > reduced[:, None]) & others, axis=1)
     return LeaveOutResult(
-        measure=measure_name(measure),
+        measure=resolve(measure).name,
         by=by,
         pool=pool,
         runs=names,

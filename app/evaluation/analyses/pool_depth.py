@@ -38,10 +38,10 @@ from app.evaluation.analyses.pooled_lines import (
     RunBlocks,
     as_blocks,
     cut_scores,
-    measure_name,
     pooled_lines,
 )
 from app.evaluation.grading.prepared_runs import PreparedRuns
+from app.evaluation.measures.registry import resolve
 from app.evaluation.records import Qrels, RunTable
 
 OUTSIDE = ("drop", "keep")
@@ -177,7 +177,7 @@ def pool_depth(
     taus_b = np.array([tau_b(full, s) for s in scores])
     taus_ap = np.array([tau_ap(full, s) for s in scores])
     return PoolDepthResult(
-        measure=measure_name(measure),
+        measure=resolve(measure).name,
         outside=outside,
         runs=names,
         pooled=[n for n, m in zip(names, mask.tolist(), strict=True) if m],

@@ -25,7 +25,6 @@ from app.evaluation.analyses.depth_inference import PoolDepths, counted_depths, 
 from app.evaluation.analyses.lines import NEVER, SubsetScorer, index_lines
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
-from app.evaluation.measures.registry import resolve
 from app.evaluation.records import Qrels, RunTable
 
 
@@ -249,8 +248,3 @@ def cut_scores(
         start += n_run
         del block, scorer
     return out
-
-
-def measure_name(measure: str) -> str:
-    """The registry's name of `measure`."""
-    return resolve(measure).name
