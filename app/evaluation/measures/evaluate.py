@@ -55,6 +55,9 @@ def evaluate_graded(
     values = np.empty((n_run, len(specs), n_topic), dtype=np.float64)
     for index, spec in enumerate(specs):
         values[:, index, :] = spec.function(lists, spec.cutoff)
+    # the parts the measures shared refer back to the lists: a cycle the garbage collector frees only when it next
+    # runs, so a caller evaluating many qrels in a row (the imputations) would hold every call's arrays until then
+    lists.cache.clear()
     if run_topics_only:
         keep = np.array([spec.aggregate == "sum_all" for spec in specs], dtype=bool)[None, :, None]
         values = np.where(matrix.answered[:, None, :] | keep, values, np.nan)
