@@ -373,7 +373,7 @@ def xinfap_sampling_variance(
     app.evaluation.analyses.budget, a few runs at a time so memory stays bounded by `_JACKKNIFE_ELEMENTS`."""
     import numpy as np
 
-    from app.evaluation.analyses.budget import jackknife_components, topic_samples
+    from app.evaluation.analyses.budget import by_run_sum, jackknife_components, topic_samples
     from app.evaluation.analyses.lines import index_lines
     from app.evaluation.grading.prepared_runs import prepare_runs
 
@@ -387,7 +387,7 @@ def xinfap_sampling_variance(
         for start in range(0, len(tables), step):
             part = replace(sample, ranked=sample.ranked[start : start + step])
             deviations, _ = jackknife_components(part, max_results)
-            variance[start : start + step, column[topic]] = np.sum(deviations**2, axis=0)
+            variance[start : start + step, column[topic]] = by_run_sum(deviations**2)
     return variance
 
 

@@ -30,7 +30,14 @@ from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.qrels import COMBINED, topic_order, verified_items
 from app.services.qrels_cache import cached_qrels
 from app.services.run_arrays import load_moment_runs, load_runs
-from app.services.run_blocks import DEFAULT_MEMORY_MB, plan_blocks, release_freed, split_blocks
+from app.services.run_blocks import (
+    BYTES_PER_RUN_LINE,
+    DEFAULT_MEMORY_MB,
+    SAMPLED_BYTES_PER_RUN_LINE,
+    plan_blocks,
+    release_freed,
+    split_blocks,
+)
 from app.services.topics import topic_ids_by_number
 from app.services.validation import from_format_error, invalid_file
 from app.storage.bulk import copy_rows
@@ -153,8 +160,8 @@ def run_evaluation(
         raise NotFound(f"evaluation {evaluation_id} not found")
     plan = plan_evaluation(session, evaluation, memory_mb)
     progress(0.1)
-    if plan.whole:
-        return _run_whole(session, evaluation, plan.run_ids, progress)
+    if plan.in_job:
+        return evaluate_in_job(session, evaluation, plan.blocks, progress)
     if fan_out is not None and len(plan.blocks) > 1:
         evaluation.measures = {**evaluation.measures, BLOCKS: {"n": len(plan.blocks), "done": 0}}
         session.flush()
@@ -179,12 +186,13 @@ def _share(progress: Progress, index: int, n_blocks: int) -> Progress:
 
 @dataclass(frozen=True)
 class Plan:
-    """An evaluation's runs (in id order) and the blocks it reads them in; `whole`: one block of every run, as the
-    sampling variances and prediction-powered estimates are computed over all runs at once."""
+    """An evaluation's runs (in id order) and the blocks it reads them in; `in_job`: the judgements are a sample,
+    incomplete or a model's corrected by people, so the job itself runs the blocks (`evaluate_in_job`: the sampling
+    variances and estimates end with a step over every run's parts), not fanned out."""
 
     run_ids: list[int]
     blocks: list[list[int]]
-    whole: bool
+    in_job: bool
 
 
 def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) -> Plan:
@@ -193,15 +201,14 @@ def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) 
     assert campaign is not None
     runs = evaluated_runs(session, campaign.id, evaluation.qrels_version_id)
     run_ids = [r.id for r in runs]
-    whole = False  # moment measures score each run on its own: moment campaigns are evaluated in blocks too
+    in_job = False  # moment measures score each run on its own: moment campaigns are evaluated in blocks too
     if campaign.task_kind is not TaskKind.moments:
         version = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert version is not None
         plan = score_intervals.design(session, version, cached_qrels(session, version))
-        whole = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
-    if whole:
-        return Plan(run_ids, [run_ids], True)
-    return Plan(run_ids, plan_blocks(runs, memory_mb), False)
+        in_job = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
+    per_line = SAMPLED_BYTES_PER_RUN_LINE if in_job else BYTES_PER_RUN_LINE
+    return Plan(run_ids, plan_blocks(runs, memory_mb, per_line), in_job)
 
 
 def evaluate_block(
@@ -290,7 +297,7 @@ def reduce_evaluation(
     session: Session, evaluation: Evaluation, run_ids: Sequence[int], blocks: Sequence[Sequence[int]]
 ) -> Evaluation:
     """Each run's means with their intervals (run_means) from its stored scores, a block of runs at a time, and the
-    evaluation marked done: the numbers `_run_whole` stores from the same scores in memory."""
+    evaluation marked done: the numbers `evaluate_in_job` stores from the same scores in memory."""
     campaign = session.get(Campaign, evaluation.campaign_id)
     assert campaign is not None
     names = list(evaluation.measures["names"])
@@ -315,36 +322,94 @@ def reduce_evaluation(
     return _finish(session, evaluation, campaign, info)
 
 
-def _run_whole(session: Session, evaluation: Evaluation, run_ids: Sequence[int], progress: Progress) -> Evaluation:
-    """Every shot run at once: those whose intervals need them all (`Plan.whole`)."""
+@dataclass(frozen=True)
+class _HeldBlock:
+    """What the job keeps of one block of runs for the step over all runs: its ids, topics, per-topic values
+    [run, measure, topic] as scored (the sampling variances' bias term reads them) and as stored (a combined
+    version's estimates in place), means (the `all` topic), sampling parts and labelling standard errors; a few
+    numbers per run and topic, no run line."""
+
+    run_ids: list[int]
+    topics: list[str]
+    scored: np.ndarray
+    stored: np.ndarray
+    means: dict[str, dict[str, dict[str, float]]]
+    parts: score_intervals.SamplingParts
+    estimated: score_intervals.PredictionPowered | None
+
+
+def evaluate_in_job(
+    session: Session,
+    evaluation: Evaluation,
+    blocks: Sequence[Sequence[int]],
+    progress: Progress = lambda _: None,
+) -> Evaluation:
+    """Sampled, incomplete or combined judgements, a block of runs at a time (`Plan.in_job`): each block's scores
+    (a combined version's estimates in place) stored, and its runs' sampling parts (`score_intervals.SamplingParts`)
+    and labelling standard errors kept, all a run's own; then the one step over every run (the estimators'
+    jackknife / imputation ratio per topic) and each block's intervals. The numbers of one block, bit for bit."""
     campaign = session.get(Campaign, evaluation.campaign_id)
     version = session.get(QrelsVersion, evaluation.qrels_version_id)
     assert campaign is not None and version is not None
     names = list(evaluation.measures["names"])
-    keys = [str(r) for r in run_ids]
-    estimated: score_intervals.PredictionPowered | None = None
-    tables = load_runs(session, run_ids)
-    progress(0.4)
     qrels = cached_qrels(session, version)
-    results = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys)
-    table = results.to_dict()
-    topics = score_intervals.topics_of(table)
-    point = score_intervals.score_arrays(table, keys, names, topics)
-    progress(0.6)
     plan = score_intervals.design(session, version, qrels)
-    variances = score_intervals.sampling_variances(plan, tables, keys, campaign.max_results, names, topics, point)
-    if version.judges == COMBINED:
-        estimated = score_intervals.prediction_powered_scores(
-            verified_items(session, version), tables, keys, campaign.max_results, names, table
-        )
-        if estimated is not None:  # the table now holds the estimates: the intervals bootstrap them
-            point = score_intervals.score_arrays(table, keys, names, topics)
-            variances = {**variances, **estimated.variances(len(topics))}
-    progress(0.8)
-    found = score_intervals.compute(point, names, variances)
-    info = found.info if estimated is None else {**found.info, "prediction_powered": estimated.info}
-    _store_scores(session, evaluation, run_ids, table, found, names, estimated.estimators if estimated else {})
+    verified = verified_items(session, version) if version.judges == COMBINED else None
+    held: list[_HeldBlock] = []
+    for index, block in enumerate(blocks):
+        share = _share(progress, index, len(blocks))
+        keys = [str(r) for r in block]
+        tables = load_runs(session, block)
+        table = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys).to_dict()
+        topics = score_intervals.topics_of(table)
+        scored = score_intervals.score_arrays(table, keys, names, topics)
+        share(0.4)
+        parts = score_intervals.sampling_parts(plan, tables, keys, campaign.max_results, names, topics)
+        estimated = None
+        if verified is not None:  # the table then holds the estimates: they are stored and bootstrapped
+            estimated = score_intervals.prediction_powered_scores(
+                verified, tables, keys, campaign.max_results, names, table
+            )
+        stored = scored if estimated is None else score_intervals.score_arrays(table, keys, names, topics)
+        store_block(session, evaluation, block, table)
+        means = {run: {m: {ALL: v[ALL]} for m, v in per.items() if ALL in v} for run, per in table.items()}
+        held.append(_HeldBlock(list(block), topics, scored, stored, means, parts, estimated))
+        del tables, table
+        release_freed()
+        share(1.0)
+    topics = topic_order({t for kept in held for t in kept.topics})
+    session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
+    info = score_intervals.compute(np.zeros((0, len(names), len(topics))), names, {}).info
+    if not held:
+        return _finish(session, evaluation, campaign, info)
+    scored = np.concatenate([_on_topics(kept.scored, kept.topics, topics) for kept in held])
+    parts = score_intervals.SamplingParts.joined([kept.parts for kept in held], topics)
+    variances = score_intervals.sampling_variances(plan, parts, names, scored)
+    del scored
+    start = 0
+    for kept in held:
+        rows = slice(start, start + len(kept.run_ids))
+        start = rows.stop
+        own = {m: (v[rows], how) for m, (v, how) in variances.items()}
+        if kept.estimated is not None:
+            own = {**own, **kept.estimated.variances(len(topics))}
+        found = score_intervals.compute(_on_topics(kept.stored, kept.topics, topics), names, own)
+        info = found.info
+        if kept.estimated is not None:
+            info = {**found.info, "prediction_powered": kept.estimated.info}
+        estimators = kept.estimated.estimators if kept.estimated else {}
+        _store_means(session, evaluation, kept.run_ids, kept.means, found, names, estimators)
     return _finish(session, evaluation, campaign, info)
+
+
+def _on_topics(values: np.ndarray, topics: Sequence[str], wanted: Sequence[str]) -> np.ndarray:
+    """Per-topic values [run, measure, topic] over `topics` put over `wanted` (0 where absent, as `score_arrays`)."""
+    at = {t: i for i, t in enumerate(topics)}
+    out = np.zeros((values.shape[0], values.shape[1], len(wanted)))
+    for k, topic in enumerate(wanted):
+        if topic in at:
+            out[:, :, k] = values[:, :, at[topic]]
+    return out
 
 
 def _finish(session: Session, evaluation: Evaluation, campaign: Campaign, info: dict[str, Any]) -> Evaluation:
@@ -387,22 +452,6 @@ def _evaluate_moments(
     tables = load_moment_runs(session, run_ids)
     truth = load_ground_truth(session, campaign.id, version_id)
     return evaluate_moments(truth, tables, names, run_names=[str(r) for r in run_ids])
-
-
-def _store_scores(
-    session: Session,
-    evaluation: Evaluation,
-    run_ids: Sequence[int],
-    table: dict[str, dict[str, dict[str, float]]],
-    found: score_intervals.RunIntervals,
-    names: Sequence[str],
-    estimators: Mapping[str, str],
-) -> None:
-    """Store the nested {run id: {measure: {topic: value}}} as score arrays, and each run's means into run_means."""
-    score_store.delete_scores(session, evaluation.id)
-    session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
-    score_store.write_table(session, evaluation.id, run_ids, table)
-    _store_means(session, evaluation, run_ids, table, found, names, estimators)
 
 
 def _store_means(

@@ -34,6 +34,10 @@ POOL_BYTES_PER_RUN_LINE = 420
 # process for one block of 10^6 lines (tracemalloc: 261 bytes a line at the peak of `prepare_runs`, 88 of them the
 # parsed rows)
 PREPARED_BYTES_PER_RUN_LINE = 340
+# a block of an evaluation whose judgements add sampling variance (`evaluations.evaluate_in_job`: the parsed rows, their
+# scores, then the rows prepared, the imputations' evaluations and xinfAP's jackknife over the located lines):
+# MEASURED_LATER
+SAMPLED_BYTES_PER_RUN_LINE = 600
 # a docno's str header (49), list slot (8) and `doc_index` entry in prepared runs: tracemalloc saw 20 synthetic runs'
 # prepared runs with their doc_index take 124.4 bytes a docno beyond the arrays and characters (393,800 docnos)
 DOCNO_OVERHEAD_BYTES = 125
@@ -139,13 +143,21 @@ class StoredBlocks:
     """A job's runs prepared a block of about `memory_mb` at a time (`pooled_lines.RunBlocks`): an analysis that reads
     the runs twice holds one block, never all of them. The first pass keeps its first blocks while they take at most
     half the budget (the later blocks are planned within the budget less what is kept) and the next pass reads only
-    the rest again: runs that fit are read once."""
+    the rest again: runs that fit are read once. `also(run ids, tables)` is called on each block of the first pass,
+    for a caller that counts something else of the parsed runs in the same pass."""
 
     def __init__(
-        self, session: Session, run_ids: Sequence[int], names: Sequence[str], max_results: int, memory_mb: float
+        self,
+        session: Session,
+        run_ids: Sequence[int],
+        names: Sequence[str],
+        max_results: int,
+        memory_mb: float,
+        also: Callable[[list[int], list[RunTable]], object] | None = None,
     ) -> None:
         self.session, self.run_ids, self.max_results, self.memory_mb = session, list(run_ids), max_results, memory_mb
         self._names = list(names)
+        self._also = also
         self._kept: list[PreparedRuns] = []  # the first blocks, kept from the first pass
         self._kept_runs = 0
         self._kept_bytes = 0
@@ -201,7 +213,9 @@ class StoredBlocks:
         return self._counted
 
     def _prepared(self, ids: list[int], tables: list[RunTable]) -> PreparedRuns:
-        """A block's runs prepared and named."""
+        """A block's runs prepared and named (after `also`, on the first pass)."""
+        if self._also is not None and self._passes == 1:
+            self._also(ids, tables)
         name_of = dict(zip(self.run_ids, self._names, strict=True))
         return prepare_runs(tables, self.max_results, names=[name_of[i] for i in ids])
 

@@ -32,6 +32,11 @@ incomplete, the variance that adds is passed in per run and topic (`sampling_var
 
 The numbers are stored in run_means (ci_low, ci_high, sampling_se: the standard error the judgements add to the
 run's mean, on the interval's scale) and the evaluation's `measures["interval"]` says how they were made.
+
+A run's parts are its own (`SamplingParts`: the seeded imputations depend on the qrels alone, and every sum over a
+run's values is added in the same order whatever runs share the arrays, `budget.by_run_sum`), so the job computes
+them a block of runs at a time; only the ratio that scales the other estimators is over every run
+(`sampling_variances`).
 """
 
 from __future__ import annotations
@@ -235,28 +240,79 @@ def design(session: Session, version: QrelsVersion, qrels: Qrels) -> Design:
     return Design(qrels, sampled, depth_incomplete, biased)
 
 
-def sampling_variances(
+@dataclass(frozen=True)
+class SamplingParts:
+    """What a set of runs brings to the sampling variances, each run's own (so blocks of runs give them bit for bit):
+    per measure the imputations' between-variance and mean [run, topic], xinfAP's stratified jackknife variance
+    [run, topic] (None unless the qrels are sampled and xinfAP is asked), and where the imputations gave values
+    (bool [run, topic]), over `topics`."""
+
+    topics: list[str]
+    between: dict[str, np.ndarray]
+    mean: dict[str, np.ndarray]
+    jackknife: np.ndarray | None
+    imputed: np.ndarray
+
+    def on(self, topics: Sequence[str]) -> SamplingParts:
+        """The same parts over `topics` (0 on a topic these runs have no value for, as for a topic none of them has)."""
+        at = {t: i for i, t in enumerate(self.topics)}
+        columns = np.array([at.get(t, -1) for t in topics], dtype=np.int64)
+        present = columns >= 0
+
+        def spread(values: np.ndarray) -> np.ndarray:
+            out = np.zeros((values.shape[0], len(topics)), dtype=values.dtype)
+            out[:, present] = values[:, columns[present]]
+            return out
+
+        return SamplingParts(
+            list(topics),
+            {m: spread(v) for m, v in self.between.items()},
+            {m: spread(v) for m, v in self.mean.items()},
+            None if self.jackknife is None else spread(self.jackknife),
+            spread(self.imputed),
+        )
+
+    @staticmethod
+    def joined(blocks: Sequence[SamplingParts], topics: Sequence[str]) -> SamplingParts:
+        """The parts of blocks of runs, over `topics`, their runs end to end (blocks' order)."""
+        placed = [block.on(topics) for block in blocks]
+        first = placed[0]
+        jackknife = None if first.jackknife is None else np.concatenate([p.jackknife for p in placed])
+        return SamplingParts(
+            list(topics),
+            {m: np.concatenate([p.between[m] for p in placed]) for m in first.between},
+            {m: np.concatenate([p.mean[m] for p in placed]) for m in first.mean},
+            jackknife,
+            np.concatenate([p.imputed for p in placed]),
+        )
+
+
+def varied_measures(plan: Design, measures: Sequence[str]) -> list[str]:
+    """The measures judgement sampling adds variance to: every non-count of a depth cut with unjudged pool items,
+    else the estimators of sampled qrels (module docstring); none for complete judgements."""
+    if not plan.sampled and not plan.depth_incomplete:
+        return []
+    return [m for m in measures if not is_count(m) and (plan.depth_incomplete or is_estimator(m))]
+
+
+def sampling_parts(
     plan: Design,
     run_tables: Sequence[RunTable],
     run_names: Sequence[str],
     max_results: int,
     measures: Sequence[str],
     topics: Sequence[str],
-    point: np.ndarray,
-) -> dict[str, tuple[np.ndarray, str]]:
-    """Per measure, the variance judgement sampling adds [run, topic] on the interval's scale, and how it was made
-    (module docstring); `point` [run, measure, topic] are the stored values."""
-    if not plan.sampled and not plan.depth_incomplete:
-        return {}
-    chosen = [m for m in measures if not is_count(m) and (plan.depth_incomplete or is_estimator(m))]
+) -> SamplingParts:
+    """The runs' `SamplingParts` over `topics`: the measures of `varied_measures` on the seeded imputations of the
+    unjudged lines (which depend on the qrels alone, so every run sees the same imputations whatever its block)."""
+    chosen = varied_measures(plan, measures)
     if not chosen:
-        return {}
+        return SamplingParts(list(topics), {}, {}, None, np.zeros((len(run_names), len(topics)), dtype=bool))
     prepared = prepare_runs(list(run_tables), max_results, names=list(run_names))
     imputed = imputed_values(prepared, plan.qrels, chosen, imputations=IMPUTATIONS, seed=SEED)
     topic_at = {t: i for i, t in enumerate(imputed.topics)}
     columns = np.array([topic_at.get(t, -1) for t in topics], dtype=np.int64)
     present = columns >= 0
-    biased = np.array([t in plan.biased_topics for t in topics], dtype=bool)
     jackknife = None
     if plan.sampled and "xinfAP" in chosen:
         found = xinfap_variance(index_lines(prepared, plan.qrels), replicates=1, seed=SEED)
@@ -265,32 +321,67 @@ def sampling_variances(
         for k, topic in enumerate(topics):
             if topic in at:
                 jackknife[:, k] = found.variance[:, at[topic]]
+    between: dict[str, np.ndarray] = {}
+    mean: dict[str, np.ndarray] = {}
+    for measure in chosen:
+        c = imputed.measures.index(measure)
+        draws = to_scale(imputed.values[:, :, c, :], measure)[:, :, columns[present]]  # [imputation, run, topic]
+        between[measure] = np.zeros((len(run_names), len(topics)))
+        mean[measure] = np.zeros((len(run_names), len(topics)))
+        if draws.shape[0] > 1:
+            between[measure][:, present] = (1.0 + 1.0 / draws.shape[0]) * _imputation_var(draws)
+        mean[measure][:, present] = _imputation_sum(draws) / draws.shape[0]
+    covered = np.repeat(present[None, :], len(run_names), axis=0)
+    return SamplingParts(list(topics), between, mean, jackknife, covered)
+
+
+def _imputation_sum(draws: np.ndarray) -> np.ndarray:
+    """The sum over imputations [run, topic] of draws [imputation, run, topic], added in imputation order for every
+    cell alike (numpy's reduction would sum pairwise when a block holds a single cell: other bits than the rest)."""
+    total = draws[0].copy()
+    for draw in draws[1:]:
+        total += draw
+    return total
+
+
+def _imputation_var(draws: np.ndarray) -> np.ndarray:
+    """The variance over imputations (ddof 1) [run, topic], each cell on its own (`_imputation_sum`)."""
+    deviation = draws - _imputation_sum(draws) / draws.shape[0]
+    return _imputation_sum(deviation * deviation) / (draws.shape[0] - 1)
+
+
+def sampling_variances(
+    plan: Design,
+    parts: SamplingParts,
+    measures: Sequence[str],
+    point: np.ndarray,
+) -> dict[str, tuple[np.ndarray, str]]:
+    """Per measure, the variance judgement sampling adds [run, topic] on the interval's scale, and how it was made
+    (module docstring), from every run's `parts` and stored values `point` [run, measure, topic] over parts.topics.
+    The one step over all runs: the other estimators' scaling by xinfAP's jackknife / imputation ratio per topic."""
+    chosen = [m for m in varied_measures(plan, measures) if m in parts.between]
+    topics = parts.topics
+    biased = np.array([t in plan.biased_topics for t in topics], dtype=bool)
     out: dict[str, tuple[np.ndarray, str]] = {}
     ratio = np.ones(len(topics))
     ordered = sorted(chosen, key=lambda m: m != "xinfAP")  # xinfAP first: its ratio scales the other estimators
     for measure in ordered:
-        c = imputed.measures.index(measure)
         m = list(measures).index(measure)
-        draws = to_scale(imputed.values[:, :, c, :], measure)  # [imputation, run, topic]
-        between = np.zeros((len(run_names), len(topics)))
-        mean = np.zeros((len(run_names), len(topics)))
-        if draws.shape[0] > 1:
-            between[:, present] = (1.0 + 1.0 / draws.shape[0]) * draws[:, :, columns[present]].var(axis=0, ddof=1)
-        mean[:, present] = draws[:, :, columns[present]].mean(axis=0)
+        between, mean = parts.between[measure], parts.mean[measure]
         how = IMPUTATION
         variance = between.copy()
         if plan.sampled and is_estimator(measure):
-            if measure == "xinfAP" and jackknife is not None:
+            if measure == "xinfAP" and parts.jackknife is not None:
                 total = between.sum(axis=0)
-                ratio = np.where(total > 0, np.maximum(jackknife.sum(axis=0) / np.where(total > 0, total, 1.0), 1.0),
-                                 1.0)  # fmt: skip
-                variance = np.maximum(jackknife, between)
+                ratio = np.where(total > 0, np.maximum(parts.jackknife.sum(axis=0) / np.where(total > 0, total, 1.0),
+                                                       1.0), 1.0)  # fmt: skip
+                variance = np.maximum(parts.jackknife, between)
                 how = JACKKNIFE
             else:
                 variance = between * ratio[None, :]
         bias = (mean - to_scale(point[:, m, :], measure)) ** 2
         if biased.any():
-            variance = variance + np.where(biased & present, bias, 0.0)
+            variance = variance + np.where(biased[None, :] & parts.imputed, bias, 0.0)
             how = BIAS
         out[measure] = (variance, how)
     return out

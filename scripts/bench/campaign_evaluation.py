@@ -11,10 +11,13 @@ straight into the runs table, cycling over 10 distinct synthetic files: upload i
 by one fresh worker process per --budget-mb; it prints the worker's peak RSS (VmHWM) and its peak RSS per million
 run lines, the job's time, and the number of blocks. Before the workers, it measures in this process what one block
 of 1, 5 and 20 runs (up to 10^6 lines) adds to the peak RSS per run line, the qrels already cached: the figure
-`run_blocks.BYTES_PER_RUN_LINE` is set from, so a block stays within job_memory_mb.
+`run_blocks.BYTES_PER_RUN_LINE` is set from, so a block stays within job_memory_mb. With --sampled the qrels are
+a stratified sample (sample_eval's 5 columns: the lines the runs rank in their top 100 judged in full, the others a
+fifth, the rest -1), the measures include xinfAP and infNDCG, and the job adds each run's sampling variance: the
+figure is then `run_blocks.SAMPLED_BYTES_PER_RUN_LINE`.
 
     .venv/bin/python scripts/bench/campaign_evaluation.py [--runs 100]
-    .venv/bin/python scripts/bench/campaign_evaluation.py --lines 1000000 10000000 [--budget-mb 512 100000]
+    .venv/bin/python scripts/bench/campaign_evaluation.py --lines 1000000 10000000 [--budget-mb 512 100000] [--sampled]
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from app.storage.models import Evaluation, Role, Run, TaskKind  # noqa: E402
 from app.worker.processes import WorkerProcesses  # noqa: E402
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "Rprec", "RR", "num_rel_ret"]
+SAMPLED_MEASURES = ["xinfAP", "infNDCG", "AP", "P@10", "num_rel_ret"]
 PYTREC = {"map", "P_10", "ndcg_cut_10", "bpref", "Rprec", "recip_rank", "num_rel_ret"}
 
 
@@ -63,6 +67,22 @@ def make_qrels(rng: np.random.Generator, files: list[bytes]) -> bytes:
             topic, _, doc, *_ = row.split()
             lines.add((topic, doc))
     return "".join(f"{t} 0 {d} {int(rng.random() < 0.2)}\n" for t, d in sorted(lines)).encode()
+
+
+def make_sampled_qrels(rng: np.random.Generator, files: list[bytes]) -> bytes:
+    """The same lines as `make_qrels`, stratified: those some run ranks in its top 100 (stratum 1) judged in full,
+    the others (stratum 2) judged a fifth at random and -1 else; a fifth of the judged relevant."""
+    strata: dict[tuple[str, str], int] = {}
+    for data in files[:10]:
+        for row in data.decode().splitlines()[::2]:
+            topic, _, doc, rank, *_ = row.split()
+            key = (topic, doc)
+            strata[key] = min(strata.get(key, 2), 1 if int(rank) <= 100 else 2)
+    out = []
+    for (t, d), stratum in sorted(strata.items()):
+        judged = stratum == 1 or rng.random() < 0.2
+        out.append(f"{t} 0 {d} {stratum} {int(rng.random() < 0.2) if judged else -1}\n")
+    return "".join(out).encode()
 
 
 def peak_rss_mib(pid: int) -> tuple[float, float]:
@@ -86,7 +106,7 @@ def store_runs(
     session.flush()
 
 
-def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: list[int]) -> None:
+def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: list[int], measures: list[str]) -> None:
     """In this process, the most memory one block of the campaign's first runs allocates at once (evaluated and
     stored, then rolled back) per run line, after a one-run block has cached the qrels and loaded the code: Python's
     and numpy's allocations (tracemalloc), which a fresh worker's RSS is made of, and the RSS peak's rise (VmHWM
@@ -94,9 +114,19 @@ def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: li
     clear_peak = Path("/proc/self/clear_refs")
     with session_scope(sessions) as session:
         organiser = Principal(Role.organiser, token_id=0)
-        evaluation = evaluations.start_evaluation(session, organiser, campaign_id, measures=MEASURES)
+        evaluation = evaluations.start_evaluation(session, organiser, campaign_id, measures=measures)
         runs = evaluations.evaluated_runs(session, campaign_id, evaluation.qrels_version_id)
-        evaluations.evaluate_block(session, evaluation, [runs[0].id])
+        sampled = evaluations.plan_evaluation(session, evaluation, 1e9).in_job
+        per_line = run_blocks.SAMPLED_BYTES_PER_RUN_LINE if sampled else run_blocks.BYTES_PER_RUN_LINE
+
+        def one_block(run_ids: list[int]) -> None:
+            """The job's work on one block: its scores (and with sampled qrels its sampling variances)."""
+            if sampled:
+                evaluations.evaluate_in_job(session, evaluation, [run_ids])
+            else:
+                evaluations.evaluate_block(session, evaluation, run_ids)
+
+        one_block([runs[0].id])
         tracemalloc.start()
         for n in block_runs:
             gc.collect()
@@ -104,26 +134,27 @@ def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: li
             tracemalloc.reset_peak()
             held, _ = tracemalloc.get_traced_memory()
             before, _ = peak_rss_mib(os.getpid())
-            evaluations.evaluate_block(session, evaluation, [r.id for r in runs[:n]])
+            one_block([r.id for r in runs[:n]])
             _, peak = peak_rss_mib(os.getpid())
             _, allocated = tracemalloc.get_traced_memory()
             lines = sum(r.n_entries for r in runs[:n])
             print(
                 f"one block of {lines:>9,} run lines ({n} runs): allocates at most "
                 f"{(allocated - held) / 2**20:5.0f} MiB, {(allocated - held) / lines:4.0f} bytes per run line "
-                f"(BYTES_PER_RUN_LINE "
-                f"{run_blocks.BYTES_PER_RUN_LINE}); RSS peak rises {peak - before:4.0f} MiB"
+                f"({'SAMPLED_' if sampled else ''}BYTES_PER_RUN_LINE {per_line}); "
+                f"RSS peak rises {peak - before:4.0f} MiB, {(peak - before) * 2**20 / lines:4.0f} bytes per run line"
             )
         tracemalloc.stop()
         session.rollback()
 
 
-def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets: list[float]) -> None:
+def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets: list[float], sampled: bool) -> None:
     """Per campaign size and memory budget, a fresh worker's peak RSS while it evaluates the campaign."""
     rng = np.random.default_rng(7)
     files = [make_run(rng, f"r{i}") for i in range(10)]
     contents = [zlib.compress(data) for data in files]
-    qrels = make_qrels(rng, files)
+    qrels = make_sampled_qrels(rng, files) if sampled else make_qrels(rng, files)
+    measures = SAMPLED_MEASURES if sampled else MEASURES
     lines_per_run = N_TOPICS * 1000
     for size in sizes:
         n_runs = max(1, size // lines_per_run)
@@ -138,14 +169,14 @@ def memory(url: str, sessions: sessionmaker[Session], sizes: list[int], budgets:
             team, _ = teams.create_team(session, organiser, cid, "bench")
             store_runs(session, cid, team.id, contents, n_runs, lines_per_run)
             qrels_service.import_qrels(session, organiser, cid, qrels, label="q", max_errors=10)
-        block_peak(sessions, cid, sorted({min(n, n_runs, 20) for n in (1, 5, 20)}))
+        block_peak(sessions, cid, sorted({min(n, n_runs, 20) for n in (1, 5, 20)}), measures)
         for budget in budgets:
             settings = Settings(database_url=url, job_memory_mb=budget, job_max_run_seconds=24 * 3600.0)
             workers = WorkerProcesses(url, settings)
             time.sleep(8.0)  # the worker imports and starts
             idle, _ = peak_rss_mib(workers.pids[0])
             with session_scope(sessions) as session:
-                evaluation = evaluations.start_evaluation(session, organiser, cid, measures=MEASURES)
+                evaluation = evaluations.start_evaluation(session, organiser, cid, measures=measures)
                 jobs.enqueue(session, evaluation, campaign_concurrency=1)
                 evaluation_id = evaluation.id
                 n_blocks = len(evaluations.plan_evaluation(session, evaluation, budget).blocks)
@@ -176,12 +207,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--lines", type=int, nargs="*", help="campaign sizes in run lines: measure memory instead")
     parser.add_argument("--budget-mb", type=float, nargs="+", default=[512.0], help="job_memory_mb values to try")
+    parser.add_argument("--sampled", action="store_true", help="with --lines: stratified sampled qrels (xinfAP)")
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL") or start_embedded(Path(tempfile.mkdtemp(prefix="trecpool-bench-")))
     migrations.upgrade(url)
     sessions = make_session_factory(make_engine(url))
     if args.lines:
-        memory(url, sessions, args.lines, args.budget_mb)
+        memory(url, sessions, args.lines, args.budget_mb, args.sampled)
         return
     with session_scope(sessions) as session:
         token = create_token(session, Role.organiser, label="bench")

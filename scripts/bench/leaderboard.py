@@ -33,7 +33,7 @@ from serving import serve_in_thread  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.evaluation.measures.registry import default_measures  # noqa: E402
 from app.server import create_app  # noqa: E402
-from app.services import evaluations, publication  # noqa: E402
+from app.services import evaluations, publication, score_store  # noqa: E402
 from app.services.auth import (
     Principal,  # noqa: E402
     create_token,  # noqa: E402
@@ -97,7 +97,9 @@ def fill(sessions, n_runs: int, n_topics: int, n_measures: int) -> tuple[int, in
                 per_measure[measure]["all"] = float(values.mean())
             table[str(run.id)] = per_measure
         start = time.perf_counter()
-        evaluations._store_scores(session, evaluation, runs, table)  # what the evaluation job writes
+        run_ids = [run.id for run in runs]
+        score_store.write_table(session, evaluation.id, run_ids, table)  # what the evaluation job writes: the
+        evaluations.reduce_evaluation(session, evaluation, run_ids, [run_ids])  # scores, then means and intervals
         return campaign.id, evaluation.id, time.perf_counter() - start
 
 

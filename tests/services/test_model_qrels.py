@@ -339,6 +339,38 @@ def test_a_combined_version_stores_the_estimates_with_their_labelling_error(make
     assert evaluation.measures["interval"]["widened"]["AP"] == score_intervals.PREDICTION_POWERED
 
 
+def test_a_combined_version_in_blocks_of_one_run_stores_the_numbers_of_one_block(make_campaign):
+    """The estimates and their labelling errors are each run's own: blocks give the numbers of one block, bit for bit
+    (the job runs them itself, as the sampling variances end with a step over every run)."""
+    campaign, pool = verified_campaign(make_campaign, share=0.4)
+    session = campaign.session
+    combined = qrels.cut_qrels(session, ORGANISER, pool.id, "both", judges="combined")
+    session.commit()
+    found = []
+    for memory_mb in (512.0, 1e-9):
+        job = evaluations.start_evaluation(
+            session, ORGANISER, campaign.id, qrels_version_id=combined.id, measures=MEASURES
+        )
+        plan = evaluations.plan_evaluation(session, job, memory_mb)
+        assert plan.in_job and len(plan.blocks) == (1 if memory_mb > 1 else 4)
+        queued: list[object] = []
+        evaluations.run_evaluation(session, job.id, memory_mb=memory_mb, fan_out=queued.append)
+        assert not queued and job.status == "done"
+        scores, means = stored(session, job.id)
+        found.append(
+            (
+                {key: value.hex() for key, value in scores.items()},
+                {
+                    key: (row.value.hex(), row.ci_low, row.ci_high, row.sampling_se, row.estimator)
+                    for key, row in means.items()
+                },  # fmt: skip
+                job.measures["interval"],
+            )
+        )
+    assert found[0] == found[1]
+    assert {row[4] for row in found[0][1].values()} == {"prediction_powered", None}
+
+
 def test_a_widened_interval_is_cut_to_the_measures_range() -> None:
     """A labelling error as wide as the scale would carry an interval past 0 and 1, which the mean never leaves."""
     values = np.array([[[0.9, 1.0, 0.95, 1.0]], [[0.0, 0.1, 0.05, 0.0]]])  # [run, measure, topic]

@@ -122,6 +122,7 @@ import numpy as np
 
 from app.evaluation.analyses.kendall import tau_b_batch
 from app.evaluation.analyses.lines import LineIndex, index_lines
+from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.pools.builders import Stratum, build_pool
 from app.evaluation.pools.seeding import topic_rng
@@ -266,7 +267,23 @@ class TopicSample:
 
 def topic_samples(index: LineIndex) -> tuple[list[str], list[TopicSample]]:
     """Each qrels topic's `TopicSample` from stratified qrels located in prepared runs (`lines.index_lines`)."""
-    qrels, prepared = index.qrels, index.prepared
+    prepared = index.prepared
+    flat = prepared.pairs.reshape(-1)
+    at = np.flatnonzero(flat >= 0)
+    line = index.pair_line[flat[at]]
+    hit = line >= 0
+    at, line = at[hit], line[hit]
+    per_run = max(int(np.prod(prepared.pairs.shape[1:])), 1)
+    run, rank = at // per_run, at % max(prepared.depth, 1) + 1
+    return entry_samples(index.qrels, len(prepared.names), prepared.depth, run, rank, line)
+
+
+def entry_samples(
+    qrels: Qrels, n_run: int, depth: int, run: np.ndarray, rank: np.ndarray, line: np.ndarray
+) -> tuple[list[str], list[TopicSample]]:
+    """Each qrels topic's `TopicSample` from the runs' entries at qrels lines, one (run, 1-based rank, line) each
+    (a run ranks a line once), ranks up to `depth`: what a live board keeps of its runs is enough."""
+    judged_topics, line_topic, _ = summarise_qrels(qrels)
     grades = np.asarray(qrels.grades, dtype=np.int64)
     if qrels.strata is None:
         strata_codes = np.zeros(len(grades), dtype=np.int64)
@@ -274,19 +291,19 @@ def topic_samples(index: LineIndex) -> tuple[list[str], list[TopicSample]]:
     else:
         labels, strata_codes = np.unique(np.asarray(qrels.strata, dtype=np.int64), return_inverse=True)
         strata_codes, n_strata = strata_codes.reshape(-1), len(labels)
-    prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
+    line_topic = np.asarray(line_topic, dtype=np.int64)
+    line = np.asarray(line, dtype=np.int64)
+    entry_topic = line_topic[line]
+    order = np.argsort(entry_topic, kind="stable")
+    bounds = np.searchsorted(entry_topic[order], np.arange(len(judged_topics.topics) + 1))
     samples = []
-    for t, topic in enumerate(index.topics):
-        lines = np.flatnonzero(index.line_topic == t)
-        item_of_line = np.full(index.n_lines + 1, -1, dtype=np.int64)
+    for t in range(len(judged_topics.topics)):
+        lines = np.flatnonzero(line_topic == t)
+        item_of_line = np.full(len(grades), -1, dtype=np.int64)
         item_of_line[lines] = np.arange(len(lines))
-        p = prepared_topic.get(topic)
-        if p is None:
-            ranked = np.full((len(prepared.names), 0), -1, dtype=np.int64)
-        else:
-            block = prepared.pairs[:, p, :]
-            line = index.pair_line[np.where(block >= 0, block, len(index.pair_line) - 1)]
-            ranked = item_of_line[np.where(line >= 0, line, index.n_lines)]
+        mine = order[bounds[t] : bounds[t + 1]]
+        ranked = np.full((n_run, depth if len(mine) else 0), -1, dtype=np.int64)
+        ranked[run[mine], rank[mine] - 1] = item_of_line[line[mine]]
         stratum = strata_codes[lines]
         samples.append(
             TopicSample(
@@ -297,7 +314,7 @@ def topic_samples(index: LineIndex) -> tuple[list[str], list[TopicSample]]:
                 pooled_total=np.bincount(stratum, minlength=n_strata).astype(np.float64),
             )
         )
-    return list(index.topics), samples
+    return list(judged_topics.topics), samples
 
 
 def xinf_ap_topic(sample: TopicSample, judged: np.ndarray, relevant: np.ndarray, max_results: int = 1000) -> np.ndarray:
@@ -330,13 +347,26 @@ def xinf_ap_topic(sample: TopicSample, judged: np.ndarray, relevant: np.ndarray,
     weight = np.divide(sample.pooled_total[None, :], n_c, out=np.zeros(n_c.shape), where=n_c > 0)  # N_c / n_c
     r_hat = np.sum(weight * r_c, axis=1)  # [B]
     value = np.zeros((n_b, n_run))
+    cells = precision.reshape(n_b * n_run, depth)
     for c in range(n_strata):
-        sap = np.sum(np.where(is_relevant & (stratum == c), precision, 0.0), axis=2)
+        # each (judgement set, run)'s sum of precision at its relevant docs of c, added in rank order: the same bits
+        # however many runs share the arrays or however deep their lists (numpy's pairwise sum depends on both)
+        cell, rank = np.nonzero((is_relevant & (stratum == c)).reshape(n_b * n_run, depth))
+        sap = np.bincount(cell, weights=cells[cell, rank], minlength=n_b * n_run).reshape(n_b, n_run)
         value += weight[:, c, None] * sap
     value = np.divide(value, r_hat[:, None], out=np.zeros_like(value), where=r_hat[:, None] > 0)
     limit = float(max_results)
     capped: np.ndarray = np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
     return capped
+
+
+def by_run_sum(values: np.ndarray) -> np.ndarray:
+    """The sum over axis 0 of [k, run] values, added row by row: each run's the same bits whatever the other runs
+    (numpy's reduction adds a lone column pairwise, other columns row by row)."""
+    if len(values) == 0:
+        return np.zeros(values.shape[1:])
+    total: np.ndarray = np.cumsum(values, axis=0)[-1]
+    return total
 
 
 def _resample(rng: np.random.Generator, sample: TopicSample, truth: np.ndarray, n_b: int) -> np.ndarray:
@@ -401,7 +431,7 @@ def _jackknife(
         if not own.any():
             continue
         g, n = int(own.sum()), float(np.sum(sample.judged & (sample.stratum == c)))
-        mean = values[own].mean(axis=0)
+        mean = by_run_sum(values[own]) / g
         factor = np.sqrt((1.0 - n / big_n) * (g - 1.0) / g)
         out[own] = factor * (values[own] - mean)
         bias += (1.0 - n / big_n) * (g - 1.0) * (mean - point)
@@ -463,7 +493,7 @@ def _floors(
         relevant = np.repeat(sample.relevant[None, :] & sample.judged[None, :], len(pick), axis=0)
         judged[np.arange(len(pick)), pick] = True
         relevant[np.arange(len(pick)), pick] = True
-        change = (xinf_ap_topic(sample, judged, relevant, max_results) - point[None, :]).mean(axis=0)
+        change = by_run_sum(xinf_ap_topic(sample, judged, relevant, max_results) - point[None, :]) / len(pick)
         out[:, c] = np.sqrt((1.0 - n / big_n) * extra / n)[:, None] * (n + 1.0) * change[None, :]
     return out
 
@@ -497,14 +527,14 @@ class TopicError:
     @property
     def variance(self) -> np.ndarray:
         """Sampling variance per run: the jackknife's plus the floor's."""
-        variance: np.ndarray = np.sum(self.parts**2, axis=0) + np.sum(self.floor**2, axis=0)
+        variance: np.ndarray = by_run_sum(self.parts**2) + by_run_sum(self.floor**2)
         return variance
 
     @property
     def mean_variance(self) -> np.ndarray:
         """The topic's share of the variance of a mean over topics, per run: the jackknife's plus the mean's floor."""
         floor = self.floor if self.floor_mean is None else self.floor_mean
-        variance: np.ndarray = np.sum(self.parts**2, axis=0) + np.sum(floor**2, axis=0)
+        variance: np.ndarray = by_run_sum(self.parts**2) + by_run_sum(floor**2)
         return variance
 
 
@@ -649,7 +679,7 @@ def combine(
     by_stratum = np.zeros((replicates, n_run, n_topic, n_strata))
     for t, error in enumerate(errors):
         point[:, t], variance[:, t], bias[:, t] = error.point, error.variance, error.bias
-        floor_variance[:, t] = np.sum(error.floor**2, axis=0)
+        floor_variance[:, t] = by_run_sum(error.floor**2)
         for_mean[:, t] = error.mean_variance
         weights = rng.standard_normal((replicates, len(error.of)))
         for c in range(error.floor.shape[0]):
