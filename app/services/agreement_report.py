@@ -24,7 +24,7 @@ from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput
 from app.services.qrels import load_qrels
-from app.services.run_blocks import prepared_in_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
 from app.storage.models import Campaign, QrelsVersion, Run, TaskKind, Team
 
 RESAMPLES = 10_000
@@ -180,7 +180,7 @@ def _compute(
     names = [r.name for r in rows]
     if len(set(names)) != len(names):  # run names are unique per team only
         names = [f"{r.name} ({r[7]})" for r in rows]
-    prepared = prepared_in_blocks(session, [r.id for r in rows], campaign.max_results, names)
+    blocks = StoredBlocks(session, [r.id for r in rows], names, campaign.max_results, DEFAULT_MEMORY_MB)
     metadata = [" ".join(str(x or "") for x in (r.name, r.tag, r.description, r[7])) for r in rows]
     human_qrels, model_qrels = load_qrels(session, human), load_qrels(session, model)
     given = max(int(q.grades.max(initial=0)) for q in (human_qrels, model_qrels))
@@ -189,7 +189,7 @@ def _compute(
         result = machine_agreement(
             human_qrels,
             model_qrels,
-            prepared,
+            blocks,
             labels=(human.label, model.label),
             max_grade=scale,
             top_k=top_k,
@@ -197,6 +197,7 @@ def _compute(
             run_metadata=metadata,
             run_types={"system_type": [r.system_type for r in rows], "training_type": [r.training_type for r in rows]},
             n_resamples=RESAMPLES,
+            max_results=campaign.max_results,
         )
     except ValueError as exc:
         raise Conflict(f"cannot compare {human.label} with {model.label}: {exc}") from None

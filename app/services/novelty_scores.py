@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.novelty import NoveltyScores, novelty_scores
 from app.services.qrels import evaluation_qrels
-from app.services.run_blocks import prepared_in_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
 from app.services.scores import RunInfo
 from app.storage.models import Campaign, Evaluation, Run, TaskKind
 
@@ -34,9 +34,9 @@ def campaign_scores(
         return None
     _, qrels = evaluation_qrels(session, evaluation)
     ids = [r.id for r in runs]
-    prepared = prepared_in_blocks(session, ids, campaign.max_results, [str(i) for i in ids])
+    blocks = StoredBlocks(session, ids, [str(i) for i in ids], campaign.max_results, DEFAULT_MEMORY_MB)
     teams = [str(r.team_id) for r in runs]
-    return novelty_scores(qrels, prepared, teams, max_results=campaign.max_results, penalty=PENALTY)
+    return novelty_scores(qrels, blocks, teams, max_results=campaign.max_results, penalty=PENALTY)
 
 
 def live_scores(

@@ -33,7 +33,7 @@ from app.services.leaderboards import Filters, build_leaderboard
 from app.services.novelty_scores import PENALTY
 from app.services.pools import current_pool
 from app.services.qrels import evaluation_qrels, judges_of, order_mark
-from app.services.run_blocks import prepared_in_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
 from app.services.scores import default_measure, finished_evaluation, score_table
 from app.storage.models import Campaign, Evaluation, Pool, Run, TaskKind
 
@@ -99,13 +99,15 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         teams = [table.teams[r.team_id] for r in table.runs]
         team_of = {r.id: team for r, team in zip(table.runs, teams, strict=True)}
         retrieved = RetrievedTally(qrels, campaign.max_results)
-        prepared = prepared_in_blocks(  # one pass over the runs, a block parsed at a time
+        blocks = StoredBlocks(  # a block of runs at a time; the first pass tallies what they retrieved too
             session,
             [r.id for r in table.runs],
-            campaign.max_results,
             labels,
+            campaign.max_results,
+            DEFAULT_MEMORY_MB,
             also=lambda ids, tables: retrieved.add(tables, [team_of[i] for i in ids]),
         )
+        report["judged_fraction"] = judged_fraction(qrels, blocks, max_results=campaign.max_results).to_dict()
         report["qrels_label"] = qrels_version.label
         report["judging_order"] = order_mark(qrels_version)
         report["qrels_judges"] = judges_of(qrels_version)
@@ -114,14 +116,13 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         report["frequent_false_positives"] = retrieved.frequent_false_positives()
         report["hard_true_positives"] = retrieved.hard_true_positives()
         report["strata"] = stratum_summary(qrels).to_dict()
-        report["judged_fraction"] = judged_fraction(qrels, prepared).to_dict()
-        novelty = unique_relevant(qrels, prepared, teams).to_dict()
+        novelty = unique_relevant(qrels, blocks, teams).to_dict()
         flagged = dict(zip(labels, [r.novelty for r in table.runs], strict=True))
         novelty["runs"] = [{**row, "novelty_run": flagged[row["run"]]} for row in novelty["runs"]]
         report["novelty"] = novelty
         ids = dict(zip(labels, [r.id for r in table.runs], strict=True))
         team_ids = [str(r.team_id) for r in table.runs]  # teams by id: names are shown, ids decide uniqueness
-        found = novelty_scores(qrels, prepared, team_ids, max_results=campaign.max_results, penalty=PENALTY)
+        found = novelty_scores(qrels, blocks, team_ids, max_results=campaign.max_results, penalty=PENALTY)
         scored = found.to_dict()
         scored["runs"] = [
             {
@@ -137,7 +138,8 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         pool = cut_from or current_pool(session, campaign.id)  # the version's own (a series pool is not the newest)
         strata = pool.params.get("strata") if pool is not None else None
         first, last = sampled_ranks(strata, campaign.max_results)
-        report["judged_share"] = sampled_share(qrels, prepared, first=first, last=last).to_dict()
+        share = sampled_share(qrels, blocks, first=first, last=last, max_results=campaign.max_results)
+        report["judged_share"] = share.to_dict()
         if pool is not None:
             report["pool"] = {"kind": pool.kind, "seed": pool.seed, "strata": strata}
     return report

@@ -27,7 +27,7 @@ from app.services.errors import Forbidden, NotFound, ServiceError
 from app.services.novelty_scores import PENALTY
 from app.services.qrels import evaluation_qrels
 from app.services.run_arrays import load_runs
-from app.services.run_blocks import prepared_in_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
 from app.services.runs import list_runs, visible_run
 from app.services.scores import default_measure, json_number, leaderboard_table, measure_index
 from app.services.tokens import now
@@ -145,11 +145,11 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
         mine = ids.index(run.id)
         report["recall_precision"] = recall_precision(qrels, load_runs(session, [run.id])[0], campaign.max_results)
         keys = [str(i) for i in ids]
-        prepared = prepared_in_blocks(session, ids, campaign.max_results, keys)  # every run's pairs, a block parsed
-        by_run = unique_relevant(qrels, prepared, keys)
+        blocks = StoredBlocks(session, ids, keys, campaign.max_results, DEFAULT_MEMORY_MB)  # a block held at a time
+        by_run = unique_relevant(qrels, blocks, keys, max_results=campaign.max_results)
         team_keys = [str(r.team_id) for r in table.runs]
-        by_team = unique_relevant(qrels, prepared, team_keys)
-        scored = novelty_scores(qrels, prepared, team_keys, max_results=campaign.max_results, penalty=PENALTY)
+        by_team = unique_relevant(qrels, blocks, team_keys, max_results=campaign.max_results)
+        scored = novelty_scores(qrels, blocks, team_keys, max_results=campaign.max_results, penalty=PENALTY)
         novelty = dict(zip(scored.topics, scored.per_topic[mine].tolist(), strict=True))
         report["found_only_here"] = {
             "topics": [

@@ -25,7 +25,8 @@ import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.grading.grade_matrix import summarise_qrels
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
 
 DEFAULT_DEPTHS = (1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000)
@@ -218,21 +219,28 @@ class SampledShareResult:
 
 def sampled_share(
     qrels: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     *,
     first: int = 1,
     last: int | None = None,
     max_results: int = 1000,
 ) -> SampledShareResult:
-    """The judged share of every (run, topic) list's entries at ranks first..last (last: max_results when None)."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    last = prepared.max_results if last is None else last
+    """The judged share of every (run, topic) list's entries at ranks first..last (last: max_results when None).
+
+    `runs` may be blocks of prepared runs (`pooled_lines.RunBlocks`): each list's counts are its own."""
+    last = (runs.max_results if isinstance(runs, PreparedRuns) else max_results) if last is None else last
     if first < 1 or last < first:
         raise ValueError("ranks must satisfy 1 <= first <= last")
-    judged, valid = judged_flags(prepared, qrels)
-    topics = index_lines(prepared, qrels).topics
+    source = as_blocks(runs, max_results)
+    topics = list(summarise_qrels(qrels)[0].topics)
     window = slice(first - 1, last)  # positions past a list's width are simply absent
-    judged_count = (judged & valid)[:, :, window].sum(axis=2, dtype=np.int64)
-    retrieved = valid[:, :, window].sum(axis=2, dtype=np.int64)
+    judged_parts = [np.zeros((0, len(topics)), dtype=np.int64)]
+    retrieved_parts = [np.zeros((0, len(topics)), dtype=np.int64)]
+    for block in source:
+        judged, valid = judged_flags(block, qrels)
+        judged_parts.append((judged & valid)[:, :, window].sum(axis=2, dtype=np.int64))
+        retrieved_parts.append(valid[:, :, window].sum(axis=2, dtype=np.int64))
+        del block, judged, valid
+    judged_count, retrieved = np.concatenate(judged_parts), np.concatenate(retrieved_parts)
     share = np.divide(judged_count, retrieved, out=np.full(retrieved.shape, np.nan), where=retrieved > 0)
-    return SampledShareResult(list(prepared.names), list(topics), first, last, judged_count, retrieved, share)
+    return SampledShareResult(source.names, topics, first, last, judged_count, retrieved, share)

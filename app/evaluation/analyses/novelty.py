@@ -46,7 +46,8 @@ import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
-from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.grading.grade_matrix import summarise_qrels
+from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
 
 
@@ -227,56 +228,68 @@ class NoveltyScores:
 
 def novelty_scores(
     qrels: Qrels,
-    runs: Sequence[RunTable] | PreparedRuns,
+    runs: Sequence[RunTable] | PreparedRuns | RunBlocks,
     teams: Sequence[str],
     *,
     max_results: int = 1000,
     penalty: float = 0.0,
 ) -> NoveltyScores:
-    """Every run's TRECVID novelty score per qrels topic, all runs and topics at once (teams: one per run)."""
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, max_results)
-    n_run = len(prepared.names)
-    if len(teams) != n_run:
-        raise ValueError("give one team per run")
+    """Every run's TRECVID novelty score per qrels topic (teams: one per run).
+
+    One pass over `runs`, which may be blocks of prepared runs (`pooled_lines.RunBlocks`): a judged shot is named by
+    the qrels line that judges its (topic, doc) in every block alike, so only each run's judged hits (8 bytes each)
+    and the distinct (shot, team) couples are kept, not the runs; blocks give the numbers of one block."""
     if not np.isfinite(penalty) or penalty < 0:
         raise ValueError("the penalty must be a finite number >= 0")
-    index = index_lines(prepared, qrels)
-    topics = index.topics
-    n_topic, n_pair = len(topics), len(prepared.pair_topic)
+    source = as_blocks(runs, max_results)
+    names = source.names
+    n_run = len(names)
+    if len(teams) != n_run:
+        raise ValueError("give one team per run")
+    judged_topics, line_topic, _ = summarise_qrels(qrels)
+    topics = list(judged_topics.topics)
     grades = np.asarray(qrels.grades, dtype=np.int64)
-    line = index.pair_line  # [n_pair + 1], the last slot pads
-    grade = np.where(line >= 0, grades[np.maximum(line, 0)] if len(grades) else 0, -1)
-    qrels_topic = {name: i for i, name in enumerate(topics)}
-    pair_column = np.append(
-        np.array([qrels_topic.get(t, -1) for t in prepared.topics], dtype=np.int64)[prepared.pair_topic]
-        if n_pair
-        else np.zeros(0, np.int64),
-        -1,
-    )
     team_names = sorted(set(teams))
     team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
-    n_team = len(team_names)
-    flat = prepared.pairs.reshape(n_run, -1)
-    entry_run = np.repeat(np.arange(n_run), flat.shape[1])
-    entries = flat.reshape(-1)
-    present = entries >= 0  # a run ranks a pair once
-    entry_run, entry_pair = entry_run[present], entries[present]
-    couples = np.unique(entry_pair * max(n_team, 1) + team_of_run[entry_run])
-    teams_per_pair = np.bincount(couples // max(n_team, 1), minlength=n_pair + 1)
-    column = pair_column[entry_pair]
-    scored = column >= 0
-    unique = teams_per_pair[entry_pair] == 1
-    true_unique = scored & unique & (grade[entry_pair] >= 1)
-    false_common = scored & ~unique & (grade[entry_pair] == 0)
+    n_team, n_topic = max(len(team_names), 1), len(topics)
+    hit_runs, hit_lines = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
+    couples = np.zeros(0, dtype=np.int64)  # line * n_team + team, distinct
+    start = 0
+    for block in source:
+        run, line = _judged_hits(block, qrels, grades)
+        run += start
+        start += len(block.names)
+        hit_runs.append(run.astype(np.int32))
+        hit_lines.append(line.astype(np.int32))
+        couples = np.union1d(couples, line * n_team + team_of_run[run])
+        del block
+    hit_run = np.concatenate(hit_runs).astype(np.int64)
+    hit_line = np.concatenate(hit_lines).astype(np.int64)
+    teams_per_line = np.bincount(couples // n_team, minlength=len(grades))
+    unique = teams_per_line[hit_line] == 1
+    grade = grades[hit_line]
+    key = hit_run * n_topic + np.asarray(line_topic, dtype=np.int64)[hit_line]
     cells = n_run * n_topic
-    key = entry_run * n_topic + column
-    unique_true = np.bincount(key[true_unique], minlength=cells).reshape(n_run, n_topic)
-    common_false = np.bincount(key[false_common], minlength=cells).reshape(n_run, n_topic)
+    unique_true = np.bincount(key[unique & (grade >= 1)], minlength=cells).reshape(n_run, n_topic)
+    common_false = np.bincount(key[~unique & (grade == 0)], minlength=cells).reshape(n_run, n_topic)
     return NoveltyScores(
-        runs=list(prepared.names),
+        runs=names,
         run_teams=[str(t) for t in teams],
-        topics=list(topics),
+        topics=topics,
         unique_true=unique_true.astype(np.int64),
         common_false=common_false.astype(np.int64),
         penalty=float(penalty),
     )
+
+
+def _judged_hits(prepared: PreparedRuns, qrels: Qrels, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(run, line) of each judged shot (grade >= 0) a block's run ranks (a run ranks a (topic, doc) once), the shot
+    named by the qrels line judging its (topic, doc), as `lines.index_lines` picks it."""
+    index = index_lines(prepared, qrels)
+    entries = prepared.pairs.reshape(-1)
+    at = np.flatnonzero(entries >= 0)
+    line = index.pair_line[entries[at]]
+    hit = line >= 0
+    hit[hit] = grades[line[hit]] >= 0
+    per_run = max(int(np.prod(prepared.pairs.shape[1:])), 1)
+    return (at[hit] // per_run).astype(np.int64), line[hit]

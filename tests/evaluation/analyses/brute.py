@@ -39,6 +39,29 @@ def pooled_ranks(runs: list[RunTable], pooled: list[str], max_results: int = 100
     return best
 
 
+def novelty_counts(
+    qrels: Qrels, runs: list[RunTable], teams: list[str], max_results: int = 1000
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """{(run, topic): (unique true, common false)}: per run's top max_results, the shots judged relevant (the last
+    qrels line of a (topic, doc) decides) no other team's run returned, and those judged not relevant another did."""
+    grade: dict[tuple[str, str], int] = {}
+    for topic, doc, g in zip(qrels.topics.tolist(), qrels.docs.tolist(), qrels.grades.tolist(), strict=True):
+        grade[(topic, doc)] = int(g)
+    lists = [trec_order(run, max_results) for run in runs]
+    returned: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for team, ranked in zip(teams, lists, strict=True):
+        for topic, docs in ranked.items():
+            for doc in docs:
+                returned[(topic, doc)].add(team)
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for run, team, ranked in zip(runs, teams, lists, strict=True):
+        for topic, docs in ranked.items():
+            unique = sum(1 for doc in docs if grade.get((topic, doc), -1) >= 1 and returned[(topic, doc)] == {team})
+            common = sum(1 for doc in docs if grade.get((topic, doc), -1) == 0 and len(returned[(topic, doc)]) > 1)
+            out[(run.tag, topic)] = (unique, common)
+    return out
+
+
 def mean_over_topics(qrels: Qrels, runs: list[RunTable], keep: np.ndarray, measure: str) -> np.ndarray:
     """[n_run] mean of `measure` over all topics of `qrels`, evaluated on the lines where keep (0 for lost topics)."""
     topics = qrels.topic_names()

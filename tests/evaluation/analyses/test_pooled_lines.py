@@ -9,16 +9,15 @@ import numpy as np
 import pytest
 
 from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_depth
-from app.evaluation.analyses.judged_depth import judged_fraction
-from app.evaluation.analyses.leave_out import unique_owner
+from app.evaluation.analyses.judged_depth import judged_fraction, sampled_share
 from app.evaluation.analyses.lines import NEVER, run_mask
-from app.evaluation.analyses.novelty import unique_relevant
+from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
 from app.evaluation.analyses.pooled_lines import OneBlock, pooled_lines
 from app.evaluation.analyses.qrels_comparison import compare_qrels
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
-from tests.evaluation.analyses.brute import Blocks, random_collection, trec_order
+from tests.evaluation.analyses.brute import Blocks, novelty_counts, random_collection, trec_order
 
 
 def _same(a, b) -> bool:
@@ -45,7 +44,6 @@ def test_first_pass_matches_whole_arrays_and_plain_python(seed):
     prepared_caps = np.array([dict(zip(index.topics, caps.tolist(), strict=True)).get(t, 0) for t in whole.topics])
     assert np.array_equal(lines.within(None), line_min_rank(index, pooled))
     assert np.array_equal(lines.within(caps), line_min_rank(index, pooled, prepared_caps))
-    assert np.array_equal(lines.owner(caps), unique_owner(index, teams, pooled, prepared_caps))
     for field in ("best", "other", "owned", "judged", "entries"):
         assert np.array_equal(getattr(lines, field), getattr(one, field)), field
     # plain Python: each (topic, doc)'s units ranking it within its topic's cap
@@ -158,3 +156,37 @@ def test_unique_relevant_over_blocks_is_that_of_one_block(size):
             assert np.array_equal(getattr(parts, field), getattr(whole, field)), field
         assert 0 < whole.unique.sum() < whole.found.sum()
     assert unique_relevant(doubled, runs, teams).found.sum() == unique_relevant(qrels, runs, teams).found.sum()
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_novelty_scores_over_blocks_are_those_of_one_block_and_of_plain_python(size):
+    runs, qrels = _collection(6)
+    judged = np.flatnonzero(np.asarray(qrels.grades) >= 0)[:4]
+    doubled = Qrels(  # judged lines repeated with other grades: the last line of a (topic, doc) decides
+        topics=np.concatenate([qrels.topics, qrels.topics[judged]]),
+        docs=np.concatenate([qrels.docs, qrels.docs[judged]]),
+        grades=np.concatenate([qrels.grades, np.array([1, 0, 2, -1], dtype=qrels.grades.dtype)]),
+    )
+    teams = ["a", "b", "a", "c", "b", "c", "c"]
+    for graded in (qrels, doubled):
+        whole = novelty_scores(graded, runs, teams, max_results=10, penalty=0.5)
+        parts = novelty_scores(graded, Blocks(runs, size, max_results=10), teams, max_results=10, penalty=0.5)
+        assert _same(parts, whole)
+        assert np.array_equal(parts.unique_true, whole.unique_true)
+        assert np.array_equal(parts.common_false, whole.common_false)
+        expected = novelty_counts(graded, runs, teams, max_results=10)
+        for r, run in enumerate(runs):
+            for t, topic in enumerate(whole.topics):
+                counts = (int(whole.unique_true[r, t]), int(whole.common_false[r, t]))
+                assert counts == expected.get((run.tag, topic), (0, 0)), (run.tag, topic)
+        assert whole.unique_true.sum() > 0 and whole.common_false.sum() > 0
+
+
+@pytest.mark.parametrize("size", [1, 4])
+def test_sampled_share_over_blocks_is_that_of_one_block(size):
+    runs, qrels = _collection(7)
+    whole = sampled_share(qrels, runs, first=3, last=9, max_results=10)
+    parts = sampled_share(qrels, Blocks(runs, size, max_results=10), first=3, last=9, max_results=10)
+    assert _same(parts, whole)
+    assert np.array_equal(parts.judged, whole.judged) and np.array_equal(parts.retrieved, whole.retrieved)
+    assert 0 < whole.judged.sum() < whole.retrieved.sum()
