@@ -1,13 +1,13 @@
 """The live view and budget advisor of a shot pool while it is judged (read-only: no flush, no writes).
 
-Per pool the process keeps one `LiveBoard` (the pool's runs prepared and its lines indexed once) and the grades it
-has been fed. Each request reads one aggregate of the pool's judgements, its state key (number of judgements,
-largest judgement id, latest update): while the key is unchanged, the cached result is returned as it is, so polls
-between verdicts cost one small query. When it changes, the pool's judgements are re-read (one query), settled with
-`qrels.final_grade` as a qrels cut would, and only items whose final grade changed are fed to the board (in order of
-their first judgement), so the counts, estimates and the recent window move incrementally; the leave-one-team-out
-part is recomputed once per new state (`LiveBoard.reusability`). The cache holds a few pools per process; each
-process builds its own.
+Per pool the process keeps one `LiveBoard` (what the pool's runs rank at its lines, read a block of runs at a time,
+not the runs) and the grades it has been fed. Each request reads one aggregate of the pool's judgements, its state
+key (number of judgements, largest judgement id, latest update): while the key is unchanged, the cached result is
+returned as it is, so polls between verdicts cost one small query. When it changes, the pool's judgements are
+re-read (one query), settled with `qrels.final_grade` as a qrels cut would, and only items whose final grade changed
+are fed to the board (in order of their first judgement), so the counts, estimates and the recent window move
+incrementally; the leave-one-team-out part is recomputed once per new state (`LiveBoard.reusability`). The cache
+holds a few pools per process; each process builds its own.
 
 One answer: the live view's stop/continue is the budget advisor's at its default parameters (`DEFAULTS`: target
 tau 0.9, R_hat within 20 %, 95 %, 200 replicates, seed 0), computed once per state and shared (`_budget`), so the
@@ -36,18 +36,15 @@ from app.evaluation.analyses.budget import (
     relevant_estimate,
     tau_advice,
     topic_error,
-    topic_samples,
 )
-from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.live import LiveBoard
 from app.evaluation.pools.seeding import topic_rng
-from app.evaluation.records import Qrels
 from app.services import judging_orders, topic_depths
 from app.services.auth import Principal
 from app.services.errors import InvalidInput
 from app.services.pools import get_pool
 from app.services.qrels import UNJUDGED, final_grade
-from app.services.run_blocks import prepared_in_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
 from app.storage.models import Campaign, Judgement, Pool, PoolItem, Run, Team, Topic
 
 MAX_REPLICATES = 2000
@@ -71,6 +68,7 @@ class _Entry:
     items: np.ndarray  # pool item ids, in the board's line order
     line_of_item: dict[int, int]
     fed: np.ndarray  # int64 [line] grade fed to the board, UNJUDGED if none
+    max_results: int  # the campaign's: where the runs' lists are cut
     state: tuple = ()
     live: dict | None = None
     budgets: dict[tuple, dict] = field(default_factory=dict)
@@ -114,7 +112,8 @@ def _shot_pool(session: Session, principal: Principal, pool_id: int) -> Pool:
 
 
 def _build(session: Session, pool: Pool) -> _Entry:
-    """The pool's board: its runs prepared, its lines indexed, nothing judged yet."""
+    """The pool's board: what its runs rank at the pool's lines (read a block at a time, not kept), nothing judged
+    yet."""
     campaign = session.get(Campaign, pool.campaign_id)
     assert campaign is not None
     run_ids = [int(r) for r in pool.params["run_ids"]]
@@ -122,7 +121,7 @@ def _build(session: Session, pool: Pool) -> _Entry:
         Run.id.in_(run_ids))).all()  # fmt: skip
     by_id = {run_id: (name, team) for run_id, name, team in rows}
     run_ids = [r for r in run_ids if r in by_id]
-    prepared = prepared_in_blocks(session, run_ids, campaign.max_results, [by_id[r][0] for r in run_ids])
+    blocks = StoredBlocks(session, run_ids, [by_id[r][0] for r in run_ids], campaign.max_results, DEFAULT_MEMORY_MB)
     items = session.execute(
         select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled)
         .join(Topic, Topic.id == PoolItem.topic_id)
@@ -131,13 +130,13 @@ def _build(session: Session, pool: Pool) -> _Entry:
     ).all()
     columns = list(zip(*items, strict=True)) if items else [()] * 5
     board = LiveBoard(
-        prepared,
+        blocks,
         np.array(columns[1], dtype=str),
         np.array(columns[2], dtype=str),
         strata=np.array(columns[3], dtype=np.int64),
         sampled=np.array(columns[4], dtype=bool),
         teams=[by_id[r][1] for r in run_ids],
-        depth=_pool_depth(pool, prepared.topics),
+        depth=_pool_depth(pool, sorted(set(columns[1]))),
         random=judging_orders.is_random(judging_orders.order_of(pool)),
     )
     ids = np.array(columns[0], dtype=np.int64)
@@ -146,15 +145,14 @@ def _build(session: Session, pool: Pool) -> _Entry:
         items=ids,
         line_of_item={int(i): k for k, i in enumerate(ids.tolist())},
         fed=np.full(len(ids), UNJUDGED, dtype=np.int64),
+        max_results=campaign.max_results,
     )
 
 
-def _pool_depth(pool: Pool, topics: Sequence[str]) -> int | np.ndarray:
-    """The depth a run contributes within: the pool's deepest rank, or one per prepared topic (per-topic depths)."""
+def _pool_depth(pool: Pool, topics: Sequence[str]) -> int | dict[str, int]:
+    """The depth a run contributes within: the pool's deepest rank, or one per topic (per-topic depths)."""
     per_topic = topic_depths.depth_of_topics(pool, list(topics))
-    if per_topic is None:
-        return int(pool.params["strata"][-1][1])
-    return np.array([per_topic[t] for t in topics], dtype=np.int64)
+    return int(pool.params["strata"][-1][1]) if per_topic is None else per_topic
 
 
 def _entry(session: Session, pool: Pool) -> _Entry:
@@ -188,7 +186,7 @@ def _catch_up(session: Session, pool: Pool, entry: _Entry, state: tuple) -> None
         grade = final_grade(rounds[item])
         if line is None or grade == UNJUDGED or entry.fed[line] == grade:
             continue
-        board.record(board.index.qrels.topics[line], board.index.qrels.docs[line], grade)
+        board.record(board.lines.topics[line], board.lines.docs[line], grade)
         entry.fed[line] = grade
     entry.state = state
     entry.live = None
@@ -298,13 +296,9 @@ def _advise(
         target = np.full(len(board.topics), float(target_width))
     extra = allocation(board.pooled, board.judged, board.relevant, target_width=target, z=z)
     grades = np.where(entry.fed >= 0, entry.fed, UNJUDGED)
-    qrels = board.index.qrels
-    stratified = Qrels(topics=qrels.topics, docs=qrels.docs, grades=grades,
-                       strata=np.asarray(board.strata, dtype=np.int64)[board.line_stratum])  # fmt: skip
-    index = index_lines(board.index.prepared, stratified)
-    names, samples = topic_samples(index)
-    errors = _errors(entry, names, samples, seed, index.prepared.max_results)
-    variance = combine(names, list(index.prepared.names), errors, replicates, seed, random=board.random)
+    names, samples = board.samples(grades, np.asarray(board.strata, dtype=np.int64)[board.line_stratum])
+    errors = _errors(entry, names, samples, seed, entry.max_results)
+    variance = combine(names, list(board.runs), errors, replicates, seed, random=board.random)
     tau = tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None
     advice = board.advice(tau, target_width=target_width, relative_width=relative_width, z=z)
     topic_low, topic_high = variance.intervals(z)

@@ -204,3 +204,20 @@ def test_only_the_organiser_sees_the_live_view(make_campaign, client, organiser)
     assert client.get(f"{budget}&alpha=5e-324", headers=organiser).status_code == 422  # 1 - alpha/2 rounds to 1
     extreme = client.get(f"{budget}&alpha=1e-9&target_width=1e-6", headers=organiser)
     assert extreme.status_code == 200, extreme.text
+
+
+def test_a_board_read_a_run_at_a_time_shows_the_numbers_of_one_block(
+    make_campaign, client, organiser, sessions, monkeypatch
+):
+    """The board reads the pool's runs a block at a time within the memory budget and keeps only their entries at
+    the pool's lines: a budget of one run a block gives the live view and the budget of one block."""
+    _, pool, _, _ = live_judged_pool(make_campaign, client, organiser, 7)
+    views = []
+    for memory_mb in (live_view.DEFAULT_MEMORY_MB, 1e-9):
+        monkeypatch.setattr(live_view, "DEFAULT_MEMORY_MB", memory_mb)
+        live_view._CACHE.clear()
+        live = client.get(f"/api/pools/{pool['id']}/live", headers=organiser).json()
+        budget = client.get(f"/api/pools/{pool['id']}/budget?replicates=20", headers=organiser).json()
+        views.append((live, budget))
+    assert views[0] == views[1]
+    assert views[0][0]["judgements"] == 21 and views[0][0]["reusability"]["runs"]

@@ -3,15 +3,19 @@ view over the qrels so far against `leave_out` on the same qrels; stop/continue 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from app.evaluation.analyses.budget import judging_advice, relevant_estimate
+from app.evaluation.analyses.budget import judging_advice, relevant_estimate, topic_samples, variance_of_samples
 from app.evaluation.analyses.leave_out import leave_out
+from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.live import LiveBoard
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.pools.builders import Stratum, build_pool
 from app.evaluation.records import Qrels, RunTable
+from tests.evaluation.analyses.brute import Blocks
 
 
 def make_runs(seed: int, n_run: int = 6, n_topic: int = 3, n_doc: int = 40) -> list[RunTable]:
@@ -107,3 +111,34 @@ def test_the_live_advice_is_the_budget_rule():
     ]
     # without the ranking's tau the board applies the same rule to the counts alone
     assert board.topic_stats()[other]["reasons"][0] == "unestimated"
+
+
+@pytest.mark.parametrize("size", [1, 4])
+def test_a_board_over_blocks_of_runs_is_the_board_of_one_block(size):
+    """The board keeps each run's entries at the pool's lines, block after block: the same numbers, bit for bit, and
+    the jackknife's ranked lists rebuilt from them are those `topic_samples` reads off the prepared runs."""
+    runs = make_runs(11, n_run=7)
+    teams = ["a", "a", "b", "b", "c", "d", "d"]
+    pool = build_pool(runs, strata=(Stratum(1, 5, 1.0), Stratum(6, 15, 0.5)), seed=3)
+    depths = {"t0": 15, "t1": 9, "t2": 12}
+    whole = LiveBoard(prepare_runs(runs), pool.topics, pool.docs, strata=pool.strata, teams=teams, depth=depths)
+    parts = LiveBoard(Blocks(runs, size), pool.topics, pool.docs, strata=pool.strata, teams=teams, depth=depths)
+    assert parts.runs == whole.runs and np.array_equal(parts.owner, whole.owner) and (whole.owner >= 0).any()
+    truth = np.random.default_rng(5).random(len(pool.docs)) < 0.4
+    for line in np.flatnonzero(pool.sampled)[::2]:
+        for board in (whole, parts):
+            board.record(pool.topics[line], pool.docs[line], int(truth[line]))
+    assert json.dumps(parts.snapshot(), sort_keys=True) == json.dumps(whole.snapshot(), sort_keys=True)
+    grades = np.where(np.arange(len(pool.docs)) % 3 == 0, -1, truth.astype(np.int64))
+    names, samples = parts.samples(grades, np.asarray(pool.strata, dtype=np.int64))
+    stratified = Qrels(pool.topics, pool.docs, grades, strata=np.asarray(pool.strata, dtype=np.int64))
+    expected_names, expected = topic_samples(index_lines(prepare_runs(runs), stratified))
+    assert names == expected_names
+    for mine, theirs in zip(samples, expected, strict=True):
+        width = mine.ranked.shape[1]  # the board's lists end at its deepest pooled entry
+        assert np.array_equal(mine.ranked, theirs.ranked[:, :width]) and (theirs.ranked[:, width:] < 0).all()
+        for field in ("stratum", "judged", "relevant", "pooled_total"):
+            assert np.array_equal(getattr(mine, field), getattr(theirs, field)), field
+    jackknife = variance_of_samples(names, parts.runs, samples, replicates=1).variance
+    reference = variance_of_samples(expected_names, whole.runs, expected, replicates=1).variance
+    assert jackknife.tobytes() == reference.tobytes() and jackknife.any()

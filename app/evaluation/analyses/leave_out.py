@@ -35,10 +35,9 @@ from app.evaluation.analyses.depth_inference import PoolDepths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
 from app.evaluation.analyses.lines import (
     NEVER,
-    LineIndex,
     run_mask,
 )
-from app.evaluation.analyses.pooled_lines import OneBlock, RunBlocks, as_blocks, cut_scores, pooled_lines
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, cut_scores, pooled_lines
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.measures.registry import resolve
 from app.evaluation.records import Qrels, RunTable
@@ -138,21 +137,6 @@ class LeaveOutResult:
                 for i, r in enumerate(self.runs)
             ],
         }
-
-
-def unique_owner(index: LineIndex, unit_codes: np.ndarray, pooled: np.ndarray, depth: int | np.ndarray) -> np.ndarray:
-    """[n_line] the unit that alone contributed each line (its pooled runs rank it within `depth`: one for every
-    topic, or one per prepared topic), else -1: `PooledLines.owner` of the index's prepared runs."""
-    prepared = index.prepared
-    if np.ndim(depth) == 0:
-        caps = np.full(len(index.topics), int(depth), dtype=np.int64)
-    else:
-        per_topic = np.asarray(depth, dtype=np.int64)
-        if per_topic.shape != (len(prepared.topics),):
-            raise ValueError("give one depth per prepared topic")
-        depth_of = dict(zip(prepared.topics, per_topic.tolist(), strict=True))
-        caps = np.array([depth_of.get(t, 0) for t in index.topics], dtype=np.int64)
-    return pooled_lines(OneBlock(prepared), index.qrels, pooled, unit_codes).owner(caps)
 
 
 def leave_out(

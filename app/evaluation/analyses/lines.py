@@ -11,7 +11,7 @@ Means are always over the topics of the *full* qrels (trec_eval -c): a topic who
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -143,6 +143,30 @@ class APKernel:
         # entries are in (run, prepared topic, position) order, hence contiguous per group
         starts = np.flatnonzero(np.r_[True, self.group[1:] != self.group[:-1]]) if len(hit) else np.zeros(0, int)
         self.first = np.repeat(starts, np.diff(np.r_[starts, len(hit)]))
+
+    @classmethod
+    def of_blocks(cls, blocks: Iterable[PreparedRuns], qrels: Qrels) -> APKernel:
+        """The kernel of blocks of prepared runs (in order) against one qrels: each block's relevant retrieved
+        entries, runs laid end to end; the same arrays as the kernel of one block, and no run held."""
+        judged, line_topic, _ = summarise_qrels(qrels)
+        kernel = cls.__new__(cls)
+        kernel.n_run, kernel.n_topic = 0, len(judged.topics)
+        kernel.line_topic = np.asarray(line_topic, dtype=np.int64)
+        kernel.relevant = np.asarray(qrels.grades, dtype=np.int64) >= 1
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        entries = 0
+        for block in blocks:
+            part = cls(index_lines(block, qrels))
+            offset = kernel.n_run * kernel.n_topic
+            parts.append((part.line, part.rank, part.group + offset, part.first + entries))
+            kernel.n_run += part.n_run
+            entries += len(part.line)
+            del block, part
+        empty = (np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        kernel.line, kernel.rank, kernel.group, kernel.first = (
+            np.concatenate(c) for c in zip(empty, *parts, strict=True)
+        )
+        return kernel
 
     def per_topic(self, keep: np.ndarray | None = None) -> np.ndarray:
         """[n_run, n_topic] AP with only the lines where `keep` (bool [n_line]) is true (None: all lines)."""

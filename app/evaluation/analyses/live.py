@@ -13,7 +13,7 @@ interval is wider than `relative_width` of R_hat (random orders) or whose last w
 (`live_view`), so the live view and the budget endpoint give one answer.
 
 Over the qrels judged so far: the leave-one-team-out analysis (`leave_out`: a team's unique contributions are the
-pooled lines only its pooled runs rank within the pool depth; owners are found once with `leave_out.unique_owner`),
+pooled lines only its pooled runs rank within the pool depth; owners are found once, `pooled_lines.PooledLines.owner`),
 tau_b of each team's reduced ranking against the current one, the run-level tau_b and the largest drop in MAP.
 AP under the qrels so far is one `lines.APKernel` pass over the pool's lines with "relevant so far" as the kept
 subset, so a refresh costs (teams + 1) passes over the relevant retrieved entries, never a full evaluation; it is
@@ -23,15 +23,16 @@ computed on request and cached until the next verdict.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from app.evaluation.analyses.budget import judging_advice, relevant_estimate
+from app.evaluation.analyses.budget import TopicSample, entry_samples, judging_advice, relevant_estimate
 from app.evaluation.analyses.kendall import tau_b
-from app.evaluation.analyses.leave_out import unique_owner
-from app.evaluation.analyses.lines import APKernel, index_lines, run_mask
+from app.evaluation.analyses.lines import APKernel, run_mask
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, pooled_lines
+from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels
 
@@ -41,7 +42,7 @@ class LiveBoard:
 
     def __init__(
         self,
-        prepared: PreparedRuns,
+        runs: PreparedRuns | RunBlocks,
         pool_topics: Sequence[str] | np.ndarray,
         pool_docs: Sequence[str] | np.ndarray,
         *,
@@ -49,7 +50,7 @@ class LiveBoard:
         sampled: Sequence[bool] | np.ndarray | None = None,
         teams: Sequence[str] | None = None,
         pooled: Sequence[str] | None = None,
-        depth: int | np.ndarray,  # one for every topic, or one per prepared topic (a pool's per-topic depths)
+        depth: int | np.ndarray | Mapping[str, int],  # one for all, one per prepared topic, or per topic name
         random: bool = True,
         window: int = 100,
         min_rate: float = 2.0,
@@ -61,12 +62,15 @@ class LiveBoard:
         self.window = window
         self.min_rate = min_rate
         self.relative_width = relative_width
-        self.runs = list(prepared.names)
+        source = as_blocks(runs, 1000)  # prepared runs or blocks of them (a block held at a time)
+        self.runs = list(source.names)
         # every pooled line counts as "relevant" for the kernel: the kept subset is what is relevant so far
         placeholder = Qrels(topics=topics, docs=docs, grades=np.ones(len(docs), dtype=np.int64))
-        self.index = index_lines(prepared, placeholder)
-        self.kernel = APKernel(self.index)
-        self.topics = self.index.topics
+        self.lines = placeholder  # the pool's lines: (topic, doc) of each
+        judged_topics, line_topic, _ = summarise_qrels(placeholder)
+        self.topics = list(judged_topics.topics)
+        self.line_topic = np.asarray(line_topic, dtype=np.int64)
+        self.kernel = APKernel.of_blocks(source, placeholder)  # the runs' entries at pooled lines, not the runs
         self.line_of = {(t, d): i for i, (t, d) in enumerate(zip(topics.tolist(), docs.tolist(), strict=True))}
         labels, codes = np.unique(
             np.zeros(len(docs), np.int64) if strata is None else np.asarray(strata), return_inverse=True
@@ -74,7 +78,7 @@ class LiveBoard:
         self.strata = labels.tolist()
         self.line_stratum = codes.reshape(-1)
         shape = (len(self.topics), len(labels))
-        cell = self.index.line_topic * len(labels) + self.line_stratum
+        cell = self.line_topic * len(labels) + self.line_stratum
         self.pooled = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape).astype(np.float64)
         in_sample = np.ones(len(docs), dtype=bool) if sampled is None else np.asarray(sampled, dtype=bool)
         self.sampled = np.bincount(cell[in_sample], minlength=shape[0] * shape[1]).reshape(shape).astype(np.float64)
@@ -88,7 +92,8 @@ class LiveBoard:
         team_of_run = list(self.runs) if teams is None else [str(t) for t in teams]
         self.teams = list(dict.fromkeys(team_of_run))
         self.team_code = np.array([self.teams.index(t) for t in team_of_run], dtype=np.int64)
-        self.owner = unique_owner(self.index, self.team_code, run_mask(self.runs, pooled), depth)
+        caps = _caps(runs, self.topics, depth)
+        self.owner = pooled_lines(source, placeholder, run_mask(self.runs, pooled), self.team_code).owner(caps)
         self.version = 0
         self._cached: tuple[int, dict[str, Any]] | None = None
 
@@ -97,7 +102,7 @@ class LiveBoard:
         line = self.line_of.get((str(topic), str(doc)))
         if line is None:
             raise KeyError(f"({topic}, {doc}) is not in the pool")
-        t, c = self.index.line_topic[line], self.line_stratum[line]
+        t, c = self.line_topic[line], self.line_stratum[line]
         old = self.verdict[line]
         if old >= 0:
             self.judged[t, c] -= 1
@@ -178,6 +183,15 @@ class LiveBoard:
             )
         return out
 
+    def samples(self, grades: np.ndarray, strata: np.ndarray) -> tuple[list[str], list[TopicSample]]:
+        """Each topic's `budget.TopicSample` with the pool's lines graded `grades` (-1 unjudged) in `strata`, from
+        the runs' entries at the pool's lines the board keeps (not the runs)."""
+        kernel = self.kernel
+        qrels = Qrels(topics=self.lines.topics, docs=self.lines.docs, grades=grades, strata=strata)
+        rank = kernel.rank.astype(np.int64)
+        depth = int(rank.max(initial=0))
+        return entry_samples(qrels, len(self.runs), depth, kernel.group // max(kernel.n_topic, 1), rank, kernel.line)
+
     def relevant_so_far(self) -> np.ndarray:
         """bool [line]: judged relevant so far."""
         return self.verdict >= 1
@@ -217,6 +231,22 @@ class LiveBoard:
             "random_order": self.random,
             "advice": {k: v for k, v in advice.items() if k != "topics"},
         }
+
+
+def _caps(
+    runs: PreparedRuns | RunBlocks, topics: Sequence[str], depth: int | np.ndarray | Mapping[str, int]
+) -> np.ndarray:
+    """The pool depth of each of the board's topics (int64): `depth` for all, one per prepared topic (prepared runs
+    only), or by topic name (0 for a topic it does not name)."""
+    if isinstance(depth, Mapping):
+        return np.array([int(depth.get(t, 0)) for t in topics], dtype=np.int64)
+    if np.ndim(depth) == 0:
+        return np.full(len(topics), int(depth), dtype=np.int64)
+    per_topic = np.asarray(depth, dtype=np.int64)
+    if not isinstance(runs, PreparedRuns) or per_topic.shape != (len(runs.topics),):
+        raise ValueError("give one depth per prepared topic")
+    depth_of = dict(zip(runs.topics, per_topic.tolist(), strict=True))
+    return np.array([depth_of.get(t, 0) for t in topics], dtype=np.int64)
 
 
 def _tau(x: np.ndarray, y: np.ndarray) -> float | None:
