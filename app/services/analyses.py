@@ -34,7 +34,7 @@ from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.evaluations import load_ground_truth
 from app.services.qrels import evaluation_qrels, load_qrels, order_mark_of
 from app.services.run_arrays import load_moment_runs
-from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks, prepared_in_blocks
+from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
 from app.services.scores import ScoreTable, default_measure, finished_evaluation, measure_name, score_table
 from app.storage.models import AnalysisJob, Campaign, Evaluation, Pool, PoolRun, QrelsVersion, Run, Topic
 
@@ -249,10 +249,7 @@ def gather(
         data.qrels, data.qrels_label = qrels, version.label
         if record.reads != "qrels":
             ids, names = [r.id for r in runs], [r.name for r in runs]
-            if record.in_blocks:
-                data.blocks = StoredBlocks(session, ids, names, campaign.max_results, memory_mb)
-            else:
-                data.prepared = prepared_in_blocks(session, ids, campaign.max_results, names, memory_mb)
+            data.blocks = StoredBlocks(session, ids, names, campaign.max_results, memory_mb)  # a block at a time
         if record.reads == "qrels-versions":
             data.versions = [
                 (version.label, qrels) if other.id == version.id else (other.label, load_qrels(session, other))

@@ -216,7 +216,7 @@ class AnalysisData:
     qrels: Qrels | None = None  # reads "runs" and "qrels"
     qrels_label: str | None = None  # the qrels version's label (jobs)
     prepared: PreparedRuns | None = None  # reads "runs" and "qrels-versions": the runs ranked and cut
-    blocks: RunBlocks | None = None  # reads "runs" in blocks (`in_blocks`, jobs): the runs a block at a time
+    blocks: RunBlocks | None = None  # reads "runs" (jobs): the runs a block at a time
     versions: list[tuple[str, Qrels]] = field(default_factory=list)  # reads "qrels-versions": (label, qrels)
     truth: MomentGroundTruth | None = None  # reads "moment-runs"
     moment_runs: list[MomentRunTable] = field(default_factory=list)
@@ -231,12 +231,6 @@ class AnalysisData:
         if self.scores is None:
             raise ValueError("this analysis needs scores")
         return self.scores
-
-    def judged(self) -> tuple[Qrels, PreparedRuns]:
-        """The qrels and the prepared runs (an analysis that reads "runs" has them)."""
-        if self.qrels is None or self.prepared is None:
-            raise ValueError("this analysis needs qrels and runs")
-        return self.qrels, self.prepared
 
     def run_blocks(self) -> RunBlocks:
         """The runs as blocks: the job's blocks, or the prepared runs as one block (CLI)."""
@@ -293,7 +287,6 @@ class Analysis:
     needs: tuple[Need, ...] = ()  # "units" (team or type of each run), "pool" (pooled runs, depth), "times"
     figure_per_run: bool = False  # the figure draws one run (REST `?run=`, CLI `--run`)
     step: str = ""  # what the CLI's progress bar says while it computes (default: the kind)
-    in_blocks: bool = False  # reads "runs" a block at a time (`data.blocks`, read twice), not all prepared at once
 
 
 ANALYSES: dict[str, Analysis] = {}  # every analysis, by kind, in the order registered
@@ -387,7 +380,6 @@ register(
         task_kinds=("shots",),
         needs=("pool",),
         step="cutting the pool at each depth",
-        in_blocks=True,
     )
 )
 
@@ -449,7 +441,6 @@ register(
         task_kinds=("shots",),
         needs=("units", "pool"),
         step="leaving each unit out",
-        in_blocks=True,
     )
 )
 
@@ -704,7 +695,6 @@ register(
         reads="runs",
         task_kinds=("shots",),
         step="judged share per depth",
-        in_blocks=True,
     )
 )
 
@@ -751,7 +741,6 @@ register(
         reads="qrels-versions",
         task_kinds=("shots",),
         step="evaluating each version",
-        in_blocks=True,
     )
 )
 
@@ -971,7 +960,6 @@ register(
         task_kinds=("shots",),
         needs=("units",),
         step="relevant found per team",
-        in_blocks=True,
     )
 )
 
@@ -1142,10 +1130,10 @@ def _budget(data: AnalysisData, params: BudgetParams, progress: Progress) -> Com
     """The budget advisor on the seeded stratified sample of the qrels (the lines not drawn unjudged)."""
     from app.evaluation.analyses.budget import sampled_budget
 
-    qrels, prepared = data.judged()
-    result = sampled_budget(qrels, prepared, params.sampled, seed=params.seed, target_tau=params.target_tau,
+    qrels, blocks = data.judged_blocks()
+    result = sampled_budget(qrels, blocks, params.sampled, seed=params.seed, target_tau=params.target_tau,
                             relative_width=params.relative_width, level=params.level,
-                            replicates=params.replicates)  # fmt: skip
+                            replicates=params.replicates, max_results=data.max_results)  # fmt: skip
     return Computed(result.to_dict(), result)
 
 
@@ -1280,7 +1268,6 @@ register(
         task_kinds=("shots",),
         needs=("units",),
         step="comparing the model's judgements with the people's",
-        in_blocks=True,
     )
 )
 

@@ -14,7 +14,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.pooled_lines import OneBlock, RunBlocks
-from app.evaluation.grading.prepared_blocks import join_prepared
 from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
 from app.evaluation.records import RunTable
 from app.services.run_arrays import load_runs
@@ -112,31 +111,6 @@ def reduced_blocks(
         kept = reduce(block, load_runs(session, block))
         release_freed()
         yield kept
-
-
-def prepared_in_blocks(
-    session: Session,
-    run_ids: Sequence[int],
-    max_results: int,
-    names: Sequence[str],
-    memory_mb: float | None = None,
-    also: Callable[[list[int], list[RunTable]], object] | None = None,
-) -> PreparedRuns:
-    """`prepare_runs` of the runs (in the order of `run_ids`, named by `names`), read and prepared a block of about
-    `memory_mb` (None: `DEFAULT_MEMORY_MB`) at a time and joined (`join_prepared`): the caller holds one block's
-    parsed runs and every run's sorted pairs, not every run's parsed rows. `also(run ids, tables)` is called on
-    each block first, for a caller that counts something else of the parsed runs in the same pass."""
-    memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
-    runs = counted_runs(session, run_ids)
-    name_of = dict(zip(run_ids, names, strict=True))
-
-    def prepared(ids: list[int], tables: list[RunTable]) -> PreparedRuns:
-        """The block's runs prepared (after `also`)."""
-        if also is not None:
-            also(ids, tables)
-        return prepare_runs(tables, max_results, names=[name_of[i] for i in ids])
-
-    return join_prepared(reduced_blocks(session, runs, memory_mb, prepared, PREPARED_BYTES_PER_RUN_LINE), max_results)
 
 
 class StoredBlocks:

@@ -425,6 +425,23 @@ def test_stratified_sample_is_the_pool_builders():
         assert mine[(t, d)] == ((grade.get((t, d), 0) if drawn else -1), s)  # absent from the qrels: not relevant
 
 
+@pytest.mark.parametrize("size", [1, 2])
+def test_the_budget_over_blocks_of_runs_is_that_of_one_block(size):
+    """The runs read twice a block at a time (pool candidates merged, then each run's entries at the pooled lines)
+    give the advisor of every run prepared at once, number for number."""
+    import json
+
+    from tests.evaluation.analyses.brute import Blocks, random_collection
+
+    runs, qrels = random_collection(3, n_run=5, n_topic=3, n_doc=60, length=30)
+    whole = budget.sampled_budget(qrels, prepare_runs(runs, 20), ["4-15:0.5"], replicates=30, seed=2, max_results=20)
+    blocks = Blocks(runs, size, max_results=20)
+    parts = budget.sampled_budget(qrels, blocks, ["4-15:0.5"], replicates=30, seed=2, max_results=20)
+    assert blocks.passes == 2
+    assert json.dumps(parts.to_dict(), sort_keys=True) == json.dumps(whole.to_dict(), sort_keys=True)
+    assert whole.to_dict()["judged"] < whole.to_dict()["pooled"] and whole.variance.variance.any()
+
+
 def _coverage_population(seed: int, n_run: int = 5, n_item: int = 400, depth: int = 150) -> budget.TopicSample:
     """A fully judged topic: few relevant docs below rank 10 (4-8 % of them), better runs rank them higher."""
     rng = np.random.default_rng(seed)

@@ -76,6 +76,7 @@ def evaluated(module_session: Session) -> Evaluation:
         ("leave-out", {"by": "type"}),
         ("judged-fraction", {}),
         ("novelty", {}),
+        ("budget", {"sampled": ["3-10:0.5"], "replicates": 20}),
     ],
 )
 def test_an_analysis_of_runs_in_blocks_of_one_run_is_that_of_one_block(
@@ -94,31 +95,6 @@ def test_an_analysis_of_runs_in_blocks_of_one_run_is_that_of_one_block(
     session.rollback()
 
 
-def test_runs_prepared_in_blocks_of_one_run_are_all_runs_prepared_at_once(session: Session, monkeypatch) -> None:
-    """What reports, the live view and novelty scores read: every run's sorted pairs, parsed a block at a time."""
-    made = new_campaign(session, n_topics=4)
-    rng = np.random.default_rng(12)
-    for i in range(4):
-        scores = rng.integers(0, 5, size=60)  # ties: docno order decides
-        lines = [f"{1 + k % 4} Q0 d{rng.integers(30)}x{k} 1 {s} r{i}\n" for k, s in enumerate(scores.tolist())]
-        made.submit("".join(lines), name=f"r{i}")
-    ids = sorted(session.scalars(select(Run.id).where(Run.campaign_id == made.id)))[::-1]  # not in id order
-    names = [f"n{i}" for i in ids]
-    read: list[list[int]] = []
-    loader = run_blocks.load_runs
-    monkeypatch.setattr(run_blocks, "load_runs", lambda s, block: read.append(list(block)) or loader(s, block))
-    blocked = run_blocks.prepared_in_blocks(session, ids, 25, names, TINY)
-    assert read == [[i] for i in ids]
-    whole = prepare_runs(loader(session, ids), 25, names=names)
-    assert blocked.names == whole.names == names and blocked.topics == whole.topics and blocked.docs == whole.docs
-    assert np.array_equal(blocked.pairs, whole.pairs) and np.array_equal(blocked.lengths, whole.lengths)
-    read.clear()
-    monkeypatch.setattr(run_blocks, "DEFAULT_MEMORY_MB", TINY)  # the default budget, read at each call
-    run_blocks.prepared_in_blocks(session, ids, 25, names)
-    assert len(read) == len(ids)
-    session.rollback()
-
-
 def test_pool_depth_and_leave_out_read_the_runs_twice_a_block_at_a_time(
     module_session: Session, evaluated: Evaluation, monkeypatch
 ) -> None:
@@ -128,7 +104,6 @@ def test_pool_depth_and_leave_out_read_the_runs_twice_a_block_at_a_time(
     read: list[list[int]] = []
     loader = run_blocks.load_runs
     monkeypatch.setattr(run_blocks, "load_runs", lambda s, block: read.append(list(block)) or loader(s, block))
-    monkeypatch.setattr(run_blocks, "join_prepared", lambda *a, **k: pytest.fail("every run prepared at once"))
     n_runs = session.scalar(select(func.count()).select_from(Run).where(Run.campaign_id == evaluated.campaign_id))
     pooled = {"pooled_runs": ["r0", "r3", "r8"]}
     for kind, params in (

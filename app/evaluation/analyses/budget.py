@@ -122,9 +122,16 @@ import numpy as np
 
 from app.evaluation.analyses.kendall import tau_b_batch
 from app.evaluation.analyses.lines import LineIndex, index_lines
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
-from app.evaluation.pools.builders import Stratum, build_pool
+from app.evaluation.pools.builders import (
+    Stratum,
+    merge_candidates,
+    pool_candidates,
+    pool_strata,
+    sample_pool,
+)
 from app.evaluation.pools.seeding import topic_rng
 from app.evaluation.records import Qrels
 
@@ -268,6 +275,13 @@ class TopicSample:
 def topic_samples(index: LineIndex) -> tuple[list[str], list[TopicSample]]:
     """Each qrels topic's `TopicSample` from stratified qrels located in prepared runs (`lines.index_lines`)."""
     prepared = index.prepared
+    run, rank, line = line_entries(index)
+    return entry_samples(index.qrels, len(prepared.names), prepared.depth, run, rank, line)
+
+
+def line_entries(index: LineIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(run, 1-based rank, qrels line) of every entry of the prepared runs at a qrels line, int32 each."""
+    prepared = index.prepared
     flat = prepared.pairs.reshape(-1)
     at = np.flatnonzero(flat >= 0)
     line = index.pair_line[flat[at]]
@@ -275,7 +289,7 @@ def topic_samples(index: LineIndex) -> tuple[list[str], list[TopicSample]]:
     at, line = at[hit], line[hit]
     per_run = max(int(np.prod(prepared.pairs.shape[1:])), 1)
     run, rank = at // per_run, at % max(prepared.depth, 1) + 1
-    return entry_samples(index.qrels, len(prepared.names), prepared.depth, run, rank, line)
+    return run.astype(np.int32), rank.astype(np.int32), line.astype(np.int32)
 
 
 def entry_samples(
@@ -976,11 +990,15 @@ def _ranked_lists(prepared: PreparedRuns, depth: int) -> list[_RankedLists]:
     return out
 
 
-def stratified_sample(prepared: PreparedRuns, qrels: Qrels, strata: Sequence[Stratum], seed: int = 0) -> Qrels:
+def stratified_sample(runs: PreparedRuns | RunBlocks, qrels: Qrels, strata: Sequence[Stratum], seed: int = 0) -> Qrels:
     """The runs pooled to the deepest stratum's depth, strata by best rank, and the seeded stratified sample the pool
     builder draws (`pools.builders.build_pool`, one generator per topic from `seeding.topic_rng`): the drawn lines
-    graded from `qrels` (a pooled doc absent from them, or graded -1 there, is not relevant), the others -1."""
-    pool = build_pool(_ranked_lists(prepared, strata[-1].last), strata=strata, seed=seed)
+    graded from `qrels` (a pooled doc absent from them, or graded -1 there, is not relevant), the others -1. The
+    runs may come in blocks: each block's candidate pairs are merged, the pool of every run at once."""
+    checked = pool_strata(strata=strata)
+    source = as_blocks(runs, 1000)
+    parts = [pool_candidates(_ranked_lists(block, checked[-1].last), checked) for block in source]
+    pool = sample_pool(merge_candidates(parts), checked, seed=seed)
     keys = zip(qrels.topics.astype(str).tolist(), qrels.docs.astype(str).tolist(), strict=True)
     grade = dict(zip(keys, np.asarray(qrels.grades, dtype=np.int64).tolist(), strict=True))
     pairs = zip(pool.topics.tolist(), pool.docs.tolist(), strict=True)
@@ -1051,7 +1069,7 @@ class SampledBudget:
 
 def sampled_budget(
     qrels: Qrels,
-    prepared: PreparedRuns,
+    runs: PreparedRuns | RunBlocks,
     sampled: Sequence[str],
     *,
     seed: int = 0,
@@ -1059,14 +1077,29 @@ def sampled_budget(
     relative_width: float = 0.2,
     level: float = 0.95,
     replicates: int = 200,
+    max_results: int = 1000,
 ) -> SampledBudget:
     """The budget advisor on the seeded stratified sample of full judgements `qrels` (`stratified_sample`; the
     lines not drawn are unjudged): per run the estimated mean xinfAP with its interval, the expected tau_b and the
-    advice, exactly as the budget endpoint computes them for a pool judged that far in a random order."""
+    advice, exactly as the budget endpoint computes them for a pool judged that far in a random order.
+
+    `runs` may be blocks of prepared runs (`pooled_lines.RunBlocks`, cut at `max_results`), read twice: for the
+    pool's candidates, then for each run's entries at the pooled lines (12 bytes each), all that is kept of them."""
     strata = sampled_strata(sampled)
-    sample = stratified_sample(prepared, qrels, strata, seed)
-    topics, samples = topic_samples(index_lines(prepared, sample))
-    variance = variance_of_samples(topics, list(prepared.names), samples, replicates, seed, prepared.max_results)
+    limit = runs.max_results if isinstance(runs, PreparedRuns) else max_results
+    source = as_blocks(runs, limit)
+    sample = stratified_sample(source, qrels, strata, seed)
+    entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    start, depth = 0, 0
+    for block in source:
+        run, rank, line = line_entries(index_lines(block, sample))
+        entries.append((run + np.int32(start), rank, line))
+        start, depth = start + len(block.names), max(depth, block.depth)
+        del block
+    run, rank, line = (np.concatenate([e[i] for e in entries] or [np.zeros(0, np.int32)]) for i in range(3))
+    topics, samples = entry_samples(sample, start, depth, run, rank, line)
+    del run, rank, line, entries
+    variance = variance_of_samples(topics, list(source.names), samples, replicates, seed, limit)
     tau = tau_advice(variance, samples, target_tau) if len(variance.runs) > 1 and samples else None
     pooled, judged, relevant = stratum_counts(samples)
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
