@@ -24,7 +24,7 @@ from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput
 from app.services.qrels import load_qrels
-from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
+from app.services.run_blocks import StoredBlocks
 from app.storage.models import Campaign, QrelsVersion, Run, TaskKind, Team
 
 RESAMPLES = 10_000
@@ -180,7 +180,7 @@ def _compute(
     names = [r.name for r in rows]
     if len(set(names)) != len(names):  # run names are unique per team only
         names = [f"{r.name} ({r[7]})" for r in rows]
-    blocks = StoredBlocks(session, [r.id for r in rows], names, campaign.max_results, DEFAULT_MEMORY_MB)
+    blocks = StoredBlocks(session, [r.id for r in rows], names, campaign.max_results)
     metadata = [" ".join(str(x or "") for x in (r.name, r.tag, r.description, r[7])) for r in rows]
     human_qrels, model_qrels = load_qrels(session, human), load_qrels(session, model)
     given = max(int(q.grades.max(initial=0)) for q in (human_qrels, model_qrels))

@@ -44,7 +44,7 @@ from app.services.auth import Principal
 from app.services.errors import InvalidInput
 from app.services.pools import get_pool
 from app.services.qrels import UNJUDGED, final_grade
-from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
+from app.services.run_blocks import StoredBlocks
 from app.storage.models import Campaign, Judgement, Pool, PoolItem, Run, Team, Topic
 
 MAX_REPLICATES = 2000
@@ -121,7 +121,7 @@ def _build(session: Session, pool: Pool) -> _Entry:
         Run.id.in_(run_ids))).all()  # fmt: skip
     by_id = {run_id: (name, team) for run_id, name, team in rows}
     run_ids = [r for r in run_ids if r in by_id]
-    blocks = StoredBlocks(session, run_ids, [by_id[r][0] for r in run_ids], campaign.max_results, DEFAULT_MEMORY_MB)
+    blocks = StoredBlocks(session, run_ids, [by_id[r][0] for r in run_ids], campaign.max_results)
     items = session.execute(
         select(PoolItem.id, Topic.number, PoolItem.docno, PoolItem.stratum, PoolItem.sampled)
         .join(Topic, Topic.id == PoolItem.topic_id)

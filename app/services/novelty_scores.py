@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.novelty import NoveltyScores, novelty_scores
 from app.services.qrels import evaluation_qrels
-from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
+from app.services.run_blocks import StoredBlocks
 from app.services.scores import RunInfo
 from app.storage.models import Campaign, Evaluation, Run, TaskKind
 
@@ -34,7 +34,7 @@ def campaign_scores(
         return None
     _, qrels = evaluation_qrels(session, evaluation)
     ids = [r.id for r in runs]
-    blocks = StoredBlocks(session, ids, [str(i) for i in ids], campaign.max_results, DEFAULT_MEMORY_MB)
+    blocks = StoredBlocks(session, ids, [str(i) for i in ids], campaign.max_results)
     teams = [str(r.team_id) for r in runs]
     return novelty_scores(qrels, blocks, teams, max_results=campaign.max_results, penalty=PENALTY)
 

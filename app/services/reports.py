@@ -15,8 +15,9 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.efficiency import mean_seconds, score_vs_time
-from app.evaluation.analyses.judged_depth import judged_fraction, sampled_share
-from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
+from app.evaluation.analyses.judged_depth import JudgedFractionTally, SampledShareTally
+from app.evaluation.analyses.novelty import NoveltyScoresTally, UniqueRelevantTally
+from app.evaluation.analyses.pooled_lines import tally_blocks
 from app.evaluation.analyses.strata import stratum_summary
 from app.evaluation.analyses.type_significance import significance_by_type
 from app.evaluation.measures.registry import aggregate_of
@@ -33,7 +34,7 @@ from app.services.leaderboards import Filters, build_leaderboard
 from app.services.novelty_scores import PENALTY
 from app.services.pools import current_pool
 from app.services.qrels import evaluation_qrels, judges_of, order_mark
-from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
+from app.services.run_blocks import StoredBlocks
 from app.services.scores import default_measure, finished_evaluation, score_table
 from app.storage.models import Campaign, Evaluation, Pool, Run, TaskKind
 
@@ -98,16 +99,25 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         qrels_version, qrels = evaluation_qrels(session, evaluation)
         teams = [table.teams[r.team_id] for r in table.runs]
         team_of = {r.id: team for r, team in zip(table.runs, teams, strict=True)}
+        cut_from = session.get(Pool, qrels_version.pool_id) if qrels_version.pool_id is not None else None
+        pool = cut_from or current_pool(session, campaign.id)  # the version's own (a series pool is not the newest)
+        strata = pool.params.get("strata") if pool is not None else None
+        first, last = sampled_ranks(strata, campaign.max_results)
+        ids = dict(zip(labels, [r.id for r in table.runs], strict=True))
+        team_ids = [str(r.team_id) for r in table.runs]  # teams by id: names are shown, ids decide uniqueness
         retrieved = RetrievedTally(qrels, campaign.max_results)
-        blocks = StoredBlocks(  # a block of runs at a time; the first pass tallies what they retrieved too
+        blocks = StoredBlocks(  # the runs a block at a time, read once: every tally takes each block
             session,
             [r.id for r in table.runs],
             labels,
             campaign.max_results,
-            DEFAULT_MEMORY_MB,
             also=lambda ids, tables: retrieved.add(tables, [team_of[i] for i in ids]),
         )
-        report["judged_fraction"] = judged_fraction(qrels, blocks, max_results=campaign.max_results).to_dict()
+        fraction = JudgedFractionTally(qrels, labels, max_results=campaign.max_results)
+        hits = UniqueRelevantTally(qrels, labels, teams)
+        novelty_tally = NoveltyScoresTally(qrels, labels, team_ids, penalty=PENALTY)
+        share = SampledShareTally(qrels, labels, first=first, last=last)
+        tally_blocks(blocks, fraction, hits, novelty_tally, share)
         report["qrels_label"] = qrels_version.label
         report["judging_order"] = order_mark(qrels_version)
         report["qrels_judges"] = judges_of(qrels_version)
@@ -116,14 +126,12 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
         report["frequent_false_positives"] = retrieved.frequent_false_positives()
         report["hard_true_positives"] = retrieved.hard_true_positives()
         report["strata"] = stratum_summary(qrels).to_dict()
-        novelty = unique_relevant(qrels, blocks, teams).to_dict()
+        report["judged_fraction"] = fraction.result().to_dict()
+        novelty = hits.result().to_dict()
         flagged = dict(zip(labels, [r.novelty for r in table.runs], strict=True))
         novelty["runs"] = [{**row, "novelty_run": flagged[row["run"]]} for row in novelty["runs"]]
         report["novelty"] = novelty
-        ids = dict(zip(labels, [r.id for r in table.runs], strict=True))
-        team_ids = [str(r.team_id) for r in table.runs]  # teams by id: names are shown, ids decide uniqueness
-        found = novelty_scores(qrels, blocks, team_ids, max_results=campaign.max_results, penalty=PENALTY)
-        scored = found.to_dict()
+        scored = novelty_tally.result().to_dict()
         scored["runs"] = [
             {
                 **row,
@@ -134,12 +142,7 @@ def build_report(session: Session, campaign: Campaign, evaluation: Evaluation) -
             for row in scored["runs"]
         ]
         report["novelty_scores"] = scored
-        cut_from = session.get(Pool, qrels_version.pool_id) if qrels_version.pool_id is not None else None
-        pool = cut_from or current_pool(session, campaign.id)  # the version's own (a series pool is not the newest)
-        strata = pool.params.get("strata") if pool is not None else None
-        first, last = sampled_ranks(strata, campaign.max_results)
-        share = sampled_share(qrels, blocks, first=first, last=last, max_results=campaign.max_results)
-        report["judged_share"] = share.to_dict()
+        report["judged_share"] = share.result().to_dict()
         if pool is not None:
             report["pool"] = {"kind": pool.kind, "seed": pool.seed, "strata": strata}
     return report

@@ -114,11 +114,12 @@ def reduced_blocks(
 
 
 class StoredBlocks:
-    """A job's runs prepared a block of about `memory_mb` at a time (`pooled_lines.RunBlocks`): an analysis that reads
-    the runs twice holds one block, never all of them. The first pass keeps its first blocks while they take at most
-    half the budget (the later blocks are planned within the budget less what is kept) and the next pass reads only
-    the rest again: runs that fit are read once. `also(run ids, tables)` is called on each block of the first pass,
-    for a caller that counts something else of the parsed runs in the same pass."""
+    """A job's runs prepared a block of about `memory_mb` at a time (`pooled_lines.RunBlocks`): an analysis that
+    reads the runs twice holds one block, never all of them. The first pass keeps its first blocks while they
+    take at most half the budget (the later blocks are planned within the budget less what is kept) and the next
+    pass reads only the rest again: runs that fit are read once (`memory_mb` None: `DEFAULT_MEMORY_MB`).
+    `also(run ids, tables)` is called on each block of the first pass, for a caller that counts something else
+    of the parsed runs in the same pass."""
 
     def __init__(
         self,
@@ -126,9 +127,10 @@ class StoredBlocks:
         run_ids: Sequence[int],
         names: Sequence[str],
         max_results: int,
-        memory_mb: float,
+        memory_mb: float | None = None,
         also: Callable[[list[int], list[RunTable]], object] | None = None,
     ) -> None:
+        memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb  # the default read at each call
         self.session, self.run_ids, self.max_results, self.memory_mb = session, list(run_ids), max_results, memory_mb
         self._names = list(names)
         self._also = also

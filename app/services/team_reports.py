@@ -18,7 +18,8 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
+from app.evaluation.analyses.novelty import NoveltyScoresTally, UniqueRelevantTally
+from app.evaluation.analyses.pooled_lines import tally_blocks
 from app.evaluation.measures.evaluate import evaluate
 from app.services import board_intervals, run_charts
 from app.services.auth import Principal
@@ -27,7 +28,7 @@ from app.services.errors import Forbidden, NotFound, ServiceError
 from app.services.novelty_scores import PENALTY
 from app.services.qrels import evaluation_qrels
 from app.services.run_arrays import load_runs
-from app.services.run_blocks import DEFAULT_MEMORY_MB, StoredBlocks
+from app.services.run_blocks import StoredBlocks
 from app.services.runs import list_runs, visible_run
 from app.services.scores import default_measure, json_number, leaderboard_table, measure_index
 from app.services.tokens import now
@@ -145,11 +146,11 @@ def run_report(session: Session, principal: Principal, run_id: int, measure: str
         mine = ids.index(run.id)
         report["recall_precision"] = recall_precision(qrels, load_runs(session, [run.id])[0], campaign.max_results)
         keys = [str(i) for i in ids]
-        blocks = StoredBlocks(session, ids, keys, campaign.max_results, DEFAULT_MEMORY_MB)  # a block held at a time
-        by_run = unique_relevant(qrels, blocks, keys, max_results=campaign.max_results)
         team_keys = [str(r.team_id) for r in table.runs]
-        by_team = unique_relevant(qrels, blocks, team_keys, max_results=campaign.max_results)
-        scored = novelty_scores(qrels, blocks, team_keys, max_results=campaign.max_results, penalty=PENALTY)
+        run_hits, team_hits = UniqueRelevantTally(qrels, keys, keys), UniqueRelevantTally(qrels, keys, team_keys)
+        scores = NoveltyScoresTally(qrels, keys, team_keys, penalty=PENALTY)
+        tally_blocks(StoredBlocks(session, ids, keys, campaign.max_results), run_hits, team_hits, scores)  # read once
+        by_run, by_team, scored = run_hits.result(), team_hits.result(), scores.result()
         novelty = dict(zip(scored.topics, scored.per_topic[mine].tolist(), strict=True))
         report["found_only_here"] = {
             "topics": [

@@ -8,11 +8,12 @@ Python process per task (so its VmHWM is the task's own): `pool` builds a strati
 301-1000 a quarter; `pools.preview_pool`, the build without storing), `pool-build` builds and stores it
 (`pools.create_pool`, judging order --order, rolled back), `pool-stats` computes that pool's statistics
 (`pools.statistics`; the pool is stored once, before the first such task), `pool-depth` runs the pool-depth analysis
-(AP, depths 1..--max-depth). Each line prints the process's RSS before the task, its peak, and the peak per million run
+(AP, depths 1..--max-depth), `budget` the budget analysis (ranks 11-100 of the qrels sampled at a fifth, 50
+replicates). Each line prints the process's RSS before the task, its peak, and the peak per million run
 lines.
 
     .venv/bin/python scripts/bench/campaign_pooling.py --lines 1000000 10000000 [--budget-mb 64 512] [--max-depth 20]
-        [--tasks pool pool-build pool-stats pool-depth] [--order shuffled]
+        [--tasks pool pool-build pool-stats pool-depth budget] [--order shuffled]
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from app.storage.models import CampaignStatus, Role, TaskKind  # noqa: E402
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 LINES_PER_RUN = N_TOPICS * 1000
-TASKS = ("pool", "pool-build", "pool-stats", "pool-depth")
+TASKS = ("pool", "pool-build", "pool-stats", "pool-depth", "budget")
 
 
 def make_campaign(url: str, size: int) -> int:
@@ -97,8 +98,11 @@ def child(url: str, task: str, cid: int, budget: float, max_depth: int, order: s
             stats = pools.statistics(session, ORGANISER, pool.id, memory_mb=budget)
             assert stats["runs"]  # a list, one entry a run
         else:
-            params = {"measure": "AP", "max_depth": max_depth}
-            job = analyses.start_analysis(session, ORGANISER, cid, "pool-depth", params)
+            kind = "budget" if task == "budget" else "pool-depth"
+            params: dict[str, object] = {"measure": "AP", "max_depth": max_depth}
+            if task == "budget":
+                params = {"sampled": ["11-100:0.2"], "replicates": 50}
+            job = analyses.start_analysis(session, ORGANISER, cid, kind, params)
             session.flush()
             done = analyses.run_analysis(session, job.id, memory_mb=budget)
             assert done.status == "done"

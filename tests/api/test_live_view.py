@@ -23,7 +23,7 @@ from app.evaluation.analyses.leave_out import leave_out
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.grading.prepared_runs import prepare_runs
 from app.evaluation.records import Qrels
-from app.services import live_view
+from app.services import live_view, run_blocks
 from app.services.auth import authenticate
 from app.services.run_arrays import load_runs
 from app.storage.database import session_scope
@@ -213,8 +213,8 @@ def test_a_board_read_a_run_at_a_time_shows_the_numbers_of_one_block(
     the pool's lines: a budget of one run a block gives the live view and the budget of one block."""
     _, pool, _, _ = live_judged_pool(make_campaign, client, organiser, 7)
     views = []
-    for memory_mb in (live_view.DEFAULT_MEMORY_MB, 1e-9):
-        monkeypatch.setattr(live_view, "DEFAULT_MEMORY_MB", memory_mb)
+    for memory_mb in (run_blocks.DEFAULT_MEMORY_MB, 1e-9):
+        monkeypatch.setattr(run_blocks, "DEFAULT_MEMORY_MB", memory_mb)
         live_view._CACHE.clear()
         live = client.get(f"/api/pools/{pool['id']}/live", headers=organiser).json()
         budget = client.get(f"/api/pools/{pool['id']}/budget?replicates=20", headers=organiser).json()

@@ -488,3 +488,21 @@ def test_interval_coverage_in_simulation():
         new_mean.append((truth.mean(axis=1) >= mean_low) & (truth.mean(axis=1) <= mean_high))
     assert 0.93 < np.mean(new) < 0.98 and np.mean(new_mean) > 0.95
     assert np.mean(old) < 0.75  # the old interval fails here
+
+
+def test_a_topic_error_in_chunks_of_runs_is_that_of_all_runs_at_once(monkeypatch):
+    """The jackknife and floor of a topic computed a few runs at a time (to bound memory) are those of all runs at
+    once, bit for bit, and leave the generator where one call leaves it."""
+    from tests.evaluation.analyses.brute import random_collection
+
+    runs, qrels = random_collection(8, n_run=7, n_topic=2, n_doc=80, length=40)
+    sample = budget.stratified_sample(prepare_runs(runs, 40), qrels, budget.sampled_strata(["3-30:0.3"]), seed=1)
+    _, samples = budget.topic_samples(index_lines(prepare_runs(runs, 40), sample))
+    whole_rng, chunk_rng = np.random.default_rng(5), np.random.default_rng(5)
+    whole = budget.topic_error(samples[0], whole_rng, 40)
+    monkeypatch.setattr(budget, "JACKKNIFE_ELEMENTS", 64 * samples[0].ranked.shape[1] * 2)  # two runs a chunk
+    chunked = budget.topic_error(samples[0], chunk_rng, 40)
+    for field in ("point", "bias", "parts", "of", "floor", "floor_mean"):
+        assert getattr(chunked, field).tobytes() == getattr(whole, field).tobytes(), field
+    assert whole.parts.any() and whole.floor.any()
+    assert chunk_rng.random() == whole_rng.random()

@@ -114,7 +114,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -552,8 +552,36 @@ class TopicError:
         return variance
 
 
+JACKKNIFE_ELEMENTS = 1 << 21  # judgement sets x runs x ranks one xinfAP call holds (a few float arrays of it)
+
+
 def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int = 1000) -> TopicError:
-    """The topic's `TopicError` (`rng` draws the floor's unjudged docs)."""
+    """The topic's `TopicError` (`rng` draws the floor's unjudged docs), a few runs at a time so that one call's
+    arrays stay within `JACKKNIFE_ELEMENTS`: a run's error is its own and every chunk draws the same docs (the
+    draws depend on the judgements alone), so the chunks give the numbers of all runs at once, bit for bit."""
+    n_run, depth = sample.ranked.shape
+    step = max(1, JACKKNIFE_ELEMENTS // (64 * max(depth, 1)))  # _jackknife deletes 64 samples per call
+    if n_run <= step:
+        return _topic_error(sample, rng, max_results)
+    state = rng.bit_generator.state
+    chunks = []
+    for start in range(0, n_run, step):
+        rng.bit_generator.state = state
+        chunks.append(_topic_error(replace(sample, ranked=sample.ranked[start : start + step]), rng, max_results))
+    first = chunks[0]
+    return TopicError(
+        point=np.concatenate([c.point for c in chunks]),
+        bias=np.concatenate([c.bias for c in chunks]),
+        parts=np.concatenate([c.parts for c in chunks], axis=1),
+        of=first.of,
+        floor=np.concatenate([c.floor for c in chunks], axis=1),
+        estimable=first.estimable,
+        floor_mean=None if first.floor_mean is None else np.concatenate([c.floor_mean for c in chunks], axis=1),
+    )
+
+
+def _topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int) -> TopicError:
+    """`topic_error` of the sample's runs in one call."""
     point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
     parts, of, bias = _jackknife(sample, max_results)
     floor, floor_mean = _floors(sample, rng, max_results, (FLOOR_PSEUDO, MEAN_FLOOR_PSEUDO), FLOOR_DRAWS)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
-from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, tally_blocks
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
@@ -104,37 +104,58 @@ def judged_fraction(
     statistics are kept per run until the end, so blocks give the numbers of one block, bit for bit."""
     limit = runs.max_results if isinstance(runs, PreparedRuns) else max_results
     source = as_blocks(runs, max_results)
-    if depths is None:
-        depths = [d for d in DEFAULT_DEPTHS if d < limit] + [limit]
-    depth_list = np.array(sorted({int(d) for d in depths}), dtype=np.int64)
-    if len(depth_list) == 0 or depth_list[0] < 1:
-        raise ValueError("depths must be positive")
-    parts = [_JudgedCounts.empty(len(depth_list), 0)] + [_judged_counts(b, qrels, depth_list) for b in source]
-    judged_run = np.concatenate([p.judged for p in parts], axis=1)  # [depth, run]
-    retrieved_run = np.concatenate([p.retrieved for p in parts], axis=1)
-    n_depth = len(depth_list)
-    share = np.divide(judged_run, retrieved_run, out=np.full(judged_run.shape, np.nan), where=retrieved_run > 0)
-    total_retrieved = retrieved_run.sum(axis=1)
-    overall = np.divide(
-        judged_run.sum(axis=1), total_retrieved, out=np.full(n_depth, np.nan), where=total_retrieved > 0
-    )
-    count = sum((p.lists for p in parts), np.zeros(n_depth, dtype=np.int64))
-    some = count > 0
-    list_min = np.where(some, np.min([p.low for p in parts], axis=0), np.nan)
-    list_max = np.where(some, np.max([p.high for p in parts], axis=0), np.nan)
-    list_sum = np.concatenate([p.sums for p in parts], axis=0).sum(axis=0)  # per run first: blocks change nothing
-    list_mean = np.divide(list_sum, count, out=np.full(n_depth, np.nan), where=some)
-    return JudgedFractionResult(
-        runs=source.names,
-        depths=depth_list,
-        judged=judged_run,
-        retrieved=retrieved_run,
-        share=share,
-        overall=overall,
-        list_min=list_min,
-        list_max=list_max,
-        list_mean=list_mean,
-    )
+    tally = JudgedFractionTally(qrels, source.names, depths=depths, max_results=limit)
+    tally_blocks(source, tally)
+    return tally.result()
+
+
+class JudgedFractionTally:
+    """`judged_fraction` fed a block of prepared runs at a time (`add`, in the runs' order), for a caller that reads
+    the blocks once for several tallies (`pooled_lines.tally_blocks`)."""
+
+    def __init__(
+        self, qrels: Qrels, names: Sequence[str], *, depths: Sequence[int] | None = None, max_results: int = 1000
+    ) -> None:
+        if depths is None:
+            depths = [d for d in DEFAULT_DEPTHS if d < max_results] + [max_results]
+        self.depths = np.array(sorted({int(d) for d in depths}), dtype=np.int64)
+        if len(self.depths) == 0 or self.depths[0] < 1:
+            raise ValueError("depths must be positive")
+        self.qrels, self.names = qrels, list(names)
+        self.parts = [_JudgedCounts.empty(len(self.depths), 0)]
+
+    def add(self, block: PreparedRuns) -> None:
+        """Count one block's runs."""
+        self.parts.append(_judged_counts(block, self.qrels, self.depths))
+
+    def result(self) -> JudgedFractionResult:
+        """The shares of every run added."""
+        parts, depth_list = self.parts, self.depths
+        judged_run = np.concatenate([p.judged for p in parts], axis=1)  # [depth, run]
+        retrieved_run = np.concatenate([p.retrieved for p in parts], axis=1)
+        n_depth = len(depth_list)
+        share = np.divide(judged_run, retrieved_run, out=np.full(judged_run.shape, np.nan), where=retrieved_run > 0)
+        total_retrieved = retrieved_run.sum(axis=1)
+        overall = np.divide(
+            judged_run.sum(axis=1), total_retrieved, out=np.full(n_depth, np.nan), where=total_retrieved > 0
+        )
+        count = sum((p.lists for p in parts), np.zeros(n_depth, dtype=np.int64))
+        some = count > 0
+        list_min = np.where(some, np.min([p.low for p in parts], axis=0), np.nan)
+        list_max = np.where(some, np.max([p.high for p in parts], axis=0), np.nan)
+        list_sum = np.concatenate([p.sums for p in parts], axis=0).sum(axis=0)  # per run first: blocks change nothing
+        list_mean = np.divide(list_sum, count, out=np.full(n_depth, np.nan), where=some)
+        return JudgedFractionResult(
+            runs=self.names,
+            depths=depth_list,
+            judged=judged_run,
+            retrieved=retrieved_run,
+            share=share,
+            overall=overall,
+            list_min=list_min,
+            list_max=list_max,
+            list_mean=list_mean,
+        )
 
 
 @dataclass(frozen=True)
@@ -229,18 +250,32 @@ def sampled_share(
 
     `runs` may be blocks of prepared runs (`pooled_lines.RunBlocks`): each list's counts are its own."""
     last = (runs.max_results if isinstance(runs, PreparedRuns) else max_results) if last is None else last
-    if first < 1 or last < first:
-        raise ValueError("ranks must satisfy 1 <= first <= last")
     source = as_blocks(runs, max_results)
-    topics = list(summarise_qrels(qrels)[0].topics)
-    window = slice(first - 1, last)  # positions past a list's width are simply absent
-    judged_parts = [np.zeros((0, len(topics)), dtype=np.int64)]
-    retrieved_parts = [np.zeros((0, len(topics)), dtype=np.int64)]
-    for block in source:
-        judged, valid = judged_flags(block, qrels)
-        judged_parts.append((judged & valid)[:, :, window].sum(axis=2, dtype=np.int64))
-        retrieved_parts.append(valid[:, :, window].sum(axis=2, dtype=np.int64))
-        del block, judged, valid
-    judged_count, retrieved = np.concatenate(judged_parts), np.concatenate(retrieved_parts)
-    share = np.divide(judged_count, retrieved, out=np.full(retrieved.shape, np.nan), where=retrieved > 0)
-    return SampledShareResult(source.names, topics, first, last, judged_count, retrieved, share)
+    tally = SampledShareTally(qrels, source.names, first=first, last=last)
+    tally_blocks(source, tally)
+    return tally.result()
+
+
+class SampledShareTally:
+    """`sampled_share` fed a block of prepared runs at a time (`add`, in the runs' order)."""
+
+    def __init__(self, qrels: Qrels, names: Sequence[str], *, first: int, last: int) -> None:
+        if first < 1 or last < first:
+            raise ValueError("ranks must satisfy 1 <= first <= last")
+        self.qrels, self.names, self.first, self.last = qrels, list(names), first, last
+        self.topics = list(summarise_qrels(qrels)[0].topics)
+        self.judged = [np.zeros((0, len(self.topics)), dtype=np.int64)]
+        self.retrieved = [np.zeros((0, len(self.topics)), dtype=np.int64)]
+
+    def add(self, block: PreparedRuns) -> None:
+        """Count one block's lists at the ranks."""
+        judged, valid = judged_flags(block, self.qrels)
+        window = slice(self.first - 1, self.last)  # positions past a list's width are simply absent
+        self.judged.append((judged & valid)[:, :, window].sum(axis=2, dtype=np.int64))
+        self.retrieved.append(valid[:, :, window].sum(axis=2, dtype=np.int64))
+
+    def result(self) -> SampledShareResult:
+        """The shares of every list added."""
+        judged_count, retrieved = np.concatenate(self.judged), np.concatenate(self.retrieved)
+        share = np.divide(judged_count, retrieved, out=np.full(retrieved.shape, np.nan), where=retrieved > 0)
+        return SampledShareResult(self.names, self.topics, self.first, self.last, judged_count, retrieved, share)

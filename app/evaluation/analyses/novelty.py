@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
-from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
+from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, tally_blocks
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
@@ -111,58 +111,72 @@ def unique_relevant(
     by its first relevant qrels line, so what one block finds adds to what the others did; only each run's relevant
     hits and the distinct (shot, team) couples are kept, not the runs."""
     source = as_blocks(runs, max_results)
-    names = source.names
-    n_run = len(names)
-    if len(teams) != n_run:
-        raise ValueError("give one team per run")
-    topic_names = np.asarray(qrels.topics).astype(str)
-    topics = np.unique(topic_names).tolist()
-    line_topic = np.searchsorted(np.array(topics, dtype=str), topic_names)
-    relevant_line = np.asarray(qrels.grades, dtype=np.int64) >= 1
-    relevant = np.bincount(line_topic[relevant_line], minlength=len(topics))
-    team_names = sorted(set(teams))
-    team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
-    n_team, n_topic = max(len(team_names), 1), len(topics)
-    hit_runs, hit_shots = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    couples = np.zeros(0, dtype=np.int64)  # shot (first relevant line) * n_team + team, distinct
-    start = 0
-    for block in source:
-        run, shot = _relevant_hits(block, qrels, relevant_line)
-        run += start
-        start += len(block.names)
-        hit_runs.append(run)
-        hit_shots.append(shot)
-        couples = np.union1d(couples, shot * n_team + team_of_run[run])
-        del block
-    hit_run, hit_shot = np.concatenate(hit_runs), np.concatenate(hit_shots)
-    teams_per_shot = np.bincount(couples // n_team, minlength=len(relevant_line))
-    unique_shot = teams_per_shot == 1
-    hit_topic = line_topic[hit_shot]
-    hit_unique = unique_shot[hit_shot]
-    run_cells, team_cells = n_run * n_topic, len(team_names) * n_topic
-    run_hits = np.bincount(hit_run * n_topic + hit_topic, minlength=run_cells)
-    run_unique = np.bincount(hit_run[hit_unique] * n_topic + hit_topic[hit_unique], minlength=run_cells)
-    couple_shot, couple_team = couples // n_team, couples % n_team
-    couple_topic = line_topic[couple_shot]
-    team_hits = np.bincount(couple_team * n_topic + couple_topic, minlength=team_cells)
-    only = unique_shot[couple_shot]
-    team_unique = np.bincount(couple_team[only] * n_topic + couple_topic[only], minlength=team_cells)
-    found_shot = np.flatnonzero(teams_per_shot > 0)
-    found = np.bincount(line_topic[found_shot], minlength=n_topic)
-    unique = np.bincount(line_topic[found_shot[unique_shot[found_shot]]], minlength=n_topic)
-    return NoveltyResult(
-        runs=names,
-        run_teams=[str(t) for t in teams],
-        teams=team_names,
-        topics=topics,
-        run_hits=run_hits.reshape(n_run, n_topic).astype(np.int64),
-        run_unique=run_unique.reshape(n_run, n_topic).astype(np.int64),
-        team_hits=team_hits.reshape(len(team_names), n_topic).astype(np.int64),
-        team_unique=team_unique.reshape(len(team_names), n_topic).astype(np.int64),
-        found=found.astype(np.int64),
-        unique=unique.astype(np.int64),
-        relevant=relevant.astype(np.int64),
-    )
+    tally = UniqueRelevantTally(qrels, source.names, teams)
+    tally_blocks(source, tally)
+    return tally.result()
+
+
+class UniqueRelevantTally:
+    """`unique_relevant` fed a block of prepared runs at a time (`add`, in the runs' order)."""
+
+    def __init__(self, qrels: Qrels, names: Sequence[str], teams: Sequence[str]) -> None:
+        if len(teams) != len(names):
+            raise ValueError("give one team per run")
+        self.qrels, self.names, self.run_teams = qrels, list(names), [str(t) for t in teams]
+        topic_names = np.asarray(qrels.topics).astype(str)
+        self.topics: list[str] = np.unique(topic_names).tolist()
+        self.line_topic = np.searchsorted(np.array(self.topics, dtype=str), topic_names)
+        self.relevant_line = np.asarray(qrels.grades, dtype=np.int64) >= 1
+        self.team_names = sorted(set(self.run_teams))
+        self.team_of_run = np.searchsorted(np.array(self.team_names, dtype=str), np.asarray(teams, dtype=str))
+        self.hit_runs, self.hit_shots = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        self.couples = np.zeros(0, dtype=np.int64)  # shot (first relevant line) * n_team + team, distinct
+        self.start = 0
+
+    def add(self, block: PreparedRuns) -> None:
+        """Keep one block's runs' relevant hits and their (shot, team) couples."""
+        n_team = max(len(self.team_names), 1)
+        run, shot = _relevant_hits(block, self.qrels, self.relevant_line)
+        run += self.start
+        self.start += len(block.names)
+        self.hit_runs.append(run)
+        self.hit_shots.append(shot)
+        self.couples = np.union1d(self.couples, shot * n_team + self.team_of_run[run])
+
+    def result(self) -> NoveltyResult:
+        """The hits of every run added, unique where one team alone found them."""
+        n_run, n_topic, n_team = len(self.names), len(self.topics), max(len(self.team_names), 1)
+        line_topic, couples = self.line_topic, self.couples
+        hit_run, hit_shot = np.concatenate(self.hit_runs), np.concatenate(self.hit_shots)
+        relevant = np.bincount(line_topic[self.relevant_line], minlength=n_topic)
+        teams_per_shot = np.bincount(couples // n_team, minlength=len(self.relevant_line))
+        unique_shot = teams_per_shot == 1
+        hit_topic = line_topic[hit_shot]
+        hit_unique = unique_shot[hit_shot]
+        run_cells, team_cells = n_run * n_topic, len(self.team_names) * n_topic
+        run_hits = np.bincount(hit_run * n_topic + hit_topic, minlength=run_cells)
+        run_unique = np.bincount(hit_run[hit_unique] * n_topic + hit_topic[hit_unique], minlength=run_cells)
+        couple_shot, couple_team = couples // n_team, couples % n_team
+        couple_topic = line_topic[couple_shot]
+        team_hits = np.bincount(couple_team * n_topic + couple_topic, minlength=team_cells)
+        only = unique_shot[couple_shot]
+        team_unique = np.bincount(couple_team[only] * n_topic + couple_topic[only], minlength=team_cells)
+        found_shot = np.flatnonzero(teams_per_shot > 0)
+        found = np.bincount(line_topic[found_shot], minlength=n_topic)
+        unique = np.bincount(line_topic[found_shot[unique_shot[found_shot]]], minlength=n_topic)
+        return NoveltyResult(
+            runs=self.names,
+            run_teams=self.run_teams,
+            teams=self.team_names,
+            topics=self.topics,
+            run_hits=run_hits.reshape(n_run, n_topic).astype(np.int64),
+            run_unique=run_unique.reshape(n_run, n_topic).astype(np.int64),
+            team_hits=team_hits.reshape(len(self.team_names), n_topic).astype(np.int64),
+            team_unique=team_unique.reshape(len(self.team_names), n_topic).astype(np.int64),
+            found=found.astype(np.int64),
+            unique=unique.astype(np.int64),
+            relevant=relevant.astype(np.int64),
+        )
 
 
 def _relevant_hits(prepared: PreparedRuns, qrels: Qrels, relevant_line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -239,47 +253,60 @@ def novelty_scores(
     One pass over `runs`, which may be blocks of prepared runs (`pooled_lines.RunBlocks`): a judged shot is named by
     the qrels line that judges its (topic, doc) in every block alike, so only each run's judged hits (8 bytes each)
     and the distinct (shot, team) couples are kept, not the runs; blocks give the numbers of one block."""
-    if not np.isfinite(penalty) or penalty < 0:
-        raise ValueError("the penalty must be a finite number >= 0")
     source = as_blocks(runs, max_results)
-    names = source.names
-    n_run = len(names)
-    if len(teams) != n_run:
-        raise ValueError("give one team per run")
-    judged_topics, line_topic, _ = summarise_qrels(qrels)
-    topics = list(judged_topics.topics)
-    grades = np.asarray(qrels.grades, dtype=np.int64)
-    team_names = sorted(set(teams))
-    team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
-    n_team, n_topic = max(len(team_names), 1), len(topics)
-    hit_runs, hit_lines = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
-    couples = np.zeros(0, dtype=np.int64)  # line * n_team + team, distinct
-    start = 0
-    for block in source:
-        run, line = _judged_hits(block, qrels, grades)
-        run += start
-        start += len(block.names)
-        hit_runs.append(run.astype(np.int32))
-        hit_lines.append(line.astype(np.int32))
-        couples = np.union1d(couples, line * n_team + team_of_run[run])
-        del block
-    hit_run = np.concatenate(hit_runs).astype(np.int64)
-    hit_line = np.concatenate(hit_lines).astype(np.int64)
-    teams_per_line = np.bincount(couples // n_team, minlength=len(grades))
-    unique = teams_per_line[hit_line] == 1
-    grade = grades[hit_line]
-    key = hit_run * n_topic + np.asarray(line_topic, dtype=np.int64)[hit_line]
-    cells = n_run * n_topic
-    unique_true = np.bincount(key[unique & (grade >= 1)], minlength=cells).reshape(n_run, n_topic)
-    common_false = np.bincount(key[~unique & (grade == 0)], minlength=cells).reshape(n_run, n_topic)
-    return NoveltyScores(
-        runs=names,
-        run_teams=[str(t) for t in teams],
-        topics=topics,
-        unique_true=unique_true.astype(np.int64),
-        common_false=common_false.astype(np.int64),
-        penalty=float(penalty),
-    )
+    tally = NoveltyScoresTally(qrels, source.names, teams, penalty=penalty)
+    tally_blocks(source, tally)
+    return tally.result()
+
+
+class NoveltyScoresTally:
+    """`novelty_scores` fed a block of prepared runs at a time (`add`, in the runs' order)."""
+
+    def __init__(self, qrels: Qrels, names: Sequence[str], teams: Sequence[str], *, penalty: float = 0.0) -> None:
+        if not np.isfinite(penalty) or penalty < 0:
+            raise ValueError("the penalty must be a finite number >= 0")
+        if len(teams) != len(names):
+            raise ValueError("give one team per run")
+        self.qrels, self.names, self.run_teams, self.penalty = qrels, list(names), [str(t) for t in teams], penalty
+        judged_topics, line_topic, _ = summarise_qrels(qrels)
+        self.topics, self.line_topic = list(judged_topics.topics), np.asarray(line_topic, dtype=np.int64)
+        self.grades = np.asarray(qrels.grades, dtype=np.int64)
+        team_names = sorted(set(self.run_teams))
+        self.n_team = max(len(team_names), 1)
+        self.team_of_run = np.searchsorted(np.array(team_names, dtype=str), np.asarray(teams, dtype=str))
+        self.hit_runs, self.hit_lines = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)]
+        self.couples = np.zeros(0, dtype=np.int64)  # line * n_team + team, distinct
+        self.start = 0
+
+    def add(self, block: PreparedRuns) -> None:
+        """Keep one block's runs' judged hits and their (shot, team) couples."""
+        run, line = _judged_hits(block, self.qrels, self.grades)
+        run += self.start
+        self.start += len(block.names)
+        self.hit_runs.append(run.astype(np.int32))
+        self.hit_lines.append(line.astype(np.int32))
+        self.couples = np.union1d(self.couples, line * self.n_team + self.team_of_run[run])
+
+    def result(self) -> NoveltyScores:
+        """The scores of every run added."""
+        n_run, n_topic = len(self.names), len(self.topics)
+        hit_run = np.concatenate(self.hit_runs).astype(np.int64)
+        hit_line = np.concatenate(self.hit_lines).astype(np.int64)
+        teams_per_line = np.bincount(self.couples // self.n_team, minlength=len(self.grades))
+        unique = teams_per_line[hit_line] == 1
+        grade = self.grades[hit_line]
+        key = hit_run * n_topic + self.line_topic[hit_line]
+        cells = n_run * n_topic
+        unique_true = np.bincount(key[unique & (grade >= 1)], minlength=cells).reshape(n_run, n_topic)
+        common_false = np.bincount(key[~unique & (grade == 0)], minlength=cells).reshape(n_run, n_topic)
+        return NoveltyScores(
+            runs=self.names,
+            run_teams=self.run_teams,
+            topics=self.topics,
+            unique_true=unique_true.astype(np.int64),
+            common_false=common_false.astype(np.int64),
+            penalty=float(self.penalty),
+        )
 
 
 def _judged_hits(prepared: PreparedRuns, qrels: Qrels, grades: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -67,6 +67,21 @@ class OneBlock:
         return OneBlock(dataclasses.replace(self.prepared, names=names, pairs=pairs, lengths=lengths))
 
 
+class BlockTally(Protocol):
+    """What one pass over blocks of runs feeds: each block of prepared runs, in the runs' order."""
+
+    def add(self, block: PreparedRuns) -> None:
+        """Take one block's runs into account."""
+
+
+def tally_blocks(blocks: RunBlocks, *tallies: BlockTally) -> None:
+    """Feed every block of one pass to each tally: several analyses of the same runs read each block once."""
+    for block in blocks:
+        for tally in tallies:
+            tally.add(block)
+        del block
+
+
 def as_blocks(runs: Sequence[RunTable] | PreparedRuns | RunBlocks, max_results: int) -> RunBlocks:
     """Parsed runs (prepared here, cut at `max_results`), prepared runs or blocks of them, as blocks."""
     if isinstance(runs, PreparedRuns):
