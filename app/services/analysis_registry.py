@@ -336,13 +336,15 @@ class PoolDepthParams(AnalysisParams):
 def _pool_depth(data: AnalysisData, params: PoolDepthParams, progress: Progress) -> Computed:
     """Cut the pool at each depth, per topic within its own pool depth (given, the pool's, or inferred)."""
     from app.evaluation.analyses import pool_depth
-    from app.evaluation.analyses.lines import run_mask
+    from app.evaluation.analyses.lines import fast_ap, run_mask
     from app.evaluation.analyses.pooled_lines import pooled_lines
 
     qrels, blocks = data.judged_blocks()
     notes = []
     mask = run_mask(blocks.names, data.pooled)
-    lines = pooled_lines(blocks, qrels, mask) if mask.any() else None  # none pooled: pool_depth says so
+    measure = params.measure or ("xinfAP" if qrels.stratified else "AP")
+    # none pooled: pool_depth says so; AP with every run pooled: the runs' relevant entries kept, read once
+    lines = pooled_lines(blocks, qrels, mask, kernel=fast_ap(measure)) if mask.any() else None
     pool = None
     if lines is not None:
         try:
@@ -355,7 +357,7 @@ def _pool_depth(data: AnalysisData, params: PoolDepthParams, progress: Progress)
     result = pool_depth(
         qrels,
         blocks,
-        measure=params.measure or ("xinfAP" if qrels.stratified else "AP"),
+        measure=measure,
         pooled=data.pooled,
         max_depth=params.max_depth or min(100, max(100 if deepest is None else deepest, 1)),
         max_results=data.max_results,

@@ -122,6 +122,11 @@ def test_pool_depth_and_leave_out_read_the_runs_twice_a_block_at_a_time(
                 assert len(read) == n_pooled + n_runs and len({b[0] for b in read}) == n_runs
             else:
                 assert len(read) == 1 and len(set(read[0])) == n_runs
+    for kind, params in (("pool-depth", {"measure": "AP", "max_depth": 5}), ("leave-out", {"by": "team", "depth": 5})):
+        read.clear()  # AP over every pooled run: its cuts scored from the first pass's relevant entries
+        job = analyses.start_analysis(session, ORGANISER, evaluated.campaign_id, kind, params)
+        assert analyses.run_analysis(session, job.id, memory_mb=TINY).status == "done"
+        assert sorted(b[0] for b in read) == sorted(set(b[0] for b in read)) and len(read) == n_runs
     session.rollback()
 
 

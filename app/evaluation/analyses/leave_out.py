@@ -33,10 +33,7 @@ import numpy as np
 
 from app.evaluation.analyses.depth_inference import PoolDepths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.analyses.lines import (
-    NEVER,
-    run_mask,
-)
+from app.evaluation.analyses.lines import NEVER, fast_ap, run_mask
 from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, cut_scores, pooled_lines
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.measures.registry import resolve
@@ -170,7 +167,7 @@ def leave_out(
 
     if not pooled_mask.any():
         raise ValueError("no pooled runs")
-    lines = pooled_lines(source, qrels, pooled_mask, codes)
+    lines = pooled_lines(source, qrels, pooled_mask, codes, kernel=fast_ap(measure))  # AP, all pooled: one pass
     pool = depth if isinstance(depth, PoolDepths) else lines.pool_depths(depth, given_source=depth_source)
     caps = pool.of(lines.topics)
     owner = lines.owner(caps)
@@ -182,7 +179,7 @@ def leave_out(
     left_out = np.flatnonzero(removed > 0).tolist()
     cuts: list[Callable[[], np.ndarray | None]] = [lambda: None]
     cuts += [functools.partial(np.not_equal, owner, u) for u in left_out]
-    values = cut_scores(source, qrels, measure, cuts, progress)
+    values = cut_scores(source, qrels, measure, cuts, progress, lines.kernel)
     full = values[0]
     unit_scores = np.repeat(full[None, :], n_unit, axis=0)
     unit_scores[left_out] = values[1:]

@@ -148,23 +148,23 @@ class APKernel:
     def of_blocks(cls, blocks: Iterable[PreparedRuns], qrels: Qrels) -> APKernel:
         """The kernel of blocks of prepared runs (in order) against one qrels: each block's relevant retrieved
         entries, runs laid end to end; the same arrays as the kernel of one block, and no run held."""
+        return cls.joined([cls(index_lines(block, qrels)) for block in blocks], qrels)
+
+    @classmethod
+    def joined(cls, parts: Sequence[APKernel], qrels: Qrels) -> APKernel:
+        """The kernels of blocks of runs against `qrels` (in the runs' order) as one, runs laid end to end."""
         judged, line_topic, _ = summarise_qrels(qrels)
         kernel = cls.__new__(cls)
-        kernel.n_run, kernel.n_topic = 0, len(judged.topics)
+        kernel.n_run, kernel.n_topic = sum(part.n_run for part in parts), len(judged.topics)
         kernel.line_topic = np.asarray(line_topic, dtype=np.int64)
         kernel.relevant = np.asarray(qrels.grades, dtype=np.int64) >= 1
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        entries = 0
-        for block in blocks:
-            part = cls(index_lines(block, qrels))
-            offset = kernel.n_run * kernel.n_topic
-            parts.append((part.line, part.rank, part.group + offset, part.first + entries))
-            kernel.n_run += part.n_run
-            entries += len(part.line)
-            del block, part
+        runs = np.cumsum([0] + [part.n_run for part in parts])
+        entries = np.cumsum([0] + [len(part.line) for part in parts])
+        pieces = [(part.line, part.rank, part.group + runs[i] * kernel.n_topic, part.first + entries[i])
+                  for i, part in enumerate(parts)]  # fmt: skip
         empty = (np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64))
         kernel.line, kernel.rank, kernel.group, kernel.first = (
-            np.concatenate(c) for c in zip(empty, *parts, strict=True)
+            np.concatenate(c) for c in zip(empty, *pieces, strict=True)
         )
         return kernel
 

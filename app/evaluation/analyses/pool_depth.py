@@ -32,7 +32,7 @@ import numpy as np
 
 from app.evaluation.analyses.depth_inference import PoolDepths
 from app.evaluation.analyses.kendall import tau_ap, tau_b
-from app.evaluation.analyses.lines import NEVER, index_lines, line_min_rank, run_mask
+from app.evaluation.analyses.lines import NEVER, fast_ap, index_lines, line_min_rank, run_mask
 from app.evaluation.analyses.pooled_lines import (
     PooledLines,
     RunBlocks,
@@ -149,8 +149,8 @@ def pool_depth(
     if len(depth_list) == 0 or depth_list[0] < 1:
         raise ValueError("depths must be positive")
 
-    if lines is None:
-        lines = pooled_lines(source, qrels, mask)
+    if lines is None:  # AP with every run pooled: one pass, the cuts scored from the runs' relevant entries
+        lines = pooled_lines(source, qrels, mask, kernel=fast_ap(measure))
     if pool is not None and not isinstance(pool, PoolDepths):
         pool = lines.pool_depths(pool)
     best = lines.within(None if pool is None else pool.of(lines.topics))
@@ -165,7 +165,7 @@ def pool_depth(
     scored = np.flatnonzero(new & (counts != lines.n_lines)).tolist()
     cuts: list[Callable[[], np.ndarray | None]] = [lambda: None]
     cuts += [functools.partial(np.less_equal, admitted, int(depth_list[i])) for i in scored]
-    values = cut_scores(source, qrels, measure, cuts, progress)
+    values = cut_scores(source, qrels, measure, cuts, progress, lines.kernel)
     full = values[0]
     scores = np.empty((n_depth, len(names)))
     which = np.where(counts == lines.n_lines, 0, -1)

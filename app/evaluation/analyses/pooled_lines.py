@@ -22,9 +22,10 @@ from typing import Protocol
 import numpy as np
 
 from app.evaluation.analyses.depth_inference import PoolDepths, counted_depths, topic_judged
-from app.evaluation.analyses.lines import NEVER, SubsetScorer, index_lines
+from app.evaluation.analyses.lines import NEVER, APKernel, SubsetScorer, aggregate_topics, fast_ap, index_lines
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns, prepare_runs
+from app.evaluation.measures.registry import resolve
 from app.evaluation.records import Qrels, RunTable
 
 
@@ -104,6 +105,7 @@ class PooledLines:
     owned: np.ndarray  # bool [n_line] the line a (topic, doc) pair's unit counts for (the last of repeated lines)
     judged: np.ndarray  # int64 [n_topic, depth] judged entries of the pooled runs at each rank
     entries: np.ndarray  # int64 [n_topic, depth] entries of the pooled runs at each rank
+    kernel: APKernel | None = None  # every run's relevant retrieved entries, when asked and every run is pooled
 
     @property
     def n_lines(self) -> int:
@@ -128,9 +130,13 @@ class PooledLines:
         return counted_depths(self.topics, self.judged, self.entries, given, given_source=given_source)
 
 
-def pooled_lines(blocks: RunBlocks, qrels: Qrels, pooled: np.ndarray, units: np.ndarray | None = None) -> PooledLines:
+def pooled_lines(
+    blocks: RunBlocks, qrels: Qrels, pooled: np.ndarray, units: np.ndarray | None = None, *, kernel: bool = False
+) -> PooledLines:
     """`PooledLines` of the qrels over the blocks' pooled runs (`pooled`: bool per run, `units`: int unit code per
-    run, all in one unit when None), in one pass over the pooled runs' blocks (`RunBlocks.only`)."""
+    run, all in one unit when None), in one pass over the pooled runs' blocks (`RunBlocks.only`). With `kernel`
+    and every run pooled, the same pass keeps each run's relevant retrieved entries (`lines.APKernel`): AP under
+    any cut is then scored from them (`cut_scores`), without reading the runs again."""
     judged_topics, line_topic, _ = summarise_qrels(qrels)
     n_line, n_topic = len(line_topic), len(judged_topics.topics)
     pooled = np.asarray(pooled, dtype=bool)
@@ -145,11 +151,14 @@ def pooled_lines(blocks: RunBlocks, qrels: Qrels, pooled: np.ndarray, units: np.
     judged = np.zeros((n_topic, 0), dtype=np.int64)
     entries = np.zeros((n_topic, 0), dtype=np.int64)
     start = 0
+    kernels: list[APKernel] | None = [] if kernel and pooled.all() else None
     for block in blocks.only(pooled):
         n_run = len(block.names)
         mask, block_units = np.ones(n_run, dtype=bool), codes[start : start + n_run]
         start += n_run
         index = index_lines(block, qrels)
+        if kernels is not None:
+            kernels.append(APKernel(index))
         counts = topic_judged(index, mask)
         judged, entries = _added(judged, counts[0]), _added(entries, counts[1])
         lines, first, first_unit, second = _block_ranks(block, index.line_pair, index.pair_line, mask, block_units)
@@ -168,6 +177,7 @@ def pooled_lines(blocks: RunBlocks, qrels: Qrels, pooled: np.ndarray, units: np.
         owned=owned,
         judged=judged,
         entries=entries,
+        kernel=None if kernels is None else APKernel.joined(kernels, qrels),
     )
 
 
@@ -247,11 +257,20 @@ def cut_scores(
     measure: str,
     cuts: Sequence[Callable[[], np.ndarray | None]],
     progress: Callable[[float], None] | None = None,
+    kernel: APKernel | None = None,
 ) -> np.ndarray:
     """float64 [len(cuts), n_run] every run's aggregate `measure` under each cut of the qrels (a cut gives the bool
-    keep mask over the qrels lines, or None for all of them), a block of runs at a time (`lines.SubsetScorer`)."""
+    keep mask over the qrels lines, or None for all of them), a block of runs at a time (`lines.SubsetScorer`), or
+    from every run's relevant retrieved entries when the measure is AP and `kernel` holds them (runs not read)."""
     names = blocks.names
     out = np.empty((len(cuts), len(names)))
+    if kernel is not None and fast_ap(measure) and kernel.n_run == len(names):
+        aggregate = resolve(measure).aggregate
+        for i, cut in enumerate(cuts):
+            out[i] = aggregate_topics(kernel.per_topic(cut()), aggregate)
+            if progress is not None:
+                progress((i + 1) / len(cuts))
+        return out
     start = 0
     for block in blocks:
         scorer = SubsetScorer(index_lines(block, qrels), measure)

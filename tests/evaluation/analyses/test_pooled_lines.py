@@ -12,7 +12,7 @@ from app.evaluation.analyses import index_lines, leave_out, line_min_rank, pool_
 from app.evaluation.analyses.judged_depth import judged_fraction, sampled_share
 from app.evaluation.analyses.lines import NEVER, run_mask
 from app.evaluation.analyses.novelty import novelty_scores, unique_relevant
-from app.evaluation.analyses.pooled_lines import OneBlock, pooled_lines
+from app.evaluation.analyses.pooled_lines import OneBlock, cut_scores, pooled_lines
 from app.evaluation.analyses.qrels_comparison import compare_qrels
 from app.evaluation.formats.trec_files import read_qrels, read_run
 from app.evaluation.grading.prepared_runs import prepare_runs
@@ -90,6 +90,32 @@ def test_blocks_give_the_numbers_of_one_block(measure, size):
         assert _same(parts, whole)
         assert np.array_equal(parts.unit_scores, whole.unit_scores)
         assert whole.removed_lines.sum() > 0  # the cut does something
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_ap_with_every_run_pooled_reads_the_runs_once_for_the_numbers_of_two_passes(size):
+    """Pool-depth and leave-out of AP over every run keep each run's relevant retrieved entries in the first pass and
+    score the cuts from them: one pass, and the numbers the second pass scores from the runs, bit for bit."""
+    runs, qrels = _collection(12)
+    teams = np.array([i % 3 for i in range(len(runs))])
+    blocks = Blocks(runs, size)
+    once = pool_depth(qrels, blocks, measure="AP", max_depth=12, pool=4)
+    assert blocks.passes + sum(child.passes for child in blocks.children) == 1  # the pooled runs' pass only
+    two_passes = pooled_lines(Blocks(runs, size), qrels, np.ones(len(runs), dtype=bool))  # no kernel kept
+    assert two_passes.kernel is None
+    reference = pool_depth(qrels, Blocks(runs, size), measure="AP", max_depth=12, pool=4, lines=two_passes)
+    assert _same(once, reference) and np.array_equal(once.scores, reference.scores)
+    assert len(set(once.scores[:, 0].tolist())) > 2  # the cuts change the scores
+    blocks = Blocks(runs, size)
+    left = leave_out(qrels, blocks, units=[f"team{t}" for t in teams], by="team", measure="AP", depth=3)
+    assert blocks.passes + sum(child.passes for child in blocks.children) == 1
+    lines = pooled_lines(OneBlock(prepare_runs(runs)), qrels, np.ones(len(runs), dtype=bool), teams, kernel=True)
+    caps = np.full(len(lines.topics), 3, dtype=np.int64)
+    cuts = [lambda: None] + [lambda u=u: lines.owner(caps) != u for u in range(3)]
+    from_entries = cut_scores(Blocks(runs, size), qrels, "AP", cuts, kernel=lines.kernel)
+    from_runs = cut_scores(Blocks(runs, size), qrels, "AP", cuts)
+    assert from_entries.tobytes() == from_runs.tobytes()
+    assert np.array_equal(left.original, from_runs[0]) and left.removed_lines.sum() > 0
 
 
 def test_blocks_on_stratified_qrels_give_the_xinfap_of_one_block(shared_data):
