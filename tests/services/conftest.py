@@ -9,12 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.formats.topics_file import TopicDef
 from app.services import campaigns, evaluations, qrels, runs, teams, topics
 from app.services.auth import Principal
-from app.storage.models import CampaignStatus, Evaluation, Role, Run, TaskKind
+from app.storage.models import CampaignStatus, Evaluation, Role, Run, RunMean, Score, TaskKind
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 _names = itertools.count(1)
@@ -93,3 +94,20 @@ def make_campaign(session: Session):  # type: ignore[no-untyped-def]
         return new_campaign(session, n_topics, task_kind)
 
     return make
+
+
+def stored_numbers(session: Session, evaluation: Evaluation) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    """Every stored score and run mean of an evaluation, keyed, as exact float hex strings (blocks against one)."""
+    scores = session.execute(select(Score).where(Score.evaluation_id == evaluation.id)).scalars().all()
+    means = session.execute(select(RunMean).where(RunMean.evaluation_id == evaluation.id)).scalars().all()
+
+    def exact(value: float | None) -> str | None:
+        return None if value is None else float(value).hex()
+
+    return (
+        {(s.run_id, s.measure, s.topic): exact(s.value) for s in scores},
+        {
+            (m.run_id, m.measure): (*map(exact, (m.value, m.ci_low, m.ci_high, m.sampling_se)), m.estimator)
+            for m in means
+        },
+    )

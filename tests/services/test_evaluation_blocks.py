@@ -7,13 +7,12 @@ from typing import cast
 
 import numpy as np
 import pytest
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.moments import evaluate_moments, parse_moment_ground_truth, parse_moment_run
 from app.services import campaigns, evaluations, qrels, run_blocks
-from app.storage.models import CampaignStatus, Evaluation, RunMean, Score, TaskKind
-from tests.services.conftest import ORGANISER, new_campaign
+from app.storage.models import CampaignStatus, TaskKind
+from tests.services.conftest import ORGANISER, new_campaign, stored_numbers
 
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "Rprec", "RR", "num_rel_ret", "gm_map", "recall@5", "P_5"]
 
@@ -74,30 +73,13 @@ def campaign(module_session: Session) -> int:
     return made.id
 
 
-def stored(session: Session, evaluation: Evaluation) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    """Every stored score and run mean of an evaluation, keyed, as exact float hex strings."""
-    scores = session.execute(select(Score).where(Score.evaluation_id == evaluation.id)).scalars().all()
-    means = session.execute(select(RunMean).where(RunMean.evaluation_id == evaluation.id)).scalars().all()
-
-    def exact(value: float | None) -> str | None:
-        return None if value is None else float(value).hex()
-
-    return (
-        {(s.run_id, s.measure, s.topic): exact(s.value) for s in scores},
-        {
-            (m.run_id, m.measure): (*map(exact, (m.value, m.ci_low, m.ci_high, m.sampling_se)), m.estimator)
-            for m in means
-        },
-    )
-
-
 def test_every_block_size_stores_the_numbers_of_every_run_at_once(module_session: Session, campaign: int) -> None:
     session = module_session
     reference = evaluations.start_evaluation(session, ORGANISER, campaign, measures=MEASURES)
     plan = evaluations.plan_evaluation(session, reference, 512.0)
     assert len(plan.run_ids) == 9 and plan.blocks == [plan.run_ids] and not plan.in_job
     evaluations.evaluate_in_job(session, reference, [plan.run_ids])  # every run at once, the intervals in memory
-    expected_scores, expected_means = stored(session, reference)
+    expected_scores, expected_means = stored_numbers(session, reference)
     assert len(expected_means) == 9 * len(MEASURES)
     assert len(expected_scores) == 9 * len(MEASURES) * 13  # 12 topics (the one without relevant items too), all
     assert any(m[1] is not None for m in expected_means.values())  # intervals were computed
@@ -109,7 +91,7 @@ def test_every_block_size_stores_the_numbers_of_every_run_at_once(module_session
         done = evaluations.run_evaluation(session, evaluation.id, seen.append, memory_mb=memory_mb)
         assert done.status == "done" and done.progress == 1.0
         assert seen == sorted(seen) and seen[0] == 0.1 and seen[-1] == pytest.approx(0.8)
-        assert stored(session, done) == (expected_scores, expected_means), memory_mb
+        assert stored_numbers(session, done) == (expected_scores, expected_means), memory_mb
         assert done.measures == reference.measures
 
 
@@ -119,9 +101,9 @@ def test_a_retried_block_replaces_its_scores(module_session: Session, campaign: 
     plan = evaluations.plan_evaluation(session, evaluation, 1e-9)
     for block in plan.blocks:
         evaluations.evaluate_block(session, evaluation, block)
-    first, _ = stored(session, evaluation)
+    first, _ = stored_numbers(session, evaluation)
     evaluations.evaluate_block(session, evaluation, plan.blocks[2])  # the same block again, as a retry writes it
-    again, _ = stored(session, evaluation)
+    again, _ = stored_numbers(session, evaluation)
     assert len(first) == 9 * 2 * 13
     assert {k: v for k, v in again.items() if first.get(k) != v} == {}
     assert again == first
@@ -146,7 +128,7 @@ def test_a_fanned_out_block_stored_twice_counts_once(module_session: Session, ca
     assert evaluation.status == "running" and evaluation.measures[evaluations.BLOCKS] == {"n": 9, "done": 8}
     assert evaluations.run_block(session, evaluation.id, 8, blocks[8])
     assert evaluation.status == "done" and evaluations.BLOCKS not in evaluation.measures
-    assert stored(session, evaluation) == stored(session, reference)
+    assert stored_numbers(session, evaluation) == stored_numbers(session, reference)
     assert not evaluations.run_block(session, evaluation.id, 8, blocks[8])  # a late retry finds it done
 
 
@@ -185,7 +167,7 @@ def test_a_moment_campaign_in_blocks_of_one_run_stores_the_numbers_of_one_block(
         assert len(plan.blocks) == n_blocks and not plan.in_job
         done = evaluations.run_evaluation(session, evaluation.id, memory_mb=memory_mb)
         assert done.status == "done"
-        numbers.append(stored(session, done))
+        numbers.append(stored_numbers(session, done))
     assert numbers[0] == numbers[1] and len(numbers[0][1]) == 5 * 2
     reference = evaluate_moments(
         parse_moment_ground_truth(truth.encode()), [parse_moment_run(t.encode()) for t in texts], ["AxIoU@5", "R@1,0.5"]

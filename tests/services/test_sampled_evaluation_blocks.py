@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.services import campaigns, evaluations, pools, qrels, run_blocks, score_intervals
-from app.storage.models import CampaignStatus, Evaluation, RunMean, Score
-from tests.services.conftest import ORGANISER, new_campaign
+from app.storage.models import CampaignStatus, Evaluation
+from tests.services.conftest import ORGANISER, new_campaign, stored_numbers
 
 MEASURES = ["xinfAP", "infNDCG", "AP", "P@10", "inum_rel"]
 
@@ -39,23 +38,6 @@ def campaign(module_session: Session) -> tuple[int, str]:
     return made.id, "".join(qrels_lines)
 
 
-def stored(session: Session, evaluation: Evaluation) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    """Every stored score and run mean of an evaluation, keyed, as exact float hex strings."""
-    scores = session.execute(select(Score).where(Score.evaluation_id == evaluation.id)).scalars().all()
-    means = session.execute(select(RunMean).where(RunMean.evaluation_id == evaluation.id)).scalars().all()
-
-    def exact(value: float | None) -> str | None:
-        return None if value is None else float(value).hex()
-
-    return (
-        {(s.run_id, s.measure, s.topic): exact(s.value) for s in scores},
-        {
-            (m.run_id, m.measure): (*map(exact, (m.value, m.ci_low, m.ci_high, m.sampling_se)), m.estimator)
-            for m in means
-        },
-    )
-
-
 def every_budget(session: Session, campaign_id: int, version_id: int, measures: list[str] = MEASURES) -> Evaluation:
     """Evaluate at one block, two and one run a block; assert they store the same; the one-block evaluation."""
     reference = evaluations.start_evaluation(
@@ -64,7 +46,7 @@ def every_budget(session: Session, campaign_id: int, version_id: int, measures: 
     plan = evaluations.plan_evaluation(session, reference, 512.0)
     assert plan.in_job and plan.blocks == [plan.run_ids] and len(plan.run_ids) == 7
     evaluations.run_evaluation(session, reference.id, memory_mb=512.0)
-    expected = stored(session, reference)
+    expected = stored_numbers(session, reference)
     assert len(expected[1]) == 7 * len(measures)
     largest = max(run.n_entries for run in evaluations.evaluated_runs(session, campaign_id, version_id))
     for memory_mb, n_blocks in [(1e-9, 7), (2 * largest * run_blocks.SAMPLED_BYTES_PER_RUN_LINE / 2**20, 2)]:
@@ -79,7 +61,7 @@ def every_budget(session: Session, campaign_id: int, version_id: int, measures: 
         )
         assert not queued  # the variance step needs every block: the job runs them itself
         assert done.status == "done" and seen == sorted(seen) and seen[-1] == pytest.approx(0.8)
-        assert stored(session, done) == expected, memory_mb
+        assert stored_numbers(session, done) == expected, memory_mb
         assert done.measures == reference.measures
     return reference
 
@@ -90,7 +72,7 @@ def test_sampled_qrels_in_blocks_store_the_numbers_of_one_block(module_session: 
     version = qrels.import_qrels(session, ORGANISER, campaign_id, text.encode(), label="sampled", max_errors=10)
     session.flush()
     reference = every_budget(session, campaign_id, version.id)
-    _, means = stored(session, reference)
+    _, means = stored_numbers(session, reference)
     widened = reference.measures["interval"]["widened"]
     assert widened == {"xinfAP": "imputation+bias", "infNDCG": "imputation+bias"}  # topic 8 has no judgement
     assert all(means[key][3] is not None for key in means if key[1] in widened)
