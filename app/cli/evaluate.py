@@ -64,7 +64,6 @@ With --moments, QRELS is a moment ground-truth file and RUN moment runs (evaluat
 
 STDIN = "-"
 CI_OPTIONS = ("ci_level", "ci_method", "ci_resamples", "ci_seed")
-_JACKKNIFE_ELEMENTS = 1 << 21  # bound on deleted samples x runs x ranks in one jackknife call (a few arrays of it)
 
 
 @dataclass(frozen=True)
@@ -370,10 +369,10 @@ def xinfap_sampling_variance(
     qrels: Qrels, tables: list[RunTable], names: list[str], max_results: int, topics: list[str]
 ) -> np.ndarray:
     """xinfAP's judgement sampling variance [run, topic] (topics in the order given): the stratified jackknife of
-    app.evaluation.analyses.budget, a few runs at a time so memory stays bounded by `_JACKKNIFE_ELEMENTS`."""
+    app.evaluation.analyses.budget, a few runs at a time so memory stays bounded (`budget.run_chunks`)."""
     import numpy as np
 
-    from app.evaluation.analyses.budget import by_run_sum, jackknife_components, topic_samples
+    from app.evaluation.analyses.budget import by_run_sum, jackknife_components, run_chunks, topic_samples
     from app.evaluation.analyses.lines import index_lines
     from app.evaluation.grading.prepared_runs import prepare_runs
 
@@ -382,12 +381,11 @@ def xinfap_sampling_variance(
     column = {topic: t for t, topic in enumerate(topics)}
     variance = np.zeros((len(tables), len(topics)))
     for topic, sample in zip(sample_topics, samples, strict=True):
-        depth = max(sample.ranked.shape[1], 1)
-        step = max(1, _JACKKNIFE_ELEMENTS // (64 * depth))  # jackknife_components deletes 64 samples per call
-        for start in range(0, len(tables), step):
-            part = replace(sample, ranked=sample.ranked[start : start + step])
+        start = 0
+        for part in run_chunks(sample):
             deviations, _ = jackknife_components(part, max_results)
-            variance[start : start + step, column[topic]] = by_run_sum(deviations**2)
+            variance[start : start + len(part.ranked), column[topic]] = by_run_sum(deviations**2)
+            start += len(part.ranked)
     return variance
 
 

@@ -559,15 +559,14 @@ def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int 
     """The topic's `TopicError` (`rng` draws the floor's unjudged docs), a few runs at a time so that one call's
     arrays stay within `JACKKNIFE_ELEMENTS`: a run's error is its own and every chunk draws the same docs (the
     draws depend on the judgements alone), so the chunks give the numbers of all runs at once, bit for bit."""
-    n_run, depth = sample.ranked.shape
-    step = max(1, JACKKNIFE_ELEMENTS // (64 * max(depth, 1)))  # _jackknife deletes 64 samples per call
-    if n_run <= step:
+    parts = run_chunks(sample)
+    if len(parts) == 1:
         return _topic_error(sample, rng, max_results)
     state = rng.bit_generator.state
     chunks = []
-    for start in range(0, n_run, step):
+    for part in parts:
         rng.bit_generator.state = state
-        chunks.append(_topic_error(replace(sample, ranked=sample.ranked[start : start + step]), rng, max_results))
+        chunks.append(_topic_error(part, rng, max_results))
     first = chunks[0]
     return TopicError(
         point=np.concatenate([c.point for c in chunks]),
@@ -578,6 +577,16 @@ def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int 
         estimable=first.estimable,
         floor_mean=None if first.floor_mean is None else np.concatenate([c.floor_mean for c in chunks], axis=1),
     )
+
+
+def run_chunks(sample: TopicSample) -> list[TopicSample]:
+    """The sample's runs a few at a time (in order), so that one xinfAP call's arrays stay within
+    `JACKKNIFE_ELEMENTS` (the jackknife deletes 64 samples per call)."""
+    n_run, depth = sample.ranked.shape
+    step = max(1, JACKKNIFE_ELEMENTS // (64 * max(depth, 1)))
+    if n_run <= step:
+        return [sample]
+    return [replace(sample, ranked=sample.ranked[start : start + step]) for start in range(0, n_run, step)]
 
 
 def _topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int) -> TopicError:
