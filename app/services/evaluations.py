@@ -382,7 +382,7 @@ def evaluate_in_job(
     info = score_intervals.compute(np.zeros((0, len(names), len(topics))), names, {}).info
     if not held:
         return _finish(session, evaluation, campaign, info)
-    scored = np.concatenate([_on_topics(kept.scored, kept.topics, topics) for kept in held])
+    scored = np.concatenate([score_intervals.on_topics(kept.scored, kept.topics, topics) for kept in held])
     parts = score_intervals.SamplingParts.joined([kept.parts for kept in held], topics)
     variances = score_intervals.sampling_variances(plan, parts, names, scored)
     del scored
@@ -393,23 +393,13 @@ def evaluate_in_job(
         own = {m: (v[rows], how) for m, (v, how) in variances.items()}
         if kept.estimated is not None:
             own = {**own, **kept.estimated.variances(len(topics))}
-        found = score_intervals.compute(_on_topics(kept.stored, kept.topics, topics), names, own)
+        found = score_intervals.compute(score_intervals.on_topics(kept.stored, kept.topics, topics), names, own)
         info = found.info
         if kept.estimated is not None:
             info = {**found.info, "prediction_powered": kept.estimated.info}
         estimators = kept.estimated.estimators if kept.estimated else {}
         _store_means(session, evaluation, kept.run_ids, kept.means, found, names, estimators)
     return _finish(session, evaluation, campaign, info)
-
-
-def _on_topics(values: np.ndarray, topics: Sequence[str], wanted: Sequence[str]) -> np.ndarray:
-    """Per-topic values [run, measure, topic] over `topics` put over `wanted` (0 where absent, as `score_arrays`)."""
-    at = {t: i for i, t in enumerate(topics)}
-    out = np.zeros((values.shape[0], values.shape[1], len(wanted)))
-    for k, topic in enumerate(wanted):
-        if topic in at:
-            out[:, :, k] = values[:, :, at[topic]]
-    return out
 
 
 def _finish(session: Session, evaluation: Evaluation, campaign: Campaign, info: dict[str, Any]) -> Evaluation:

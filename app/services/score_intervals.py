@@ -240,6 +240,17 @@ def design(session: Session, version: QrelsVersion, qrels: Qrels) -> Design:
     return Design(qrels, sampled, depth_incomplete, biased)
 
 
+def on_topics(values: np.ndarray, topics: Sequence[str], wanted: Sequence[str]) -> np.ndarray:
+    """Values per topic (the last axis, over `topics`) put over `wanted`: 0 (False) where a topic is absent, as
+    `score_arrays` reads a topic a run has no value for."""
+    at = {t: i for i, t in enumerate(topics)}
+    columns = np.array([at.get(t, -1) for t in wanted], dtype=np.int64)
+    present = columns >= 0
+    out = np.zeros((*values.shape[:-1], len(wanted)), dtype=values.dtype)
+    out[..., present] = values[..., columns[present]]
+    return out
+
+
 @dataclass(frozen=True)
 class SamplingParts:
     """What a set of runs brings to the sampling variances, each run's own (so blocks of runs give them bit for bit):
@@ -255,14 +266,9 @@ class SamplingParts:
 
     def on(self, topics: Sequence[str]) -> SamplingParts:
         """The same parts over `topics` (0 on a topic these runs have no value for, as for a topic none of them has)."""
-        at = {t: i for i, t in enumerate(self.topics)}
-        columns = np.array([at.get(t, -1) for t in topics], dtype=np.int64)
-        present = columns >= 0
 
         def spread(values: np.ndarray) -> np.ndarray:
-            out = np.zeros((values.shape[0], len(topics)), dtype=values.dtype)
-            out[:, present] = values[:, columns[present]]
-            return out
+            return on_topics(values, self.topics, topics)
 
         return SamplingParts(
             list(topics),

@@ -307,14 +307,17 @@ def entry_samples(
         strata_codes, n_strata = strata_codes.reshape(-1), len(labels)
     line_topic = np.asarray(line_topic, dtype=np.int64)
     line = np.asarray(line, dtype=np.int64)
+    n_topic = len(judged_topics.topics)
+    by_topic = np.argsort(line_topic, kind="stable")  # each topic's lines, in qrels order: its items
+    line_bounds = np.searchsorted(line_topic[by_topic], np.arange(n_topic + 1))
+    item_of_line = np.empty(len(grades), dtype=np.int64)
+    item_of_line[by_topic] = np.arange(len(grades)) - line_bounds[line_topic[by_topic]]
     entry_topic = line_topic[line]
     order = np.argsort(entry_topic, kind="stable")
-    bounds = np.searchsorted(entry_topic[order], np.arange(len(judged_topics.topics) + 1))
+    bounds = np.searchsorted(entry_topic[order], np.arange(n_topic + 1))
     samples = []
-    for t in range(len(judged_topics.topics)):
-        lines = np.flatnonzero(line_topic == t)
-        item_of_line = np.full(len(grades), -1, dtype=np.int64)
-        item_of_line[lines] = np.arange(len(lines))
+    for t in range(n_topic):
+        lines = by_topic[line_bounds[t] : line_bounds[t + 1]]
         mine = order[bounds[t] : bounds[t + 1]]
         ranked = np.full((n_run, depth if len(mine) else 0), -1, dtype=np.int64)
         ranked[run[mine], rank[mine] - 1] = item_of_line[line[mine]]
