@@ -14,6 +14,8 @@ from app.storage.models import Evaluation, Score
 from app.worker.runner import HARD_STOP_EXIT_CODE
 from tests.worker.conftest import evaluable_campaign
 
+RUN_SECONDS = 3.0  # the deadline in the deadline tests: long enough for a loaded machine to reach the store step
+
 
 def wait_for(condition: Callable[[], object], timeout: float, what: str) -> object:
     """Poll until `condition()` is truthy; return its value (AssertionError naming `what` after `timeout` s)."""
@@ -184,14 +186,14 @@ def test_cancel_a_running_job_stops_it_at_its_next_report(api, jobs_sessions, sp
 
 def test_a_job_over_its_maximum_run_time_fails_saying_so(api, jobs_sessions, spawn_worker, scores_locked):
     campaign = evaluable_campaign(api)
-    spawn_worker(job_max_run_seconds=1.0, job_stall_seconds=30.0)
+    spawn_worker(job_max_run_seconds=RUN_SECONDS, job_stall_seconds=30.0)
     evaluation_id = start(api, campaign)
     blocked_storing(jobs_sessions, evaluation_id)
-    time.sleep(1.2)
+    time.sleep(RUN_SECONDS + 0.2)
     scores_locked()
     body = finished(api, evaluation_id)
     assert body["status"] == "failed"
-    assert "maximum run time of 1 s" in body["error"]
+    assert f"maximum run time of {RUN_SECONDS:g} s" in body["error"]
     assert scores_of(jobs_sessions, evaluation_id) == 0
 
 
@@ -199,7 +201,7 @@ def test_a_job_that_ignores_its_deadline_is_failed_and_its_worker_replaced(
     api, jobs_sessions, spawn_worker, scores_locked
 ):
     campaign = evaluable_campaign(api)
-    worker = spawn_worker(job_max_run_seconds=0.5, job_stall_seconds=1.0)
+    worker = spawn_worker(job_max_run_seconds=RUN_SECONDS, job_stall_seconds=1.0)
     evaluation_id = start(api, campaign)
     blocked_storing(jobs_sessions, evaluation_id)
     worker.join(timeout=30)  # the job never reports again while the lock is held
