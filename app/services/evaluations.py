@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, or_, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from app.evaluation.errors import FormatError, MeasureError
@@ -27,7 +28,8 @@ from app.services import score_intervals, score_store
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
-from app.services.qrels import COMBINED, topic_order, verified_items
+from app.services.held_blocks import HeldBlock
+from app.services.qrels import COMBINED, Verified, topic_order, verified_items
 from app.services.qrels_cache import cached_qrels
 from app.services.run_arrays import load_moment_runs, load_runs
 from app.services.run_blocks import (
@@ -45,6 +47,7 @@ from app.storage.models import (
     Campaign,
     CampaignStatus,
     Evaluation,
+    EvaluationBlockParts,
     GroundTruthSegment,
     MomentTruthSegment,
     Pool,
@@ -62,6 +65,7 @@ ALL = "all"
 Progress = Callable[[float], None]
 FanOut = Callable[[list[list[int]]], None]  # queues one task per block of run ids
 BLOCKS = "blocks"  # a fanned-out evaluation's measures[BLOCKS]: {"n": blocks, "done": how many are stored}
+HELD = "held"  # ... and HELD: true when its blocks store their parts for the step over every run (`reduce_held`)
 # A finished evaluation moves a campaign on only from these (judged) steps; draft, open and closed campaigns keep
 # their status, so evaluating never shuts submissions, and evaluated or published ones stay as they are.
 EVALUATED_FROM = (CampaignStatus.pooled, CampaignStatus.judging)
@@ -150,7 +154,8 @@ def run_evaluation(
     """Evaluate and store every number of a queued evaluation and mark it done.
 
     Runs are read, evaluated and their scores stored a block at a time (`plan_evaluation`: blocks of about
-    `memory_mb` of run data), then `reduce_evaluation` computes each run's interval from the stored scores. With
+    `memory_mb` of run data), then `reduce_evaluation` computes each run's interval from the stored scores (sampled,
+    incomplete or combined judgements: `evaluate_in_job`, whose blocks keep parts for a step over every run). With
     `fan_out` and more than one block, the blocks are handed to it instead (one queue task each, `run_block`) and
     the evaluation stays running until the last block reduces it. The evaluation row is written only at the end, so
     `progress` may update it from another session meanwhile.
@@ -160,13 +165,16 @@ def run_evaluation(
         raise NotFound(f"evaluation {evaluation_id} not found")
     plan = plan_evaluation(session, evaluation, memory_mb)
     progress(0.1)
-    if plan.in_job:
-        return evaluate_in_job(session, evaluation, plan.blocks, progress)
     if fan_out is not None and len(plan.blocks) > 1:
-        evaluation.measures = {**evaluation.measures, BLOCKS: {"n": len(plan.blocks), "done": 0}}
+        marker: dict[str, object] = {"n": len(plan.blocks), "done": 0}
+        if plan.held:
+            marker[HELD] = True
+        evaluation.measures = {**evaluation.measures, BLOCKS: marker}
         session.flush()
         fan_out(plan.blocks)
         return evaluation
+    if plan.held:
+        return evaluate_in_job(session, evaluation, plan.blocks, progress)
     campaign = session.get(Campaign, evaluation.campaign_id)
     assert campaign is not None
     qrels = None  # moment blocks read the ground truth; shot blocks share one parsed qrels
@@ -186,13 +194,13 @@ def _share(progress: Progress, index: int, n_blocks: int) -> Progress:
 
 @dataclass(frozen=True)
 class Plan:
-    """An evaluation's runs (in id order) and the blocks it reads them in; `in_job`: the judgements are a sample,
-    incomplete or a model's corrected by people, so the job itself runs the blocks (`evaluate_in_job`: the sampling
-    variances and estimates end with a step over every run's parts), not fanned out."""
+    """An evaluation's runs (in id order) and the blocks it reads them in; `held`: the judgements are a sample,
+    incomplete or a model's corrected by people, so each block keeps its runs' sampling parts (`HeldBlock`) for a
+    step over every run at the end (`reduce_held`: the sampling variances and estimates)."""
 
     run_ids: list[int]
     blocks: list[list[int]]
-    in_job: bool
+    held: bool
 
 
 def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) -> Plan:
@@ -201,14 +209,14 @@ def plan_evaluation(session: Session, evaluation: Evaluation, memory_mb: float) 
     assert campaign is not None
     runs = evaluated_runs(session, campaign.id, evaluation.qrels_version_id)
     run_ids = [r.id for r in runs]
-    in_job = False  # moment measures score each run on its own: moment campaigns are evaluated in blocks too
+    held = False  # moment measures score each run on its own: moment campaigns are evaluated in blocks too
     if campaign.task_kind is not TaskKind.moments:
         version = session.get(QrelsVersion, evaluation.qrels_version_id)
         assert version is not None
         plan = score_intervals.design(session, version, cached_qrels(session, version))
-        in_job = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
-    per_line = SAMPLED_BYTES_PER_RUN_LINE if in_job else BYTES_PER_RUN_LINE
-    return Plan(run_ids, plan_blocks(runs, memory_mb, per_line), in_job)
+        held = version.judges == COMBINED or plan.sampled or plan.depth_incomplete
+    per_line = SAMPLED_BYTES_PER_RUN_LINE if held else BYTES_PER_RUN_LINE
+    return Plan(run_ids, plan_blocks(runs, memory_mb, per_line), held)
 
 
 def evaluate_block(
@@ -267,14 +275,23 @@ def store_block(
 
 
 def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequence[int]) -> bool:
-    """One queued block (number `index`) of a fanned-out evaluation: its scores stored, then the block counted
-    done under the evaluation's row lock unless it replaced scores of its own (its worker died after committing
-    them with the count: the block counts once); the last block reduces the evaluation. False (nothing done) unless
-    it is running. The count is one number however many blocks, so each block's work on the row is the same."""
+    """One queued block (number `index`) of a fanned-out evaluation: its scores stored (and, for sampled,
+    incomplete or combined judgements, its `HeldBlock` under its index), then the block counted done under the
+    evaluation's row lock unless it replaced scores of its own (its worker died after committing them with the
+    count: the block counts once); the last block reduces the evaluation. False (nothing done) unless it is
+    running. The count is one number however many blocks, so each block's work on the row is the same."""
     evaluation = session.get(Evaluation, evaluation_id)
     if evaluation is None or evaluation.status != "running":
         return False
-    counted = store_block(session, evaluation, run_ids, block_scores(session, evaluation, run_ids))
+    held = bool(evaluation.measures[BLOCKS].get(HELD))
+    if held:
+        kept, counted = held_block(session, evaluation, run_ids)
+        parts = {"evaluation_id": evaluation_id, "block": index, "data": kept.to_bytes()}
+        upsert = pg_insert(EvaluationBlockParts).values(parts)
+        session.execute(upsert.on_conflict_do_update(index_elements=["evaluation_id", "block"], set_=parts))
+        del kept
+    else:
+        counted = store_block(session, evaluation, run_ids, block_scores(session, evaluation, run_ids))
     session.flush()
     # blocks count themselves one at a time, seeing each other's; NO KEY UPDATE, as the block's scores hold KEY SHARE
     # on the row (their foreign key) which a plain FOR UPDATE would wait for in every other block: a deadlock
@@ -287,7 +304,15 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
     evaluation.measures = {**evaluation.measures, BLOCKS: {**blocks, "done": done}}
     evaluation.progress = 0.1 + 0.8 * min(done, blocks["n"]) / blocks["n"]
     session.flush()
-    if done >= blocks["n"]:
+    if done < blocks["n"]:
+        return True
+    if held:  # every block's parts, in block order: the runs end to end as one process holds them
+        kept_parts = EvaluationBlockParts.__table__
+        stored = select(kept_parts.c.data).where(kept_parts.c.evaluation_id == evaluation_id)
+        found = [HeldBlock.from_bytes(data) for data in session.scalars(stored.order_by(kept_parts.c.block))]
+        session.execute(delete(EvaluationBlockParts).where(EvaluationBlockParts.evaluation_id == evaluation_id))
+        reduce_held(session, evaluation, found)
+    else:
         evaluated = score_store.stored_runs(session, evaluation_id)
         reduce_evaluation(session, evaluation, evaluated, split_blocks([(r, 1) for r in evaluated], len(run_ids)))
     return True
@@ -323,19 +348,26 @@ def reduce_evaluation(
 
 
 @dataclass(frozen=True)
-class _HeldBlock:
-    """What the job keeps of one block of runs for the step over all runs: its ids, topics, per-topic values
-    [run, measure, topic] as scored (the sampling variances' bias term reads them) and as stored (a combined
-    version's estimates in place), means (the `all` topic), sampling parts and labelling standard errors; a few
-    numbers per run and topic, no run line."""
+class _Sampling:
+    """What every block of a sampled, incomplete or combined evaluation shares: its campaign, measures, qrels, their
+    sampling design and a combined version's verified items (None for others)."""
 
-    run_ids: list[int]
-    topics: list[str]
-    scored: np.ndarray
-    stored: np.ndarray
-    means: dict[str, dict[str, dict[str, float]]]
-    parts: score_intervals.SamplingParts
-    estimated: score_intervals.PredictionPowered | None
+    campaign: Campaign
+    names: list[str]
+    qrels: Qrels
+    plan: score_intervals.Design
+    verified: Verified | None
+
+    @classmethod
+    def of(cls, session: Session, evaluation: Evaluation) -> _Sampling:
+        """The evaluation's (its qrels parsed once per process: `cached_qrels`)."""
+        campaign = session.get(Campaign, evaluation.campaign_id)
+        version = session.get(QrelsVersion, evaluation.qrels_version_id)
+        assert campaign is not None and version is not None
+        qrels = cached_qrels(session, version)
+        plan = score_intervals.design(session, version, qrels)
+        verified = verified_items(session, version) if version.judges == COMBINED else None
+        return cls(campaign, list(evaluation.measures["names"]), qrels, plan, verified)
 
 
 def evaluate_in_job(
@@ -344,39 +376,60 @@ def evaluate_in_job(
     blocks: Sequence[Sequence[int]],
     progress: Progress = lambda _: None,
 ) -> Evaluation:
-    """Sampled, incomplete or combined judgements, a block of runs at a time (`Plan.in_job`): each block's scores
+    """Sampled, incomplete or combined judgements, a block of runs at a time (`Plan.held`): each block's scores
     (a combined version's estimates in place) stored, and its runs' sampling parts (`score_intervals.SamplingParts`)
-    and labelling standard errors kept, all a run's own; then the one step over every run (the estimators'
-    jackknife / imputation ratio per topic) and each block's intervals. The numbers of one block, bit for bit."""
-    campaign = session.get(Campaign, evaluation.campaign_id)
-    version = session.get(QrelsVersion, evaluation.qrels_version_id)
-    assert campaign is not None and version is not None
-    names = list(evaluation.measures["names"])
-    qrels = cached_qrels(session, version)
-    plan = score_intervals.design(session, version, qrels)
-    verified = verified_items(session, version) if version.judges == COMBINED else None
-    held: list[_HeldBlock] = []
-    for index, block in enumerate(blocks):
-        share = _share(progress, index, len(blocks))
-        keys = [str(r) for r in block]
-        tables = load_runs(session, block)
-        table = evaluate(qrels, tables, names, max_results=campaign.max_results, names=keys).to_dict()
-        topics = score_intervals.topics_of(table)
-        scored = score_intervals.score_arrays(table, keys, names, topics)
-        share(0.4)
-        parts = score_intervals.sampling_parts(plan, tables, keys, campaign.max_results, names, topics)
-        estimated = None
-        if verified is not None:  # the table then holds the estimates: they are stored and bootstrapped
-            estimated = score_intervals.prediction_powered_scores(
-                verified, tables, keys, campaign.max_results, names, table
-            )
-        stored = scored if estimated is None else score_intervals.score_arrays(table, keys, names, topics)
-        store_block(session, evaluation, block, table)
-        means = {run: {m: {ALL: v[ALL]} for m, v in per.items() if ALL in v} for run, per in table.items()}
-        held.append(_HeldBlock(list(block), topics, scored, stored, means, parts, estimated))
-        del tables, table
-        release_freed()
-        share(1.0)
+    and labelling standard errors kept, all a run's own (`held_block`); then the one step over every run
+    (`reduce_held`). The numbers of one block, bit for bit."""
+    sampling = _Sampling.of(session, evaluation)
+    held = [
+        held_block(session, evaluation, block, _share(progress, index, len(blocks)), sampling=sampling)[0]
+        for index, block in enumerate(blocks)
+    ]
+    return reduce_held(session, evaluation, held, sampling=sampling)
+
+
+def held_block(
+    session: Session,
+    evaluation: Evaluation,
+    run_ids: Sequence[int],
+    progress: Progress = lambda _: None,
+    *,
+    sampling: _Sampling | None = None,
+) -> tuple[HeldBlock, bool]:
+    """One block of a sampled, incomplete or combined evaluation: its scores stored (a combined version's estimates
+    in place, replacing any the block stored before) and what the step over every run needs of it; whether it
+    replaced scores of its own (`store_block`)."""
+    found = _Sampling.of(session, evaluation) if sampling is None else sampling
+    campaign, names = found.campaign, found.names
+    keys = [str(r) for r in run_ids]
+    tables = load_runs(session, run_ids)
+    table = evaluate(found.qrels, tables, names, max_results=campaign.max_results, names=keys).to_dict()
+    topics = score_intervals.topics_of(table)
+    scored = score_intervals.score_arrays(table, keys, names, topics)
+    progress(0.4)
+    parts = score_intervals.sampling_parts(found.plan, tables, keys, campaign.max_results, names, topics)
+    estimated = None
+    if found.verified is not None:  # the table then holds the estimates: they are stored and bootstrapped
+        estimated = score_intervals.prediction_powered_scores(
+            found.verified, tables, keys, campaign.max_results, names, table
+        )
+    stored = scored if estimated is None else score_intervals.score_arrays(table, keys, names, topics)
+    replaced = store_block(session, evaluation, run_ids, table)
+    means = {run: {m: {ALL: v[ALL]} for m, v in per.items() if ALL in v} for run, per in table.items()}
+    del tables, table
+    release_freed()
+    progress(1.0)
+    return HeldBlock(list(run_ids), topics, scored, stored, means, parts, estimated), replaced
+
+
+def reduce_held(
+    session: Session, evaluation: Evaluation, held: Sequence[HeldBlock], *, sampling: _Sampling | None = None
+) -> Evaluation:
+    """The step over every run of a sampled, incomplete or combined evaluation, from its blocks (in block order):
+    the sampling variances (the estimators' jackknife / imputation ratio per topic over every run), each block's
+    means with their intervals, and the evaluation marked done."""
+    found = _Sampling.of(session, evaluation) if sampling is None else sampling
+    campaign, names, plan = found.campaign, found.names, found.plan
     topics = topic_order({t for kept in held for t in kept.topics})
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
     info = score_intervals.compute(np.zeros((0, len(names), len(topics))), names, {}).info
@@ -393,12 +446,12 @@ def evaluate_in_job(
         own = {m: (v[rows], how) for m, (v, how) in variances.items()}
         if kept.estimated is not None:
             own = {**own, **kept.estimated.variances(len(topics))}
-        found = score_intervals.compute(score_intervals.on_topics(kept.stored, kept.topics, topics), names, own)
-        info = found.info
+        computed = score_intervals.compute(score_intervals.on_topics(kept.stored, kept.topics, topics), names, own)
+        info = computed.info
         if kept.estimated is not None:
-            info = {**found.info, "prediction_powered": kept.estimated.info}
+            info = {**computed.info, "prediction_powered": kept.estimated.info}
         estimators = kept.estimated.estimators if kept.estimated else {}
-        _store_means(session, evaluation, kept.run_ids, kept.means, found, names, estimators)
+        _store_means(session, evaluation, kept.run_ids, kept.means, computed, names, estimators)
     return _finish(session, evaluation, campaign, info)
 
 

@@ -606,6 +606,17 @@ class ScoreTopics(Base):
     topics: Mapped[list[str]] = mapped_column(ARRAY(String(64)))
 
 
+class EvaluationBlockParts(Base):
+    """What one finished block of a fanned-out sampled, incomplete or combined evaluation keeps for the block that
+    reduces it (`services.held_blocks.HeldBlock` as bytes: a few numbers per run and topic); deleted by the reduce."""
+
+    __tablename__ = "evaluation_block_parts"
+
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id", ondelete="CASCADE"), primary_key=True)
+    block: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 VIEWS = MetaData()  # views the migrations make: neither created from the models nor compared with the tables
 
 

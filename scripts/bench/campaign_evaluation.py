@@ -116,7 +116,7 @@ def block_peak(sessions: sessionmaker[Session], campaign_id: int, block_runs: li
         organiser = Principal(Role.organiser, token_id=0)
         evaluation = evaluations.start_evaluation(session, organiser, campaign_id, measures=measures)
         runs = evaluations.evaluated_runs(session, campaign_id, evaluation.qrels_version_id)
-        sampled = evaluations.plan_evaluation(session, evaluation, 1e9).in_job
+        sampled = evaluations.plan_evaluation(session, evaluation, 1e9).held
         per_line = run_blocks.SAMPLED_BYTES_PER_RUN_LINE if sampled else run_blocks.BYTES_PER_RUN_LINE
 
         def one_block(run_ids: list[int]) -> None:

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.formats.topics_file import TopicDef
 from app.services import campaigns, evaluations, qrels, runs, teams, topics
 from app.services.auth import Principal
-from app.storage.models import CampaignStatus, Evaluation, Role, Run, RunMean, Score, TaskKind
+from app.storage.models import CampaignStatus, Evaluation, EvaluationBlockParts, Role, Run, RunMean, Score, TaskKind
 
 ORGANISER = Principal(Role.organiser, token_id=0)
 _names = itertools.count(1)
@@ -111,3 +111,20 @@ def stored_numbers(session: Session, evaluation: Evaluation) -> tuple[dict, dict
             for m in means
         },
     )
+
+
+def fanned_out(session: Session, evaluation: Evaluation, memory_mb: float) -> Evaluation:
+    """Plan an evaluation as a worker does with blocks to fan out, then run each queued block here, last block first
+    (the block that finishes last reduces the evaluation, whatever its index); the evaluation, done."""
+    queued: list[list[list[int]]] = []
+    evaluations.run_evaluation(session, evaluation.id, memory_mb=memory_mb, fan_out=queued.append)
+    assert len(queued) == 1 and len(queued[0]) > 1 and evaluation.status != "done"
+    evaluation.status = "running"  # as the worker that planned it left it
+    blocks = queued[0]
+    for index in reversed(range(len(blocks))):
+        assert evaluation.status == "running"
+        assert evaluations.run_block(session, evaluation.id, index, blocks[index])
+    assert evaluation.status == "done" and evaluations.BLOCKS not in evaluation.measures
+    left = session.scalar(select(func.count()).where(EvaluationBlockParts.evaluation_id == evaluation.id))
+    assert left == 0  # the reduce deletes the blocks' parts
+    return evaluation

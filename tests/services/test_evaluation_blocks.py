@@ -77,7 +77,7 @@ def test_every_block_size_stores_the_numbers_of_every_run_at_once(module_session
     session = module_session
     reference = evaluations.start_evaluation(session, ORGANISER, campaign, measures=MEASURES)
     plan = evaluations.plan_evaluation(session, reference, 512.0)
-    assert len(plan.run_ids) == 9 and plan.blocks == [plan.run_ids] and not plan.in_job
+    assert len(plan.run_ids) == 9 and plan.blocks == [plan.run_ids] and not plan.held
     evaluations.evaluate_in_job(session, reference, [plan.run_ids])  # every run at once, the intervals in memory
     expected_scores, expected_means = stored_numbers(session, reference)
     assert len(expected_means) == 9 * len(MEASURES)
@@ -164,7 +164,7 @@ def test_a_moment_campaign_in_blocks_of_one_run_stores_the_numbers_of_one_block(
     for memory_mb, n_blocks in [(1e-9, 5), (512.0, 1)]:
         evaluation = evaluations.start_evaluation(session, ORGANISER, made.id, measures=["AxIoU@5", "R@1,0.5"])
         plan = evaluations.plan_evaluation(session, evaluation, memory_mb)
-        assert len(plan.blocks) == n_blocks and not plan.in_job
+        assert len(plan.blocks) == n_blocks and not plan.held
         done = evaluations.run_evaluation(session, evaluation.id, memory_mb=memory_mb)
         assert done.status == "done"
         numbers.append(stored_numbers(session, done))

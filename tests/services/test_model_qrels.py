@@ -19,7 +19,7 @@ from app.services import campaigns, evaluations, pools, qrels, score_intervals, 
 from app.services.errors import InvalidInput
 from app.services.run_arrays import load_runs
 from app.storage.models import Assessor, CampaignStatus, Pool, QrelsVersion, Run, RunMean, Score
-from tests.services.conftest import ORGANISER
+from tests.services.conftest import ORGANISER, fanned_out
 
 NULL = None
 
@@ -340,22 +340,24 @@ def test_a_combined_version_stores_the_estimates_with_their_labelling_error(make
 
 
 def test_a_combined_version_in_blocks_of_one_run_stores_the_numbers_of_one_block(make_campaign):
-    """The estimates and their labelling errors are each run's own: blocks give the numbers of one block, bit for bit
-    (the job runs them itself, as the sampling variances end with a step over every run)."""
+    """The estimates and their labelling errors are each run's own: blocks give the numbers of one block, bit for bit,
+    run by the job or fanned out (each block's parts stored for the last block's step over every run)."""
     campaign, pool = verified_campaign(make_campaign, share=0.4)
     session = campaign.session
     combined = qrels.cut_qrels(session, ORGANISER, pool.id, "both", judges="combined")
     session.commit()
     found = []
-    for memory_mb in (512.0, 1e-9):
+    for memory_mb, fan_out in ((512.0, False), (1e-9, False), (1e-9, True)):
         job = evaluations.start_evaluation(
             session, ORGANISER, campaign.id, qrels_version_id=combined.id, measures=MEASURES
         )
         plan = evaluations.plan_evaluation(session, job, memory_mb)
-        assert plan.in_job and len(plan.blocks) == (1 if memory_mb > 1 else 4)
-        queued: list[object] = []
-        evaluations.run_evaluation(session, job.id, memory_mb=memory_mb, fan_out=queued.append)
-        assert not queued and job.status == "done"
+        assert plan.held and len(plan.blocks) == (1 if memory_mb > 1 else 4)
+        if fan_out:  # each block's estimates and parts stored, the last block's step over every run
+            fanned_out(session, job, memory_mb)
+        else:
+            evaluations.run_evaluation(session, job.id, memory_mb=memory_mb)
+        assert job.status == "done"
         scores, means = stored(session, job.id)
         found.append(
             (
@@ -367,7 +369,7 @@ def test_a_combined_version_in_blocks_of_one_run_stores_the_numbers_of_one_block
                 job.measures["interval"],
             )
         )
-    assert found[0] == found[1]
+    assert found[0] == found[1] == found[2]
     assert {row[4] for row in found[0][1].values()} == {"prediction_powered", None}
 
 

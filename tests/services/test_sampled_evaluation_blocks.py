@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from app.services import campaigns, evaluations, pools, qrels, run_blocks, score_intervals
 from app.storage.models import CampaignStatus, Evaluation
-from tests.services.conftest import ORGANISER, new_campaign, stored_numbers
+from tests.services.conftest import ORGANISER, fanned_out, new_campaign, stored_numbers
 
 MEASURES = ["xinfAP", "infNDCG", "AP", "P@10", "inum_rel"]
 
@@ -44,7 +44,7 @@ def every_budget(session: Session, campaign_id: int, version_id: int, measures: 
         session, ORGANISER, campaign_id, qrels_version_id=version_id, measures=measures
     )
     plan = evaluations.plan_evaluation(session, reference, 512.0)
-    assert plan.in_job and plan.blocks == [plan.run_ids] and len(plan.run_ids) == 7
+    assert plan.held and plan.blocks == [plan.run_ids] and len(plan.run_ids) == 7
     evaluations.run_evaluation(session, reference.id, memory_mb=512.0)
     expected = stored_numbers(session, reference)
     assert len(expected[1]) == 7 * len(measures)
@@ -54,15 +54,16 @@ def every_budget(session: Session, campaign_id: int, version_id: int, measures: 
             session, ORGANISER, campaign_id, qrels_version_id=version_id, measures=measures
         )
         assert len(evaluations.plan_evaluation(session, evaluation, memory_mb).blocks) >= n_blocks
-        queued: list[object] = []
         seen: list[float] = []
-        done = evaluations.run_evaluation(
-            session, evaluation.id, seen.append, memory_mb=memory_mb, fan_out=queued.append
-        )
-        assert not queued  # the variance step needs every block: the job runs them itself
+        done = evaluations.run_evaluation(session, evaluation.id, seen.append, memory_mb=memory_mb)
         assert done.status == "done" and seen == sorted(seen) and seen[-1] == pytest.approx(0.8)
         assert stored_numbers(session, done) == expected, memory_mb
         assert done.measures == reference.measures
+        queued = evaluations.start_evaluation(  # the same blocks fanned out, their parts stored for the last one
+            session, ORGANISER, campaign_id, qrels_version_id=version_id, measures=measures
+        )
+        assert stored_numbers(session, fanned_out(session, queued, memory_mb)) == expected, memory_mb
+        assert queued.measures == reference.measures
     return reference
 
 

@@ -19,10 +19,12 @@ from app.storage.models import Evaluation, Role, RunMean, Score
 N_RUNS = 8
 TINY_BUDGET = 1e-9  # MB: every run a block of its own
 MEASURES = ["AP", "P@10", "nDCG@10", "bpref", "gm_map"]
+SAMPLED_MEASURES = ["xinfAP", "infNDCG", "AP", "P@10"]
 
 
-def evaluable_campaign(api, n_runs: int, n_topics: int) -> int:  # type: ignore[no-untyped-def]
-    """A campaign of `n_runs` seeded runs of 20 lines per topic and imported qrels, to evaluate; its id."""
+def evaluable_campaign(api, n_runs: int, n_topics: int, *, sampled: bool = False) -> int:  # type: ignore[no-untyped-def]
+    """A campaign of `n_runs` seeded runs of 20 lines per topic and imported qrels, to evaluate; its id. `sampled`:
+    stratified qrels (sample_eval's), docs 0-24 judged in full, the others at a third."""
     body = {"name": f"fan-out-{time.time_ns()}", "task_kind": "shots", "max_runs_per_team": n_runs}
     cid = api.post("/api/campaigns", json=body).json()["id"]
     topics = [str(t) for t in range(1, n_topics + 1)]
@@ -40,6 +42,13 @@ def evaluable_campaign(api, n_runs: int, n_topics: int) -> int:  # type: ignore[
         )
         assert response.status_code == 201, response.text
     qrels = "".join(f"{t} 0 d{d} {int(d % 3 == 0)}\n" for t in topics for d in range(50))
+    if sampled:
+        drawn = rng.random((n_topics, 50)) < 1 / 3
+        qrels = "".join(
+            f"{t} 0 d{d} {1 if d < 25 else 2} {int(d % 3 == 0) if d < 25 or drawn[i, d] else -1}\n"
+            for i, t in enumerate(topics)
+            for d in range(50)
+        )
     api.post(f"/api/campaigns/{cid}/qrels", data={"label": "q"}, files={"file": ("q", qrels)}).raise_for_status()
     return int(cid)
 
@@ -68,20 +77,20 @@ def numbers(sessions, evaluation_id: int) -> tuple[dict, dict]:  # type: ignore[
         )
 
 
-def single_process(sessions, campaign_id: int) -> tuple[dict, dict]:  # type: ignore[no-untyped-def, type-arg]
+def single_process(sessions, campaign_id: int, measures: list[str] = MEASURES) -> tuple[dict, dict]:  # type: ignore[no-untyped-def, type-arg]
     """The numbers of an evaluation run in this process, every run in one block."""
     with sessions() as session:
         organiser = Principal(Role.organiser, token_id=0)
-        evaluation = evaluations.start_evaluation(session, organiser, campaign_id, measures=MEASURES)
+        evaluation = evaluations.start_evaluation(session, organiser, campaign_id, measures=measures)
         evaluations.run_evaluation(session, evaluation.id)
         session.commit()
         evaluation_id = evaluation.id
     return numbers(sessions, evaluation_id)
 
 
-def start(api, campaign_id: int) -> int:  # type: ignore[no-untyped-def]
+def start(api, campaign_id: int, measures: list[str] = MEASURES) -> int:  # type: ignore[no-untyped-def]
     """Queue an evaluation over the API; its id."""
-    response = api.post(f"/api/campaigns/{campaign_id}/evaluations", json={"measures": MEASURES})
+    response = api.post(f"/api/campaigns/{campaign_id}/evaluations", json={"measures": measures})
     assert response.status_code == 202, response.text
     return int(response.json()["id"])
 
@@ -153,3 +162,26 @@ def test_a_worker_killed_mid_block_is_retried_to_the_same_numbers(api, jobs_sess
     settled = [("succeeded", 1)] * (N_RUNS - 1) + [("succeeded", 2)]  # the killed block ran again
     wait_for(lambda: sorted(block_jobs(jobs_sessions, evaluation_id)) == settled, 30, "every block to be settled")
     assert numbers(jobs_sessions, evaluation_id) == single_process(jobs_sessions, campaign)
+
+
+def test_sampled_qrels_fanned_out_store_the_single_process_numbers(api, jobs_sessions, spawn_worker):  # type: ignore[no-untyped-def]
+    """Each block stores its scores and sampling parts; the block that finishes last reads every block's parts and
+    makes the step over every run (the jackknife ratio per topic): the numbers of one process, bit for bit."""
+    campaign = evaluable_campaign(api, n_runs=N_RUNS, n_topics=4, sampled=True)
+    expected = single_process(jobs_sessions, campaign, SAMPLED_MEASURES)
+    assert len(expected[1]) == N_RUNS * len(SAMPLED_MEASURES)
+    for _ in range(2):
+        spawn_worker(job_memory_mb=TINY_BUDGET)
+    evaluation_id = start(api, campaign, SAMPLED_MEASURES)
+    body = finished(api, evaluation_id)
+    assert body["status"] == "done" and body["error"] is None, body
+    settled = [("succeeded", 1)] * N_RUNS
+    wait_for(lambda: sorted(block_jobs(jobs_sessions, evaluation_id)) == settled, 30, "every block to be settled")
+    assert numbers(jobs_sessions, evaluation_id) == expected
+    with jobs_sessions() as session:
+        parts = session.scalar(
+            text("SELECT count(*) FROM evaluation_block_parts WHERE evaluation_id = :id"), {"id": evaluation_id}
+        )
+        assert parts == 0  # the reduce deleted them
+        stored = session.get(Evaluation, evaluation_id)
+        assert stored is not None and set(stored.measures["interval"]["widened"]) == {"xinfAP", "infNDCG"}
