@@ -4,7 +4,8 @@
 Makes a fresh database `trecpool_scale_<pid>` on the PostgreSQL server of --server-url (dropped at the end), serves
 the app on a loopback port and, as a user would over HTTP: creates a campaign of 50 topics, uploads distinct
 synthetic runs of 50 topics x --depth shots (ingest.make_run, cut to the depth) and qrels judging half of what the
-first 10 runs returned (campaign_evaluation.make_qrels). Then, per --workers count, starts that many worker
+first 10 runs returned (campaign_evaluation.make_qrels; --sampled: stratified sample_eval qrels, make_sampled_qrels,
+and its measures xinfAP, infNDCG, AP, P@10, num_rel_ret). Then, per --workers count, starts that many worker
 processes (as `trecpool worker --processes N`, with TRECPOOL_JOB_MEMORY_MB = --budget-mb, so the evaluation fans out
 as one queue task per block of runs), POSTs an evaluation of 7 measures, waits for `done` and GETs the leaderboard.
 
@@ -14,7 +15,7 @@ on a shared machine), each worker's peak RSS (VmHWM) and the leaderboard GET's t
 line: run files (compressed, in the store of --storage; `dir:` alone is a scratch directory) and the tables holding
 scores (with their indexes and partitions, pg_total_relation_size, grown by one evaluation).
 
-    nice .venv/bin/python scripts/bench/scale.py [--lines 10000000] [--workers 1 2 4] [--budget-mb 128]
+    nice .venv/bin/python scripts/bench/scale.py [--lines 10000000] [--workers 1 2 4] [--budget-mb 128] [--sampled]
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from campaign_evaluation import MEASURES, make_qrels, peak_rss_mib  # noqa: E402
+from campaign_evaluation import MEASURES, SAMPLED_MEASURES, make_qrels, make_sampled_qrels, peak_rss_mib  # noqa: E402
 from ingest import DEPTH, N_TOPICS, make_run  # noqa: E402
 from serving import serve_in_thread  # noqa: E402
 
@@ -105,8 +106,9 @@ def wait_for_workers(engine: Engine, count: int, timeout: float = 180.0) -> None
     raise TimeoutError(f"{count} worker(s) did not start within {timeout:.0f} s")
 
 
-def upload(http: httpx.Client, n_runs: int, depth: int) -> tuple[int, int, float, float]:
-    """Create the campaign, upload its runs and qrels over REST: campaign id, run lines, upload seconds, lines/s."""
+def upload(http: httpx.Client, n_runs: int, depth: int, sampled: bool) -> tuple[int, int, float, float]:
+    """Create the campaign, upload its runs and qrels (`sampled`: stratified, sample_eval's) over REST: campaign id,
+    run lines, upload seconds, lines/s."""
     rng = np.random.default_rng(7)
     per_team = min(n_runs, MAX_RUNS_PER_TEAM)
     cid = http.post(
@@ -119,7 +121,7 @@ def upload(http: httpx.Client, n_runs: int, depth: int) -> tuple[int, int, float
     n_teams = -(-n_runs // per_team)  # the API caps a team's runs: a larger campaign is split over teams
     teams = [http.post(f"/api/campaigns/{cid}/teams", json={"name": f"scale{k}"}).json()["id"] for k in range(n_teams)]
     first = [cut(make_run(rng, f"r{i}"), depth) for i in range(min(n_runs, QRELS_RUNS))]
-    qrels = make_qrels(rng, first)
+    qrels = make_sampled_qrels(rng, first) if sampled else make_qrels(rng, first)
     lines, seconds = 0, 0.0
     for i in range(n_runs):
         data = first[i] if i < len(first) else cut(make_run(rng, f"r{i}"), depth)
@@ -138,8 +140,10 @@ def upload(http: httpx.Client, n_runs: int, depth: int) -> tuple[int, int, float
     return cid, lines, seconds, lines / seconds
 
 
-def evaluate(http: httpx.Client, engine: Engine, url: str, settings: Settings, cid: int, n_workers: int) -> Row:
-    """Evaluate the campaign with `n_workers` fresh worker processes, then GET its leaderboard."""
+def evaluate(
+    http: httpx.Client, engine: Engine, url: str, settings: Settings, cid: int, n_workers: int, measures: list[str]
+) -> Row:
+    """Evaluate the campaign's `measures` with `n_workers` fresh worker processes, then GET its leaderboard."""
     workers = WorkerProcesses(url, settings, processes=n_workers)
     try:
         wait_for_workers(engine, n_workers)
@@ -149,7 +153,7 @@ def evaluate(http: httpx.Client, engine: Engine, url: str, settings: Settings, c
         with engine.connect() as conn:
             scores_before = conn.execute(SCORES_BYTES).scalar_one()
         start = time.perf_counter()
-        job = http.post(f"/api/campaigns/{cid}/evaluations", json={"measures": MEASURES})
+        job = http.post(f"/api/campaigns/{cid}/evaluations", json={"measures": measures})
         job.raise_for_status()
         status = job.json()
         while status["status"] in ("queued", "running"):
@@ -214,6 +218,7 @@ def main() -> None:
     parser.add_argument("--storage", default="postgres", help="TRECPOOL_RUN_STORAGE: postgres or dir:/path")
     parser.add_argument("--parse-processes", type=int, default=1, help="TRECPOOL_PARSE_PROCESSES of the server")
     parser.add_argument("--server-url", default=os.environ.get("SCALE_SERVER_URL", SERVER_URL))
+    parser.add_argument("--sampled", action="store_true", help="stratified sampled qrels (xinfAP, infNDCG, ...)")
     args = parser.parse_args()
     depth = min(args.depth, DEPTH)
     n_runs = max(1, args.lines // (N_TOPICS * depth))
@@ -239,11 +244,12 @@ def main() -> None:
         )
         print(f"campaign: {n_runs} runs x {N_TOPICS} topics x {depth} shots, database {name}", flush=True)
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=600) as http:
-            cid, lines, upload_seconds, upload_rate = upload(http, n_runs, depth)
+            cid, lines, upload_seconds, upload_rate = upload(http, n_runs, depth, args.sampled)
             print(f"  uploaded {lines:,} run lines at {upload_rate:,.0f} lines/s", flush=True)
             rows = []
             for n_workers in args.workers:
-                rows.append(evaluate(http, engine, url, worker_settings, cid, n_workers))
+                measures = SAMPLED_MEASURES if args.sampled else MEASURES
+                rows.append(evaluate(http, engine, url, worker_settings, cid, n_workers, measures))
                 print(f"  evaluated with {n_workers} worker(s) in {rows[-1].seconds:.1f} s", flush=True)
         report(lines, upload_rate, upload_seconds, stored_run_bytes(engine, storage), rows)
     finally:
