@@ -24,7 +24,7 @@ from app.evaluation.moments import (
     parse_moment_measure,
 )
 from app.evaluation.records import Qrels
-from app.services import score_intervals, score_store
+from app.services import jobs, score_intervals, score_store
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, InvalidInput, NotFound
@@ -296,7 +296,8 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
     # blocks count themselves one at a time, seeing each other's; NO KEY UPDATE, as the block's scores hold KEY SHARE
     # on the row (their foreign key) which a plain FOR UPDATE would wait for in every other block: a deadlock
     session.refresh(evaluation, with_for_update={"key_share": True})
-    if evaluation.status != "running":  # failed or cancelled meanwhile
+    if evaluation.status != "running":  # failed or cancelled meanwhile: its blocks' parts are not needed
+        jobs.drop_block_parts(session, evaluation_id)
         return False
     blocks = evaluation.measures[BLOCKS]
     before = blocks["done"]  # a list of indices in an evaluation fanned out before the count
@@ -310,7 +311,7 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
         kept_parts = EvaluationBlockParts.__table__
         stored = select(kept_parts.c.data).where(kept_parts.c.evaluation_id == evaluation_id)
         found = [HeldBlock.from_bytes(data) for data in session.scalars(stored.order_by(kept_parts.c.block))]
-        session.execute(delete(EvaluationBlockParts).where(EvaluationBlockParts.evaluation_id == evaluation_id))
+        jobs.drop_block_parts(session, evaluation_id)
         reduce_held(session, evaluation, found)
     else:
         evaluated = score_store.stored_runs(session, evaluation_id)

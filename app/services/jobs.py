@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 from procrastinate import jobs as queue_jobs
 from procrastinate.manager import JobManager
 from procrastinate.sync_psycopg_connector import SyncPsycopgConnector
-from sqlalchemy import CursorResult, func, select, text, update
+from sqlalchemy import CursorResult, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from app.services.auth import Principal
 from app.services.campaigns import get_organised
 from app.services.errors import Conflict, NotFound
-from app.storage.models import AnalysisJob, Evaluation
+from app.storage.models import AnalysisJob, Evaluation, EvaluationBlockParts
 
 JobModel = type[Evaluation] | type[AnalysisJob]
 Job = Evaluation | AnalysisJob
@@ -101,6 +101,7 @@ def recover_block(session: Session, evaluation_id: int, attempts: int, max_attem
         )
     else:
         return True
+    drop_block_parts(session, evaluation_id)
     session.flush()
     return False
 
@@ -198,12 +199,19 @@ def mark_cancelled(session: Session, model: JobModel, job_id: int) -> None:
 
 
 def _end(session: Session, model: JobModel, job_id: int, status: str, reason: str) -> None:
-    """Put an unfinished job in a final state."""
+    """Put an unfinished job in a final state (an evaluation's fanned-out blocks' parts, no longer needed, gone)."""
     session.execute(
         update(model)
         .where(model.id == job_id, model.status.not_in(FINAL))
         .values(status=status, error=reason[:2000], finished_at=func.now())
     )
+    if model is Evaluation:
+        drop_block_parts(session, job_id)
+
+
+def drop_block_parts(session: Session, evaluation_id: int) -> None:
+    """Delete what an evaluation's fanned-out blocks stored for its reduce (`evaluation_block_parts`)."""
+    session.execute(delete(EvaluationBlockParts).where(EvaluationBlockParts.evaluation_id == evaluation_id))
 
 
 def requeue(session: Session, model: JobModel, job_id: int, reason: str) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.services import campaigns, evaluations, pools, qrels, run_blocks, score_intervals
-from app.storage.models import CampaignStatus, Evaluation
+from app.services import campaigns, evaluations, jobs, pools, qrels, run_blocks, score_intervals
+from app.storage.models import CampaignStatus, Evaluation, EvaluationBlockParts
 from tests.services.conftest import ORGANISER, fanned_out, new_campaign, stored_numbers
 
 MEASURES = ["xinfAP", "infNDCG", "AP", "P@10", "inum_rel"]
@@ -135,3 +136,33 @@ def test_a_run_s_sampling_parts_are_its_own(module_session: Session, campaign) -
     for measure in ("xinfAP", "infNDCG"):
         assert whole.between[measure].tobytes() == joined.between[measure].tobytes()
         assert whole.mean[measure].tobytes() == joined.mean[measure].tobytes()
+
+
+def test_a_fanned_out_evaluation_that_ends_early_keeps_no_block_parts(module_session: Session, campaign) -> None:
+    """Blocks store their parts until the reduce; an evaluation failed or cancelled first drops them, and a block
+    that finds it so afterwards stores none."""
+    session = module_session
+    campaign_id, text = campaign
+    version = qrels.import_qrels(session, ORGANISER, campaign_id, text.encode(), label="ended", max_errors=10)
+    session.flush()
+
+    def kept(evaluation_id: int) -> int:
+        return int(session.scalar(select(func.count()).where(EvaluationBlockParts.evaluation_id == evaluation_id)))
+
+    for end in (jobs.mark_cancelled, lambda s, m, i: jobs.mark_failed(s, m, i, "stopped")):
+        evaluation = evaluations.start_evaluation(
+            session, ORGANISER, campaign_id, qrels_version_id=version.id, measures=MEASURES
+        )
+        queued: list[list[list[int]]] = []
+        evaluations.run_evaluation(session, evaluation.id, memory_mb=1e-9, fan_out=queued.append)
+        evaluation.status = "running"
+        blocks = queued[0]
+        assert evaluations.run_block(session, evaluation.id, 0, blocks[0])
+        assert evaluations.run_block(session, evaluation.id, 1, blocks[1])
+        assert kept(evaluation.id) == 2
+        end(session, Evaluation, evaluation.id)
+        session.flush()
+        assert kept(evaluation.id) == 0
+        session.refresh(evaluation)
+        assert not evaluations.run_block(session, evaluation.id, 2, blocks[2])  # ended: nothing kept
+        assert kept(evaluation.id) == 0 and evaluation.status in ("cancelled", "failed")
