@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.analyses.efficiency import mean_seconds
+from app.evaluation.analyses.lines import judged_only
 from app.evaluation.analyses.measure_agreement import readable_measures
 from app.evaluation.errors import MeasureError
 from app.evaluation.measures.registry import resolve
@@ -249,7 +250,10 @@ def gather(
         data.qrels, data.qrels_label = qrels, version.label
         if record.reads != "qrels":
             ids, names = [r.id for r in runs], [r.name for r in runs]
-            data.blocks = StoredBlocks(session, ids, names, campaign.max_results, memory_mb)  # a block at a time
+            keep_as = functools.partial(judged_only, qrels=qrels) if record.cuts_qrels else None
+            data.blocks = StoredBlocks(  # a block at a time
+                session, ids, names, campaign.max_results, memory_mb, keep_as=keep_as
+            )
         if record.reads == "qrels-versions":
             data.versions = [
                 (version.label, qrels) if other.id == version.id else (other.label, load_qrels(session, other))

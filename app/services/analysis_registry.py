@@ -285,6 +285,9 @@ class Analysis:
     task_kinds: tuple[str, ...] = TASK_KINDS  # the campaigns it applies to: "shots", "moments"
     measures: Literal["one", "readable", "every"] = "one"  # reads "scores": the measures read when none is named
     needs: tuple[Need, ...] = ()  # "units" (team or type of each run), "pool" (pooled runs, depth), "times"
+    # scores the runs only under subsets of the evaluation's qrels: the runs kept from the first pass of its blocks
+    # hold only the pairs those qrels judge (`lines.judged_only`)
+    cuts_qrels: bool = False
     figure_per_run: bool = False  # the figure draws one run (REST `?run=`, CLI `--run`)
     step: str = ""  # what the CLI's progress bar says while it computes (default: the kind)
 
@@ -381,6 +384,7 @@ register(
         reads="runs",
         task_kinds=("shots",),
         needs=("pool",),
+        cuts_qrels=True,
         step="cutting the pool at each depth",
     )
 )
@@ -442,6 +446,7 @@ register(
         reads="runs",
         task_kinds=("shots",),
         needs=("units", "pool"),
+        cuts_qrels=True,
         step="leaving each unit out",
     )
 )

@@ -120,7 +120,9 @@ class StoredBlocks:
     take at most half the budget (the later blocks are planned within the budget less what is kept) and the next
     pass reads only the rest again: runs that fit are read once (`memory_mb` None: `DEFAULT_MEMORY_MB`).
     `also(run ids, tables)` is called on each block of the first pass, for a caller that counts something else
-    of the parsed runs in the same pass."""
+    of the parsed runs in the same pass. `keep_as(block)` is what the first pass keeps of a block (the block itself
+    when None): an analysis that grades the runs only against subsets of one qrels keeps the pairs it judges
+    (`lines.judged_only`, a few bytes a ranked entry), so far more runs are read once."""
 
     def __init__(
         self,
@@ -130,11 +132,13 @@ class StoredBlocks:
         max_results: int,
         memory_mb: float | None = None,
         also: Callable[[list[int], list[RunTable]], object] | None = None,
+        keep_as: Callable[[PreparedRuns], PreparedRuns] | None = None,
     ) -> None:
         memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb  # the default read at each call
         self.session, self.run_ids, self.max_results, self.memory_mb = session, list(run_ids), max_results, memory_mb
         self._names = list(names)
         self._also = also
+        self._keep_as = keep_as
         self._kept: list[PreparedRuns] = []  # the first blocks, kept from the first pass
         self._kept_runs = 0
         self._kept_bytes = 0
@@ -160,12 +164,14 @@ class StoredBlocks:
 
         blocks = reduced_blocks(self.session, runs, self.memory_mb, self._prepared, PREPARED_BYTES_PER_RUN_LINE, held)
         for block in blocks:
-            size = prepared_bytes(block)
+            kept = block if not keeping or self._keep_as is None else self._keep_as(block)
+            size = prepared_bytes(kept)
             keeping = keeping and self._kept_bytes + size <= limit
             if keeping:
-                self._kept.append(block)
+                self._kept.append(kept)
                 self._kept_runs += len(block.names)
                 self._kept_bytes += size
+            del kept
             yield block
 
     def only(self, keep: np.ndarray) -> RunBlocks:
@@ -181,7 +187,7 @@ class StoredBlocks:
             return OneBlock(self._kept[0]).only(keep)
         chosen = np.flatnonzero(keep).tolist()
         ids, names = [self.run_ids[i] for i in chosen], [self._names[i] for i in chosen]
-        return StoredBlocks(self.session, ids, names, self.max_results, self.memory_mb)
+        return StoredBlocks(self.session, ids, names, self.max_results, self.memory_mb, keep_as=self._keep_as)
 
     def _runs(self) -> list[CountedRun]:
         """The runs' ids and lines (`counted_runs`, queried on first use)."""

@@ -8,12 +8,12 @@ Python process per task (so its VmHWM is the task's own): `pool` builds a strati
 301-1000 a quarter; `pools.preview_pool`, the build without storing), `pool-build` builds and stores it
 (`pools.create_pool`, judging order --order, rolled back), `pool-stats` computes that pool's statistics
 (`pools.statistics`; the pool is stored once, before the first such task), `pool-depth` runs the pool-depth analysis
-(AP, depths 1..--max-depth), `budget` the budget analysis (ranks 11-100 of the qrels sampled at a fifth, 50
-replicates). Each line prints the process's RSS before the task, its peak, and the peak per million run
-lines.
+(--measure, AP by default; depths 1..--max-depth), `budget` the budget analysis (ranks 11-100 of the qrels sampled
+at a fifth, 50 replicates). Each line prints the process's RSS before the task, its peak, and the peak per million
+run lines.
 
     .venv/bin/python scripts/bench/campaign_pooling.py --lines 1000000 10000000 [--budget-mb 64 512] [--max-depth 20]
-        [--tasks pool pool-build pool-stats pool-depth budget] [--order shuffled]
+        [--tasks pool pool-build pool-stats pool-depth budget] [--order shuffled] [--measure P@10]
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def make_pool(url: str, cid: int) -> None:
         pools.create_pool(session, ORGANISER, cid, pools.PoolSpec(kind="stratified", seed=1))
 
 
-def child(url: str, task: str, cid: int, budget: float, max_depth: int, order: str) -> None:
+def child(url: str, task: str, cid: int, budget: float, max_depth: int, order: str, measure: str) -> None:
     """One task in this process; prints `idle peak seconds`."""
     sessions = make_session_factory(make_engine(url))
     idle, _ = peak_rss_mib(os.getpid())
@@ -99,7 +99,7 @@ def child(url: str, task: str, cid: int, budget: float, max_depth: int, order: s
             assert stats["runs"]  # a list, one entry a run
         else:
             kind = "budget" if task == "budget" else "pool-depth"
-            params: dict[str, object] = {"measure": "AP", "max_depth": max_depth}
+            params: dict[str, object] = {"measure": measure, "max_depth": max_depth}
             if task == "budget":
                 params = {"sampled": ["11-100:0.2"], "replicates": 50}
             job = analyses.start_analysis(session, ORGANISER, cid, kind, params)
@@ -120,11 +120,12 @@ def main() -> None:
     parser.add_argument("--max-depth", type=int, default=20, help="pool-depth's deepest depth")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
     parser.add_argument("--order", default="shuffled", help="the judging order of pool-build (e.g. mtc_hedge)")
+    parser.add_argument("--measure", default="AP", help="pool-depth's measure (AP: scored from the kept entries)")
     parser.add_argument("--child", nargs=4, metavar=("URL", "TASK", "CAMPAIGN", "BUDGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         url, task, cid, budget = args.child
-        child(url, task, int(cid), float(budget), args.max_depth, args.order)
+        child(url, task, int(cid), float(budget), args.max_depth, args.order, args.measure)
         return
     url = os.environ.get("DATABASE_URL") or start_embedded(Path(tempfile.mkdtemp(prefix="trecpool-bench-")))
     migrations.upgrade(url)
@@ -136,6 +137,7 @@ def main() -> None:
                 make_pool(url, cid)
             for budget in args.budget_mb:
                 command = [sys.executable, __file__, "--max-depth", str(args.max_depth), "--order", args.order]
+                command += ["--measure", args.measure]
                 command += ["--child", url, task]
                 out = subprocess.run([*command, str(cid), str(budget)], check=True, capture_output=True, text=True)
                 idle, peak, took = map(float, out.stdout.split()[-3:])

@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.evaluation.analyses.lines import judged_only
 from app.evaluation.grading.prepared_runs import prepare_runs
-from app.services import analyses, campaigns, pools, run_blocks
+from app.services import analyses, campaigns, evaluations, pools, qrels, run_blocks
 from app.storage.models import CampaignStatus, Evaluation, PoolItem, Run
 from tests.services.conftest import ORGANISER, evaluated_mixed, new_campaign
 
@@ -156,4 +157,56 @@ def test_stored_blocks_keep_their_first_blocks_within_half_the_budget(
     read.clear()
     whole = run_blocks.StoredBlocks(session, ids, names, 100, 512.0)
     assert len(list(whole)) == 1 and len(list(whole)) == 1 and len(read) == 1  # one block: read once
+    session.rollback()
+
+
+def test_pool_depth_of_another_measure_keeps_the_judged_pairs_and_reads_the_runs_once(
+    session: Session, monkeypatch
+) -> None:
+    """Under a budget whose half holds the runs' judged pairs (`lines.judged_only`) but not their prepared runs, the
+    first pass keeps every block so: P@10 (nDCG@10) under each cut reads every run once, for the numbers of one
+    block. The runs retrieve 60 of 400 long docnos a topic; a depth-5 pool's qrels judge a tenth of that."""
+    made = new_campaign(session, n_topics=6)
+    rng = np.random.default_rng(8)
+    pooled: set[tuple[str, int]] = set()
+    for i in range(8):
+        lines = []
+        for t in made.topics:
+            docs = rng.permutation(400)[:60]
+            pooled |= {(t, d) for d in docs[:5].tolist()}
+            lines += [f"{t} Q0 shot{d:05d}_{t}_long {r + 1} {60 - r} r{i}\n" for r, d in enumerate(docs.tolist())]
+        made.submit("".join(lines), name=f"r{i}")
+    text = "".join(f"{t} 0 shot{d:05d}_{t}_long {int(rng.random() < 0.4)}\n" for t, d in sorted(pooled))
+    campaigns.set_status(session, ORGANISER, made.id, CampaignStatus.closed)
+    qrels.import_qrels(session, ORGANISER, made.id, text.encode(), label="depth 5", max_errors=10)
+    evaluation = evaluations.start_evaluation(session, ORGANISER, made.id, measures=["P@10"])
+    evaluations.run_evaluation(session, evaluation.id)
+    ids = sorted(session.scalars(select(Run.id).where(Run.campaign_id == made.id)))
+    _, judged = qrels.evaluation_qrels(session, evaluation)
+    alone = [prepare_runs(run_blocks.load_runs(session, [i]), 100) for i in ids]
+    for one in alone:
+        assert one.doc_index  # built, as an analysis builds it
+    full = sum(run_blocks.prepared_bytes(one) for one in alone)
+    slim = sum(run_blocks.prepared_bytes(judged_only(one, judged)) for one in alone)
+    memory_mb = 2.5 * slim / 2**20
+    n_lines = 8 * 6 * 60
+    assert full > memory_mb * 2**20 / 2 and n_lines * run_blocks.PREPARED_BYTES_PER_RUN_LINE > memory_mb * 2**20
+    read: list[list[int]] = []
+    loader = run_blocks.load_runs
+    monkeypatch.setattr(run_blocks, "load_runs", lambda s, block: read.append(list(block)) or loader(s, block))
+    for kind, params in (
+        ("pool-depth", {"measure": "P@10", "max_depth": 6}),
+        ("leave-out", {"measure": "nDCG@10", "by": "run", "depth": 5}),
+    ):
+        results = []
+        for budget in (memory_mb, WHOLE):
+            read.clear()
+            job = analyses.start_analysis(session, ORGANISER, made.id, kind, params)
+            done = analyses.run_analysis(session, job.id, memory_mb=budget)
+            assert done.status == "done" and done.result is not None
+            results.append(done.result)
+            assert sorted(run for block in read for run in block) == ids, kind  # each run read once
+            if budget == memory_mb:
+                assert len(read) > 1  # in blocks
+        assert results[0] == results[1], kind
     session.rollback()

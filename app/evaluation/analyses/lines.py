@@ -11,6 +11,7 @@ Means are always over the topics of the *full* qrels (trec_eval -c): a topic who
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -75,6 +76,37 @@ def index_lines(prepared: PreparedRuns, qrels: Qrels) -> LineIndex:
         relevant=np.asarray(qrels.grades, dtype=np.int64) >= 1,
         pair_line=pair_line,
     )
+
+
+UNJUDGED_DOC = " "  # no docno holds a space (run and qrels lines split on whitespace): `judged_only`'s other docs
+
+
+def judged_only(prepared: PreparedRuns, qrels: Qrels) -> PreparedRuns:
+    """The runs with only the (topic, doc) pairs some line of `qrels` names: every other entry becomes its topic's one
+    pair of a doc no qrels names (`UNJUDGED_DOC`), at its rank. Graded against any subset of these qrels it gives the
+    matrix of the runs themselves (`grade_matrix`: an entry no line names is NOT_POOLED either way) and every rank,
+    list length and judged entry stays, so pool-depth and leave-out keep a block in about 8 bytes a ranked position
+    instead of the vocabulary of every retrieved doc. Pair ids keep (topic, doc) key order, docs their docno order
+    (the space first)."""
+    n_topic = len(prepared.topics)
+    if n_topic == 0 or prepared.depth == 0:
+        return prepared
+    line_pair = index_lines(prepared, qrels).line_pair
+    kept = np.unique(line_pair[line_pair >= 0])  # ascending pair ids: key order, topic-major
+    doc_ids, doc_of = np.unique(prepared.pair_doc[kept], return_inverse=True)
+    topic_of = prepared.pair_topic[kept]
+    counts = np.bincount(topic_of, minlength=n_topic)
+    unjudged_at = np.cumsum(counts) - counts + np.arange(n_topic)  # each topic's own pair first, then its kept ones
+    kept_at = np.arange(len(kept)) + topic_of + 1
+    pair_topic = np.empty(len(kept) + n_topic, dtype=np.int64)
+    pair_doc = np.empty(len(kept) + n_topic, dtype=np.int64)
+    pair_topic[unjudged_at], pair_doc[unjudged_at] = np.arange(n_topic), 0
+    pair_topic[kept_at], pair_doc[kept_at] = topic_of, doc_of.reshape(-1) + 1
+    remap = unjudged_at[prepared.pair_topic]
+    remap[kept] = kept_at
+    pairs = np.where(prepared.pairs >= 0, remap[np.maximum(prepared.pairs, 0)], -1)
+    docs = [UNJUDGED_DOC, *(prepared.docs[i] for i in doc_ids.tolist())]
+    return dataclasses.replace(prepared, docs=docs, pairs=pairs, pair_topic=pair_topic, pair_doc=pair_doc)
 
 
 def rank_limits(prepared: PreparedRuns, depth: int | np.ndarray | None) -> tuple[int, np.ndarray | None]:
