@@ -165,7 +165,7 @@ class StoredBlocks:
         blocks = reduced_blocks(self.session, runs, self.memory_mb, self._prepared, PREPARED_BYTES_PER_RUN_LINE, held)
         for block in blocks:
             kept = block if not keeping or self._keep_as is None else self._keep_as(block)
-            size = prepared_bytes(kept)
+            size = prepared_bytes(kept, vocabulary=all(kept.docs is not other.docs for other in self._kept))
             keeping = keeping and self._kept_bytes + size <= limit
             if keeping:
                 self._kept.append(kept)
@@ -203,10 +203,13 @@ class StoredBlocks:
         return prepare_runs(tables, self.max_results, names=[name_of[i] for i in ids])
 
 
-def prepared_bytes(prepared: PreparedRuns) -> int:
-    """About what prepared runs take once their analysis has looked docnos up: the arrays, and per docno its string,
-    its list slot and its entry in `doc_index`."""
+def prepared_bytes(prepared: PreparedRuns, *, vocabulary: bool = True) -> int:
+    """About what prepared runs take once their analysis has looked docnos up: the arrays, and (`vocabulary`: not
+    counted for blocks that share another kept block's, as `lines.judged_only`'s do) per docno its string, its list
+    slot and its entry in `doc_index`."""
     arrays = prepared.pairs.nbytes + prepared.lengths.nbytes + prepared.pair_topic.nbytes + prepared.pair_doc.nbytes
+    if not vocabulary:
+        return arrays
     return arrays + sum(map(len, prepared.docs)) + DOCNO_OVERHEAD_BYTES * len(prepared.docs)
 
 

@@ -81,32 +81,53 @@ def index_lines(prepared: PreparedRuns, qrels: Qrels) -> LineIndex:
 UNJUDGED_DOC = " "  # no docno holds a space (run and qrels lines split on whitespace): `judged_only`'s other docs
 
 
+@dataclass(frozen=True)
+class JudgedDocs:
+    """One qrels' docnos as the vocabulary every block `judged_only` keeps shares: `UNJUDGED_DOC`, then each distinct
+    docno in code-point order; `line_doc` is each qrels line's doc id in it, `index` each docno's id."""
+
+    docs: list[str]
+    line_doc: np.ndarray  # int64 [n_line]
+    index: dict[str, int]
+
+    @classmethod
+    def of(cls, qrels: Qrels) -> JudgedDocs:
+        """The qrels' vocabulary (built once per qrels: `Qrels.cached`)."""
+        distinct, line_doc = np.unique(np.asarray(qrels.docs).astype(str), return_inverse=True)
+        docs = [UNJUDGED_DOC, *distinct.tolist()]
+        return cls(docs, line_doc.reshape(-1).astype(np.int64) + 1, {name: i for i, name in enumerate(docs)})
+
+
 def judged_only(prepared: PreparedRuns, qrels: Qrels) -> PreparedRuns:
     """The runs with only the (topic, doc) pairs some line of `qrels` names: every other entry becomes its topic's one
     pair of a doc no qrels names (`UNJUDGED_DOC`), at its rank. Graded against any subset of these qrels it gives the
     matrix of the runs themselves (`grade_matrix`: an entry no line names is NOT_POOLED either way) and every rank,
-    list length and judged entry stays, so pool-depth and leave-out keep a block in about 8 bytes a ranked position
-    instead of the vocabulary of every retrieved doc. Pair ids keep (topic, doc) key order, docs their docno order
-    (the space first)."""
+    list length and judged entry stays. Its docs are the qrels' own (`JudgedDocs`, one list and index for every block
+    of these qrels), so pool-depth and leave-out keep a block in about 8 bytes a ranked position and 16 a judged pair
+    instead of the vocabulary of every retrieved doc. Pair ids keep (topic, doc) key order, docs their docno order."""
     n_topic = len(prepared.topics)
     if n_topic == 0 or prepared.depth == 0:
         return prepared
+    vocabulary = qrels.cached("judged_docs", JudgedDocs.of)
     line_pair = index_lines(prepared, qrels).line_pair
-    kept = np.unique(line_pair[line_pair >= 0])  # ascending pair ids: key order, topic-major
-    doc_ids, doc_of = np.unique(prepared.pair_doc[kept], return_inverse=True)
+    found = np.flatnonzero(line_pair >= 0)
+    pair_doc = np.zeros(len(prepared.pair_topic), dtype=np.int64)
+    pair_doc[line_pair[found]] = vocabulary.line_doc[found]  # the docno of a pair's lines (one docno per pair)
+    kept = np.unique(line_pair[found])  # ascending pair ids: key order, topic-major
     topic_of = prepared.pair_topic[kept]
     counts = np.bincount(topic_of, minlength=n_topic)
     unjudged_at = np.cumsum(counts) - counts + np.arange(n_topic)  # each topic's own pair first, then its kept ones
     kept_at = np.arange(len(kept)) + topic_of + 1
     pair_topic = np.empty(len(kept) + n_topic, dtype=np.int64)
-    pair_doc = np.empty(len(kept) + n_topic, dtype=np.int64)
-    pair_topic[unjudged_at], pair_doc[unjudged_at] = np.arange(n_topic), 0
-    pair_topic[kept_at], pair_doc[kept_at] = topic_of, doc_of.reshape(-1) + 1
+    doc_of = np.empty(len(kept) + n_topic, dtype=np.int64)
+    pair_topic[unjudged_at], doc_of[unjudged_at] = np.arange(n_topic), 0
+    pair_topic[kept_at], doc_of[kept_at] = topic_of, pair_doc[kept]
     remap = unjudged_at[prepared.pair_topic]
     remap[kept] = kept_at
     pairs = np.where(prepared.pairs >= 0, remap[np.maximum(prepared.pairs, 0)], -1)
-    docs = [UNJUDGED_DOC, *(prepared.docs[i] for i in doc_ids.tolist())]
-    return dataclasses.replace(prepared, docs=docs, pairs=pairs, pair_topic=pair_topic, pair_doc=pair_doc)
+    slim = dataclasses.replace(prepared, docs=vocabulary.docs, pairs=pairs, pair_topic=pair_topic, pair_doc=doc_of)
+    slim.__dict__["doc_index"] = vocabulary.index  # the cached property, shared rather than built again per block
+    return slim
 
 
 def rank_limits(prepared: PreparedRuns, depth: int | np.ndarray | None) -> tuple[int, np.ndarray | None]:

@@ -46,7 +46,8 @@ def test_every_subset_of_the_qrels_grades_the_kept_pairs_like_the_runs(seed: int
     qrels = with_repeats_and_strata(plain, rng, stratified)
     whole = prepare_runs(runs, max_results=15)  # a cut shorter than some lists
     slim = judged_only(whole, qrels)
-    assert slim.docs[0] == UNJUDGED_DOC and len(slim.docs) < len(whole.docs)
+    assert slim.docs[0] == UNJUDGED_DOC and slim.docs[1:] == sorted(set(qrels.docs.tolist()))  # the qrels' docnos
+    assert judged_only(prepare_runs(runs[:2]), qrels).docs is slim.docs  # one vocabulary for every block
     assert slim.pairs.shape == whole.pairs.shape and np.array_equal(slim.pairs >= 0, whole.pairs >= 0)
     keys = slim.pair_topic * len(slim.docs) + slim.pair_doc
     assert np.all(keys[1:] > keys[:-1])  # pair ids in (topic, doc) key order, as grading's search needs
