@@ -228,3 +228,18 @@ def test_judged_cells_are_the_judged_grades_in_matrix_order(seed: int) -> None:
     flat, grades = ours.judged_cells
     assert flat.tolist() == np.flatnonzero(ours.grades.reshape(-1) >= 0).tolist()
     assert grades.tolist() == ours.grades.reshape(-1)[flat].tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_prepared_set_graded_against_qrels_in_turn_grades_each_as_if_fresh(seed: int) -> None:
+    """grade_matrix keeps the docno look-up of the last qrels arrays it saw on the prepared runs: copies sharing
+    them (re-graded, imputed) reuse it, and any other qrels (other docs, other topics, a subset) is looked up anew."""
+    runs = random_runs(seed)
+    prepared = prepare_runs_with_dicts(runs, 1000)
+    first = random_qrels(seed, stratified=True)
+    regraded = Qrels(first.topics, first.docs, (np.asarray(first.grades) + 1) % 3, first.strata)  # shares arrays
+    other = random_qrels(seed + 1)
+    moved = Qrels(first.topics[::-1].copy(), first.docs, first.grades[::-1].copy(), first.strata)  # same docs array
+    for qrels in (first, regraded, other, first.subset(np.arange(len(first.grades)) % 2 == 0), moved, first):
+        fresh = grade_matrix(prepare_runs_with_dicts(runs, 1000), qrels)
+        assert_same_grades(grade_matrix(prepared, qrels), fresh)

@@ -116,17 +116,9 @@ def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
     pair_grade[n_pair] = PADDING
     pair_stratum = np.full(n_pair + 1, -1, dtype=np.int64)
     if n_pair:
-        q_doc = lookup(np.asarray(qrels.docs), prepared.doc_index)
-        q_topic = column[topic_index]
-        usable = (q_doc >= 0) & (q_topic >= 0)
-        n_doc = max(len(prepared.docs), 1)
-        q_key = q_topic[usable] * n_doc + q_doc[usable]
-        pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
-        where = np.searchsorted(pair_key, q_key)
-        where = np.minimum(where, n_pair - 1)
-        found = pair_key[where] == q_key
-        pair_grade[where[found]] = q_grades[usable][found]
-        pair_stratum[where[found]] = stratum_index[usable][found]
+        pairs_of, lines = _pair_lines(prepared, qrels, column[topic_index])
+        pair_grade[pairs_of] = q_grades[lines]
+        pair_stratum[pairs_of] = stratum_index[lines]
 
     depth = prepared.depth
     pairs = np.full((n_run, n_topic, depth), n_pair, dtype=np.int64)
@@ -146,3 +138,25 @@ def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
         judged=judged,
         max_results=prepared.max_results,
     )
+
+
+def _pair_lines(prepared: PreparedRuns, qrels: Qrels, q_topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(pair id, qrels row) of every qrels row some prepared run retrieves, in row order (a repeated judgement's
+    last row is assigned last); `q_topic` is each row's prepared topic (-1: none). It depends on the rows' topics and
+    docs alone, so it is kept on the prepared runs for the last qrels arrays seen: imputed or re-graded copies of one
+    qrels, which share those arrays (`Qrels` arrays never change), look their docnos up once."""
+    held = prepared.__dict__.get("_pair_lines")
+    if held is not None and held[0] is qrels.docs and held[1] is qrels.topics:
+        found: tuple[np.ndarray, np.ndarray] = held[2]
+        return found
+    n_pair = len(prepared.pair_topic)
+    q_doc = lookup(np.asarray(qrels.docs), prepared.doc_index)
+    usable = np.flatnonzero((q_doc >= 0) & (q_topic >= 0))
+    n_doc = max(len(prepared.docs), 1)
+    q_key = q_topic[usable] * n_doc + q_doc[usable]
+    pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
+    where = np.minimum(np.searchsorted(pair_key, q_key), n_pair - 1)
+    hit = pair_key[where] == q_key
+    found = (where[hit], usable[hit])
+    prepared.__dict__["_pair_lines"] = (qrels.docs, qrels.topics, found)
+    return found
