@@ -80,7 +80,7 @@ def test_jackknife_hand_worked():
             drops.append(budget.xinf_ap_topic(sample, less, less & relevant)[0])
         drops = np.array(drops)
         expected += (1 - n / big_n) * (n - 1) / n * np.sum((drops - drops.mean(axis=0)) ** 2, axis=0)
-    parts, of = budget.jackknife_components(sample, chunk=3)
+    parts, of = budget.jackknife_components(sample)
     assert of.tolist() == [0, 0, 0, 1, 1, 1, 1]
     np.testing.assert_allclose(np.sum(parts**2, axis=0), expected, rtol=1e-12)
     assert np.all(expected > 0)
@@ -506,3 +506,45 @@ def test_a_topic_error_in_chunks_of_runs_is_that_of_all_runs_at_once(monkeypatch
         assert getattr(chunked, field).tobytes() == getattr(whole, field).tobytes(), field
     assert whole.parts.any() and whole.floor.any()
     assert chunk_rng.random() == whole_rng.random()
+
+
+def _three_strata(seed: int, n_run: int = 6, n_item: int = 400, depth: int = 150) -> budget.TopicSample:
+    """A topic of three strata (a census, two sampled), lists with padding (-1) and unpooled ranks, a run with none."""
+    rng = np.random.default_rng(seed)
+    ranked = np.array([np.concatenate([rng.permutation(n_item)[: depth - 20], np.full(20, -1)]) for _ in range(n_run)])
+    ranked[0, rng.random(depth) < 0.2] = -1  # unpooled ranks inside a list
+    ranked[-1] = -1  # a run that ranks none of the pool
+    stratum = rng.integers(0, 3, n_item)
+    judged = (stratum == 0) | (rng.random(n_item) < np.where(stratum == 1, 0.5, 0.15))
+    relevant = judged & (rng.random(n_item) < 0.35)
+    return budget.TopicSample(ranked, stratum, judged, relevant, np.bincount(stratum, minlength=3).astype(float))
+
+
+def _dense(sample: budget.TopicSample, units: list[np.ndarray], max_results: int) -> np.ndarray:
+    """xinf_ap_topic of every judgement set leaving one unit out, built as [set, item] masks."""
+    judged = np.repeat(sample.judged[None, :], len(units), axis=0)
+    for row, docs in enumerate(units):
+        judged[row, docs] = False
+    return budget.xinf_ap_topic(sample, judged, judged & sample.relevant[None, :], max_results)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_deleting_units_at_the_relevant_entries_gives_the_dense_xinfap_bit_for_bit(seed: int, monkeypatch) -> None:
+    sample = _three_strata(seed)
+    rng = np.random.default_rng(seed + 50)
+    sampled = [np.flatnonzero(sample.judged & (sample.stratum == c)) for c in (1, 2)]
+    units = [docs[i : i + 1] for docs in sampled for i in range(len(docs))]  # delete-one
+    units += [part for docs in sampled for part in np.array_split(rng.permutation(docs), 7)]  # delete-a-group
+    units += [np.zeros(0, dtype=np.int64)]  # nothing deleted: the full judgements
+    for max_results in (1000, 3):  # 3: r_hat above the cut scales the value
+        expected = _dense(sample, units, max_results)
+        found = budget.xinf_ap_deletions(sample, units, max_results)
+        assert found.tobytes() == expected.tobytes()
+        point = budget.xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)
+        assert found[-1].tobytes() == point.tobytes()
+    assert len(set(found[:, 1].tolist())) > 10  # the deletions move the values
+    monkeypatch.setattr(budget, "JACKKNIFE_ELEMENTS", 50)  # a few sets a call: the same numbers
+    assert budget.xinf_ap_deletions(sample, units, 1000).tobytes() == _dense(sample, units, 1000).tobytes()
+    ranked_twice = np.concatenate([sample.ranked[:, :5]] * 2, axis=1)  # each run ranks its first items twice
+    twice = budget.TopicSample(ranked_twice, sample.stratum, sample.judged, sample.relevant, sample.pooled_total)
+    assert budget.xinf_ap_deletions(twice, units, 1000).tobytes() == _dense(twice, units, 1000).tobytes()

@@ -377,6 +377,105 @@ def xinf_ap_topic(sample: TopicSample, judged: np.ndarray, relevant: np.ndarray,
     return capped
 
 
+def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_results: int = 1000) -> np.ndarray:
+    """`xinf_ap_topic` of the judgement sets that leave one unit of judged docs out each (the jackknife's), [unit,
+    run], bit for bit, computed at the relevant entries only: a deletion changes the judged and relevant counts above
+    a rank by the deleted docs the run ranks higher, so each set's counts are the full judgements' less those (the
+    same integers, then the same float operations in the same order as `xinf_ap_topic`). None of the [set, run,
+    depth] arrays: its work is the relevant entries, not the ranks. A run ranking one item twice takes
+    `xinf_ap_topic` itself."""
+    ranked = sample.ranked
+    n_run, depth = ranked.shape
+    if len(units) == 0 or depth == 0 or n_run == 0:
+        return np.zeros((len(units), n_run))
+    entries = max(1, int(np.count_nonzero(sample.relevant[np.where(ranked >= 0, ranked, 0)] & (ranked >= 0))))
+    step = max(1, JACKKNIFE_ELEMENTS // entries)  # sets a call: their relevant entries within the element bound
+    if len(units) > step:
+        return np.concatenate([xinf_ap_deletions(sample, units[i : i + step], max_results)
+                               for i in range(0, len(units), step)])  # fmt: skip
+    n_b, n_strata, n_item = len(units), len(sample.pooled_total), len(sample.stratum)
+    pooled = ranked >= 0
+    item = np.where(pooled, ranked, 0)
+    run_of, pos_of = np.nonzero(pooled)
+    position = np.full((n_run, n_item), -1, dtype=np.int64)
+    position[run_of, ranked[run_of, pos_of]] = pos_of
+    if np.count_nonzero(position >= 0) != len(run_of):  # an item ranked twice by one run
+        return _deleted_sets(sample, units, max_results)
+    relevant = sample.relevant & sample.judged
+    stratum = np.where(pooled, sample.stratum[item], -1)  # [run, depth]
+    is_judged = sample.judged[item] & pooled
+    is_relevant = relevant[item] & pooled
+    # each deletion's docs as events (set, run, position, stratum, relevant), in (set, run, position) order
+    unit_of = np.repeat(np.arange(n_b), [len(u) for u in units])
+    docs = np.concatenate([np.asarray(u, dtype=np.int64) for u in units])
+    at = position[:, docs]  # [run, event doc]
+    ev_run, ev_doc = np.nonzero(at >= 0)
+    ev_pos = at[ev_run, ev_doc]
+    ev_set, ev_item = unit_of[ev_doc], docs[ev_doc]
+    width = depth + 1
+    ev_key = (ev_set * n_run + ev_run) * width + ev_pos
+    order = np.argsort(ev_key, kind="stable")
+    ev_key, ev_item = ev_key[order], ev_item[order]
+    ev_stratum, ev_relevant = sample.stratum[ev_item], relevant[ev_item]
+    # the full judgements' relevant entries for every set, less the deleted ones
+    e_run, e_pos = np.nonzero(is_relevant)  # row-major: run, then rank
+    e_set = np.repeat(np.arange(n_b), len(e_run))
+    e_run, e_pos = np.tile(e_run, n_b), np.tile(e_pos, n_b)
+    e_key = (e_set * n_run + e_run) * width + e_pos
+    deleted = np.zeros(len(e_key), dtype=bool)
+    if len(ev_key):
+        found = np.minimum(np.searchsorted(ev_key, e_key), len(ev_key) - 1)
+        deleted = ev_key[found] == e_key
+    keep = np.flatnonzero(~deleted)
+    e_set, e_run, e_pos, e_key = e_set[keep], e_run[keep], e_pos[keep], e_key[keep]
+    row_start = e_key - e_pos  # the key of the entry's (set, run) at rank 0
+    ranks = np.arange(1, depth + 1, dtype=np.float64)
+    above = np.zeros(len(e_key))
+    for c in range(n_strata):
+        own = stratum == c
+        d = (np.cumsum(own, axis=1) - own)[e_run, e_pos]
+        s = (np.cumsum(is_judged & own, axis=1) - (is_judged & own))[e_run, e_pos]
+        rho = (np.cumsum(is_relevant & own, axis=1) - (is_relevant & own))[e_run, e_pos]
+        mine = ev_stratum == c
+        keys, rel_keys = ev_key[mine], ev_key[mine & ev_relevant]
+        s = s - (np.searchsorted(keys, e_key) - np.searchsorted(keys, row_start))
+        rho = rho - (np.searchsorted(rel_keys, e_key) - np.searchsorted(rel_keys, row_start))
+        above += d * (rho + EPSILON) / (s + SAMPLED_EPSILON)
+    precision = (1.0 + above) / ranks[e_pos]
+    judged_c = np.array([np.sum(sample.judged & (sample.stratum == c)) for c in range(n_strata)], dtype=np.int64)
+    relevant_c = np.array([np.sum(relevant & (sample.stratum == c)) for c in range(n_strata)], dtype=np.int64)
+    unit_stratum = np.zeros((n_b, n_strata), dtype=np.int64)
+    unit_relevant = np.zeros((n_b, n_strata), dtype=np.int64)
+    np.add.at(unit_stratum, (unit_of, sample.stratum[docs]), 1)
+    np.add.at(unit_relevant, (unit_of, sample.stratum[docs]), relevant[docs].astype(np.int64))
+    n_c, r_c = judged_c[None, :] - unit_stratum, relevant_c[None, :] - unit_relevant
+    weight = np.divide(sample.pooled_total[None, :], n_c, out=np.zeros(n_c.shape), where=n_c > 0)  # N_c / n_c
+    r_hat = np.sum(weight * r_c, axis=1)  # [B]
+    value = np.zeros((n_b, n_run))
+    cell = e_set * n_run + e_run
+    entry_stratum = stratum[e_run, e_pos]
+    for c in range(n_strata):
+        mine = entry_stratum == c
+        sap = np.bincount(cell[mine], weights=precision[mine], minlength=n_b * n_run).reshape(n_b, n_run)
+        value += weight[:, c, None] * sap
+    value = np.divide(value, r_hat[:, None], out=np.zeros_like(value), where=r_hat[:, None] > 0)
+    limit = float(max_results)
+    capped: np.ndarray = np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
+    return capped
+
+
+def _deleted_sets(sample: TopicSample, units: Sequence[np.ndarray], max_results: int) -> np.ndarray:
+    """`xinf_ap_topic` of the judgement sets leaving each unit out, on [set, run, depth] arrays, 64 sets a call."""
+    values = np.zeros((len(units), sample.ranked.shape[0]))
+    for start in range(0, len(units), 64):
+        part = units[start : start + 64]
+        judged = np.repeat(sample.judged[None, :], len(part), axis=0)
+        for row, docs in enumerate(part):
+            judged[row, docs] = False
+        values[start : start + 64] = xinf_ap_topic(sample, judged, judged & sample.relevant[None, :], max_results)
+    return values
+
+
 def by_run_sum(values: np.ndarray) -> np.ndarray:
     """The sum over axis 0 of [k, run] values, added row by row: each run's the same bits whatever the other runs
     (numpy's reduction adds a lone column pairwise, other columns row by row)."""
@@ -416,7 +515,7 @@ def simulate_samples(
 
 
 def _jackknife(
-    sample: TopicSample, max_results: int = 1000, chunk: int = 64, groups: int = 400
+    sample: TopicSample, max_results: int = 1000, groups: int = 400
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The stratified delete-one (or delete-a-group) jackknife of xinfAP: the scaled deviations [unit, run], the
     stratum of each unit, and the jackknife's bias estimate [run] (module docstring)."""
@@ -432,13 +531,7 @@ def _jackknife(
         units.extend(parts)
         of.extend([c] * len(parts))
     stratum_of = np.array(of, dtype=np.int64)
-    values = np.zeros((len(units), n_run))
-    for start in range(0, len(units), chunk):
-        part = units[start : start + chunk]
-        judged = np.repeat(sample.judged[None, :], len(part), axis=0)
-        for row, docs in enumerate(part):
-            judged[row, docs] = False
-        values[start : start + chunk] = xinf_ap_topic(sample, judged, judged & sample.relevant[None, :], max_results)
+    values = xinf_ap_deletions(sample, units, max_results)
     out = np.zeros_like(values)
     bias = np.zeros(n_run)
     if len(units):
@@ -456,13 +549,13 @@ def _jackknife(
 
 
 def jackknife_components(
-    sample: TopicSample, max_results: int = 1000, chunk: int = 64, groups: int = 400
+    sample: TopicSample, max_results: int = 1000, groups: int = 400
 ) -> tuple[np.ndarray, np.ndarray]:
     """The stratified delete-one jackknife of xinfAP: per judged doc j of stratum c, the scaled deviation
     a_j = sqrt((1 - n_c/N_c)(n_c - 1)/n_c) (xinfAP without j - mean over c's deletions) [unit, run], and c [unit];
     sum_j a_j^2 is the variance estimate, a_j a_j^T summed the covariance between runs. A stratum with more than
     `groups` judged docs deletes G = `groups` random groups instead (delete-a-group jackknife, Kott 2001: n_c -> G)."""
-    parts, of, _ = _jackknife(sample, max_results, chunk, groups)
+    parts, of, _ = _jackknife(sample, max_results, groups)
     return parts, of
 
 
