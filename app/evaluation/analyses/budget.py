@@ -677,7 +677,7 @@ def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int 
 
 def run_chunks(sample: TopicSample) -> list[TopicSample]:
     """The sample's runs a few at a time (in order), so that one xinfAP call's arrays stay within
-    `JACKKNIFE_ELEMENTS` (the jackknife deletes 64 samples per call)."""
+    `JACKKNIFE_ELEMENTS` (the floors score about 64 judgement sets a call)."""
     n_run, depth = sample.ranked.shape
     step = max(1, JACKKNIFE_ELEMENTS // (64 * max(depth, 1)))
     if n_run <= step:
