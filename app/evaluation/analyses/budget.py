@@ -389,7 +389,7 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
     if len(units) == 0 or depth == 0 or n_run == 0:
         return np.zeros((len(units), n_run))
     entries = max(1, int(np.count_nonzero(sample.relevant[np.where(ranked >= 0, ranked, 0)] & (ranked >= 0))))
-    step = max(1, JACKKNIFE_ELEMENTS // entries)  # sets a call: their relevant entries within the element bound
+    step = max(1, JACKKNIFE_ELEMENTS // 4 // entries)  # sets a call: a dozen int64 arrays of their relevant entries
     if len(units) > step:
         return np.concatenate([xinf_ap_deletions(sample, units[i : i + step], max_results)
                                for i in range(0, len(units), step)])  # fmt: skip
