@@ -371,10 +371,7 @@ def xinf_ap_topic(sample: TopicSample, judged: np.ndarray, relevant: np.ndarray,
         cell, rank = np.nonzero((is_relevant & (stratum == c)).reshape(n_b * n_run, depth))
         sap = np.bincount(cell, weights=cells[cell, rank], minlength=n_b * n_run).reshape(n_b, n_run)
         value += weight[:, c, None] * sap
-    value = np.divide(value, r_hat[:, None], out=np.zeros_like(value), where=r_hat[:, None] > 0)
-    limit = float(max_results)
-    capped: np.ndarray = np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
-    return capped
+    return _per_relevant(value, r_hat, max_results)
 
 
 def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_results: int = 1000) -> np.ndarray:
@@ -458,6 +455,12 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
         mine = entry_stratum == c
         sap = np.bincount(cell[mine], weights=precision[mine], minlength=n_b * n_run).reshape(n_b, n_run)
         value += weight[:, c, None] * sap
+    return _per_relevant(value, r_hat, max_results)
+
+
+def _per_relevant(value: np.ndarray, r_hat: np.ndarray, max_results: int) -> np.ndarray:
+    """xinfAP from the weighted precision sums [B, run]: divided by the estimated relevant count r_hat [B] (0 where
+    it is 0), by max_results instead where r_hat is larger."""
     value = np.divide(value, r_hat[:, None], out=np.zeros_like(value), where=r_hat[:, None] > 0)
     limit = float(max_results)
     capped: np.ndarray = np.where(r_hat[:, None] > limit, value * r_hat[:, None] / limit, value)
