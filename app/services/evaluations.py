@@ -283,12 +283,12 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
     evaluation = session.get(Evaluation, evaluation_id)
     if evaluation is None or evaluation.status != "running":
         return False
-    held = bool(evaluation.measures[BLOCKS].get(HELD))
-    if held:
-        kept, counted = held_block(session, evaluation, run_ids)
-        parts = {"evaluation_id": evaluation_id, "block": index, "data": kept.to_bytes()}
-        upsert = pg_insert(EvaluationBlockParts).values(parts)
-        session.execute(upsert.on_conflict_do_update(index_elements=["evaluation_id", "block"], set_=parts))
+    sampling = _Sampling.of(session, evaluation) if evaluation.measures[BLOCKS].get(HELD) else None
+    if sampling is not None:
+        kept, counted = held_block(session, evaluation, run_ids, sampling=sampling)
+        data = kept.to_bytes()
+        upsert = pg_insert(EvaluationBlockParts).values(evaluation_id=evaluation_id, block=index, data=data)
+        session.execute(upsert.on_conflict_do_update(index_elements=["evaluation_id", "block"], set_={"data": data}))
         del kept
     else:
         counted = store_block(session, evaluation, run_ids, block_scores(session, evaluation, run_ids))
@@ -307,12 +307,11 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
     session.flush()
     if done < blocks["n"]:
         return True
-    if held:  # every block's parts, in block order: the runs end to end as one process holds them
-        kept_parts = EvaluationBlockParts.__table__
-        stored = select(kept_parts.c.data).where(kept_parts.c.evaluation_id == evaluation_id)
-        found = [HeldBlock.from_bytes(data) for data in session.scalars(stored.order_by(kept_parts.c.block))]
+    if sampling is not None:  # every block's parts, in block order: the runs end to end as one process holds them
+        stored = select(EvaluationBlockParts.data).where(EvaluationBlockParts.evaluation_id == evaluation_id)
+        found = [HeldBlock.from_bytes(data) for data in session.scalars(stored.order_by(EvaluationBlockParts.block))]
         jobs.drop_block_parts(session, evaluation_id)
-        reduce_held(session, evaluation, found)
+        reduce_held(session, evaluation, found, sampling=sampling)
     else:
         evaluated = score_store.stored_runs(session, evaluation_id)
         reduce_evaluation(session, evaluation, evaluated, split_blocks([(r, 1) for r in evaluated], len(run_ids)))
