@@ -150,45 +150,49 @@ class KeyTable:
         """(ascending positions, key indices) of the keys found in `parts` laid end to end (positions count across).
 
         Works a chunk at a time in scratch buffers: a look-up is a few passes, and fresh multi-megabyte temporaries
-        per pass would cost more in page faults than the passes themselves.
+        per pass would cost more in page faults than the passes themselves. The look-ups that must go on to the
+        overflow table are gathered from every chunk and asked there in one call (a few per cent of the keys, in
+        one list, rather than a chain of small calls per chunk), then merged into the ascending positions.
         """
         scratch = min(max((len(p) for p in parts), default=0), _CHUNK)
         buffers = (np.empty(scratch, dtype=np.uint64), np.empty(scratch, dtype=np.int32))
-        positions, indices = [], []
+        positions, indices, later_at, later_keys = [], [], [], []
         offset = 0
         for part in parts:
             part = np.asarray(part, dtype=np.uint64)
             for lo in range(0, len(part), _CHUNK):
-                at, index = self._probe(part[lo : lo + _CHUNK], buffers)
+                at, index, other = self._probe(part[lo : lo + _CHUNK], buffers)
                 positions.append(at + (offset + lo))
                 indices.append(index)
+                if len(other):
+                    later_at.append(other + (offset + lo))
+                    later_keys.append(part[lo + other])
             offset += len(part)
         if not positions:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return np.concatenate(positions).astype(np.int64), np.concatenate(indices).astype(np.int64)
+        at, index = np.concatenate(positions).astype(np.int64, copy=False), np.concatenate(indices).astype(np.int64)
+        if self._overflow is None or not later_at:
+            return at, index
+        where, found = self._overflow.hits([mix(np.concatenate(later_keys))])
+        if len(where) == 0:
+            return at, index
+        extra_at = np.concatenate(later_at).astype(np.int64)[where]  # ascending, and never a position in `at`
+        slots = np.searchsorted(at, extra_at)
+        return np.insert(at, slots, extra_at), np.insert(index, slots, self._overflow_index[found])
 
-    def _probe(self, keys: np.ndarray, buffers: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
-        """(ascending positions, key indices) of the keys found, using the scratch `buffers` if given."""
+    def _probe(self, keys: np.ndarray, buffers: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
+        """(ascending positions, key indices) of the keys found in their home slots, and the ascending positions of
+        the keys to ask the overflow table (not at home, and their home slot overflowed), using scratch `buffers`."""
         n = len(keys)
-        slot_buffer, index_buffer = buffers if buffers is not None else (None, None)
-        slot = np.right_shift(keys, np.uint64(64 - self._bits), out=None if slot_buffer is None else slot_buffer[:n])
-        slot = slot.view(np.intp)
-        held = np.take(self._slot_index, slot, out=None if index_buffer is None else index_buffer[:n])
+        slot_buffer, index_buffer = buffers
+        slot = np.right_shift(keys, np.uint64(64 - self._bits), out=slot_buffer[:n]).view(np.intp)
+        held = np.take(self._slot_index, slot, out=index_buffer[:n])
         candidates = np.flatnonzero(held >= 0)
         index, wanted = held[candidates], keys[candidates]
         same = self.keys[index] == wanted
         match = np.flatnonzero(same)
         at, index = candidates[match], index[match]
         if self._overflow is None:
-            return at, index
-        other = np.flatnonzero(~same)
-        other = other[np.flatnonzero(self._overflowed[slot[candidates[other]]])]
-        where, found = self._overflow._probe(mix(wanted[other]), None)
-        if len(where) == 0:
-            return at, index
-        # merge the two ascending position lists through a chunk-sized array (cheaper than sorting them)
-        merged = np.full(n, -1, dtype=np.int64)
-        merged[at] = index
-        merged[candidates[other[where]]] = self._overflow_index[found]
-        at = np.flatnonzero(merged >= 0)
-        return at, merged[at]
+            return at, index, np.zeros(0, np.int64)
+        other = candidates[np.flatnonzero(~same)]
+        return at, index, other[np.flatnonzero(self._overflowed[slot[other]])]
