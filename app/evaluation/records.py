@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 T = TypeVar("T")
+ROWS_ONLY = "rows:"  # a `Qrels.derived` key of a value worked out of the rows (topics, docs, strata), not the grades
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,13 @@ class Qrels:
             self.derived[key] = compute(self)
         value: T = self.derived[key]
         return value
+
+    def regraded(self, grades: np.ndarray) -> Qrels:
+        """These rows with other grades (imputed or re-graded copies): the copy shares the row arrays and what was
+        worked out of them alone (`derived` keys starting with ROWS_ONLY), so that copies group their rows once."""
+        copy = Qrels(topics=self.topics, docs=self.docs, grades=grades, strata=self.strata, lines=self.lines)
+        copy.derived.update({key: value for key, value in self.derived.items() if key.startswith(ROWS_ONLY)})
+        return copy
 
     @property
     def stratified(self) -> bool:

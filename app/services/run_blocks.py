@@ -38,9 +38,10 @@ PREPARED_BYTES_PER_RUN_LINE = 340
 # scripts/bench/campaign_evaluation.py --lines 1000000 --sampled saw one block of 10^6 lines allocate at most 335 bytes
 # a line (tracemalloc) and its RSS peak rise 386-397 (a 5-run block: 424 and 507-513), rounded up
 SAMPLED_BYTES_PER_RUN_LINE = 600
-# a docno's str header (49), list slot (8) and `doc_index` entry in prepared runs: tracemalloc saw 20 synthetic runs'
-# prepared runs with their doc_index take 124.4 bytes a docno beyond the arrays and characters (393,800 docnos)
-DOCNO_OVERHEAD_BYTES = 125
+# a docno's str header (49), list slot (8) and `doc_index` entry in prepared runs (a `DocIndex`: object slot, hash,
+# table slots): tracemalloc saw 20 synthetic runs' prepared runs with their doc_index take 94.9 bytes a docno beyond
+# the arrays and characters (632,388 docnos; 124.4 when the index was a dict)
+DOCNO_OVERHEAD_BYTES = 95
 T = TypeVar("T")
 _LIBC = ctypes.util.find_library("c")
 _TRIM = getattr(ctypes.CDLL(_LIBC), "malloc_trim", None) if _LIBC else None  # glibc's; None elsewhere

@@ -240,6 +240,29 @@ def test_one_prepared_set_graded_against_qrels_in_turn_grades_each_as_if_fresh(s
     regraded = Qrels(first.topics, first.docs, (np.asarray(first.grades) + 1) % 3, first.strata)  # shares arrays
     other = random_qrels(seed + 1)
     moved = Qrels(first.topics[::-1].copy(), first.docs, first.grades[::-1].copy(), first.strata)  # same docs array
-    for qrels in (first, regraded, other, first.subset(np.arange(len(first.grades)) % 2 == 0), moved, first):
+    imputed = first.regraded((np.asarray(first.grades) + 2) % 3)  # shares arrays and the rows' groups
+    for qrels in (first, regraded, imputed, other, first.subset(np.arange(len(first.grades)) % 2 == 0), moved, first):
         fresh = grade_matrix(prepare_runs_with_dicts(runs, 1000), qrels)
         assert_same_grades(grade_matrix(prepared, qrels), fresh)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_doc_index_answers_as_a_dict_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docnos looked up by hash and checked against the strings, from unicode and object arrays, with absent and
+    repeated values; and by the dict when two docnos share a hash (all hashes forced equal)."""
+    from app.evaluation.grading import prepared_runs
+    from app.evaluation.grading.prepared_runs import DocIndex
+
+    rng = np.random.default_rng(seed)
+    docs = sorted({f"d{i}" for i in rng.integers(0, 300, 120)} | {"caf\u00e9", "\u65e5\u672c", "z" * 40, "a"})
+    asked = [*rng.choice(docs, 200).tolist(), "absent", "caf", "", "z" * 39, "d"]
+    rng.shuffle(asked)
+    expected = [docs.index(v) if v in docs else -1 for v in asked]
+    index = DocIndex(docs)
+    assert index.table is not None and len(index) == len(docs)
+    assert index.ids(np.array(asked)).tolist() == expected
+    assert index.ids(np.array(asked, dtype=object)).tolist() == expected
+    assert index.ids(np.array([], dtype=str)).tolist() == []
+    monkeypatch.setattr(prepared_runs, "hash_strings", lambda values, matrix: np.zeros(len(values), np.uint64))
+    colliding = DocIndex(docs)
+    assert colliding.table is None and colliding.ids(np.array(asked, dtype=object)).tolist() == expected

@@ -77,7 +77,7 @@ def impute(qrels: Qrels, rng: np.random.Generator, groups: Cells | None = None) 
         offset = (rng.random(len(take)) * np.maximum(groups.relevant[groups.cell[take]], 1)).astype(np.int64)
         picked = by_cell[np.minimum(start[groups.cell[take]] + offset, len(by_cell) - 1)]
         completed[take] = np.where(have, grades[picked], 1)
-    return Qrels(topics=qrels.topics, docs=qrels.docs, grades=completed, strata=qrels.strata)
+    return qrels.regraded(completed)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.evaluation.grading.grade_matrix import summarise_qrels
-from app.evaluation.grading.prepared_runs import PreparedRuns, lookup
+from app.evaluation.grading.prepared_runs import DocIndex, PreparedRuns
 from app.evaluation.measures.evaluate import evaluate_prepared
 from app.evaluation.measures.registry import resolve
 from app.evaluation.measures.trec import ap_per_list
@@ -55,7 +55,7 @@ def index_lines(prepared: PreparedRuns, qrels: Qrels) -> LineIndex:
     topic_ids = {name: i for i, name in enumerate(prepared.topics)}
     column = np.array([topic_ids.get(t, -1) for t in judged.topics], dtype=np.int64)
     q_topic = column[line_topic] if len(line_topic) else np.zeros(0, np.int64)
-    q_doc = lookup(np.asarray(qrels.docs), {name: i for i, name in enumerate(prepared.docs)})
+    q_doc = prepared.doc_index.ids(np.asarray(qrels.docs))
     line_pair = np.full(len(q_doc), -1, dtype=np.int64)
     usable = (q_topic >= 0) & (q_doc >= 0)
     if n_pair and usable.any():
@@ -88,14 +88,14 @@ class JudgedDocs:
 
     docs: list[str]
     line_doc: np.ndarray  # int64 [n_line]
-    index: dict[str, int]
+    index: DocIndex
 
     @classmethod
     def of(cls, qrels: Qrels) -> JudgedDocs:
         """The qrels' vocabulary (built once per qrels: `Qrels.cached`)."""
         distinct, line_doc = np.unique(np.asarray(qrels.docs).astype(str), return_inverse=True)
         docs = [UNJUDGED_DOC, *distinct.tolist()]
-        return cls(docs, line_doc.reshape(-1).astype(np.int64) + 1, {name: i for i, name in enumerate(docs)})
+        return cls(docs, line_doc.reshape(-1).astype(np.int64) + 1, DocIndex(docs))
 
 
 def judged_only(prepared: PreparedRuns, qrels: Qrels) -> PreparedRuns:

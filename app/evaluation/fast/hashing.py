@@ -119,19 +119,20 @@ class KeyTable:
     Each slot (addressed by a key's top bits) holds the index of one key (int32, -1 if empty); the keys that find
     their slot taken go to a smaller table of their own (on re-mixed keys), asked only by look-ups whose slot is
     marked as having overflowed. With 8 slots per key the slots (4 bytes each) stay small enough for the L2 cache,
-    about 6% of the keys overflow, and most look-ups of absent keys end at an empty slot. Masks are turned into
+    about 6% of the keys overflow, and most look-ups of absent keys end at an empty slot (a table kept alongside
+    a large vocabulary takes fewer: 5 bytes a slot, and at least one slot a key, up to twice that number). Masks are turned into
     index arrays before selecting with them: numpy's boolean indexing branches on every element and mispredicts.
     """
 
     SLOTS_PER_KEY = 8
 
-    def __init__(self, keys: np.ndarray) -> None:
+    def __init__(self, keys: np.ndarray, slots_per_key: int = SLOTS_PER_KEY) -> None:
         self.keys = np.asarray(keys, dtype=np.uint64)
         if len(self.keys) >= 2**31:
             raise ValueError("too many keys for int32 slots")
         if len(np.unique(self.keys)) < len(self.keys):
             raise ValueError("the keys of a KeyTable must be distinct")
-        self._bits = max(int(self.SLOTS_PER_KEY * len(self.keys)).bit_length(), 4)
+        self._bits = max(int(slots_per_key * len(self.keys)).bit_length(), 4)
         size = 1 << self._bits
         self._slot_index = np.full(size, -1, dtype=np.int32)
         home = self.keys >> np.uint64(64 - self._bits)
@@ -144,7 +145,7 @@ class KeyTable:
         self._overflow_index = np.flatnonzero(rest)
         if len(self._overflow_index):
             self._overflowed[home[rest]] = True
-            self._overflow = KeyTable(mix(self.keys[self._overflow_index]))
+            self._overflow = KeyTable(mix(self.keys[self._overflow_index]), slots_per_key)
 
     def hits(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(ascending positions, key indices) of the keys found in `parts` laid end to end (positions count across).

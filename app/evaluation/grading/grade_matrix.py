@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.grading.prepared_runs import PreparedRuns, lookup
-from app.evaluation.records import Qrels
+from app.evaluation.grading.prepared_runs import PreparedRuns
+from app.evaluation.records import ROWS_ONLY, Qrels
 
 NOT_POOLED = -9  # grade of a retrieved doc absent from the qrels
 PADDING = -10  # grade past the end of a ranked list
@@ -60,22 +60,46 @@ class GradeMatrix:
     judged_cells: tuple[np.ndarray, np.ndarray] | None = None
 
 
+@dataclass(frozen=True)
+class _RowGroups:
+    """What a qrels summary needs of the rows alone (kept on the qrels and shared by `Qrels.regraded` copies)."""
+
+    topics: np.ndarray  # the distinct topics, sorted
+    topic_index: np.ndarray  # int64 per row (read-only, as every array here)
+    order: np.ndarray  # the rows grouped by topic (stable)
+    split: np.ndarray  # where each topic's rows start in `order`, past the first
+    strata: np.ndarray | None  # the distinct stratum labels (sample_eval qrels)
+    stratum_index: np.ndarray  # int64 per row (-1 without strata)
+
+    @classmethod
+    def of(cls, qrels: Qrels) -> _RowGroups:
+        """Group the rows by topic (and stratum)."""
+        topics, topic_index = np.unique(qrels.topics.astype(str), return_inverse=True)
+        topic_index = topic_index.reshape(-1)
+        order = np.argsort(topic_index, kind="stable")
+        split = np.cumsum(np.bincount(topic_index, minlength=len(topics)))[:-1]
+        labels = None
+        stratum_index = np.full(len(topic_index), -1, dtype=np.int64)
+        if qrels.strata is not None:
+            labels, stratum_index = np.unique(np.asarray(qrels.strata, dtype=np.int64), return_inverse=True)
+            stratum_index = stratum_index.reshape(-1)
+        for values in (topic_index, order, split, stratum_index, *([] if labels is None else [labels])):
+            values.flags.writeable = False
+        return cls(topics, topic_index, order, split, labels, stratum_index)
+
+
 def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]:
-    """Per-topic qrels counts, plus each row's topic index and stratum index."""
-    topics, topic_index = np.unique(qrels.topics.astype(str), return_inverse=True)
-    topic_index = topic_index.reshape(-1)
-    n_topic = len(topics)
+    """Per-topic qrels counts, plus each row's topic index and stratum index (read-only arrays)."""
+    rows = qrels.cached(ROWS_ONLY + "groups", _RowGroups.of)
+    topic_index, stratum_index = rows.topic_index, rows.stratum_index
+    n_topic = len(rows.topics)
     grades = np.asarray(qrels.grades, dtype=np.int64)
     num_rel = np.bincount(topic_index, weights=grades >= 1, minlength=n_topic).astype(np.int64)
     num_nonrel = np.bincount(topic_index, weights=(grades >= 0) & (grades < 1), minlength=n_topic).astype(np.int64)
-    order = np.argsort(topic_index, kind="stable")
-    split = np.cumsum(np.bincount(topic_index, minlength=n_topic))[:-1]
-    per_topic = np.split(grades[order], split)
+    per_topic = np.split(grades[rows.order], rows.split)
     strata_labels = pooled = judged = relevant = by_grade = None
-    stratum_index = np.full(len(grades), -1, dtype=np.int64)
-    if qrels.strata is not None:
-        strata_labels, stratum_index = np.unique(np.asarray(qrels.strata, dtype=np.int64), return_inverse=True)
-        stratum_index = stratum_index.reshape(-1)
+    if rows.strata is not None:
+        strata_labels = rows.strata
         cell = topic_index * len(strata_labels) + stratum_index
         size = n_topic * len(strata_labels)
         shape = (n_topic, len(strata_labels))
@@ -87,7 +111,7 @@ def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]
             for g in np.unique(grades[grades >= 1])
         }
     summary = JudgedTopics(
-        topics=topics.tolist(),
+        topics=rows.topics.tolist(),
         grades=per_topic,
         num_rel=num_rel,
         num_nonrel=num_nonrel,
@@ -150,7 +174,7 @@ def _pair_lines(prepared: PreparedRuns, qrels: Qrels, q_topic: np.ndarray) -> tu
         found: tuple[np.ndarray, np.ndarray] = held[2]
         return found
     n_pair = len(prepared.pair_topic)
-    q_doc = lookup(np.asarray(qrels.docs), prepared.doc_index)
+    q_doc = prepared.doc_index.ids(np.asarray(qrels.docs))
     usable = np.flatnonzero((q_doc >= 0) & (q_topic >= 0))
     n_doc = max(len(prepared.docs), 1)
     q_key = q_topic[usable] * n_doc + q_doc[usable]

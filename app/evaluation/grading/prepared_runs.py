@@ -12,17 +12,50 @@ from functools import cached_property
 
 import numpy as np
 
-from app.evaluation.fast.hashing import group_hashes, hash_strings, matrix_hashable, mix
+from app.evaluation.fast.hashing import KeyTable, group_hashes, hash_strings, matrix_hashable, mix
 from app.evaluation.ordering import ranked_order
 from app.evaluation.records import RunTable
 
 _TOPIC_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+DOC_SLOTS_PER_KEY = 2  # a `DocIndex` lives as long as its prepared runs: a smaller table than a look-up's own
 
 
 def lookup(values: np.ndarray, vocabulary: dict[str, int]) -> np.ndarray:
     """Integer ids of `values` in `vocabulary`, -1 for strings it lacks."""
     get = vocabulary.get
     return np.fromiter((get(v, -1) for v in values.tolist()), np.int64, len(values))
+
+
+class DocIndex:
+    """Each docno's index in a list of distinct docnos, as a dict would give it, without a Python call per value
+    looked up: the docnos' hashes (Python's `hash`, mixed) in a `KeyTable`, every hit checked against the strings (a
+    dict, if two of the docnos share a 64-bit hash)."""
+
+    def __init__(self, docs: Sequence[str]) -> None:
+        self.docs = np.empty(len(docs), dtype=object)
+        self.docs[:] = docs
+        self.table: KeyTable | None = None
+        self.index: dict[str, int] | None = None
+        try:
+            self.table = KeyTable(hash_strings(self.docs, matrix=False), slots_per_key=DOC_SLOTS_PER_KEY)
+        except ValueError:  # two docnos with one hash
+            self.index = {name: i for i, name in enumerate(docs)}
+
+    def __len__(self) -> int:
+        """Number of docnos."""
+        return len(self.docs)
+
+    def ids(self, values: np.ndarray) -> np.ndarray:
+        """int64: each value's index in the docnos, -1 for strings they lack."""
+        values = np.asarray(values)
+        if self.table is None:
+            assert self.index is not None
+            return lookup(values, self.index)
+        where, index = self.table.hits([hash_strings(values, matrix=False)])
+        same = np.asarray(values[where] == self.docs[index], dtype=bool)
+        out = np.full(len(values), -1, dtype=np.int64)
+        out[where[same]] = index[same]
+        return out
 
 
 @dataclass(frozen=True)
@@ -48,9 +81,9 @@ class PreparedRuns:
         return int(self.pairs.shape[2])
 
     @cached_property
-    def doc_index(self) -> dict[str, int]:
+    def doc_index(self) -> DocIndex:
         """Each doc's index in `docs`: built on first use and kept, so grading against many qrels builds it once."""
-        return {name: i for i, name in enumerate(self.docs)}
+        return DocIndex(self.docs)
 
 
 def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Sequence[str] | None = None) -> PreparedRuns:
