@@ -548,3 +548,37 @@ def test_deleting_units_at_the_relevant_entries_gives_the_dense_xinfap_bit_for_b
     ranked_twice = np.concatenate([sample.ranked[:, :5]] * 2, axis=1)  # each run ranks its first items twice
     twice = budget.TopicSample(ranked_twice, sample.stratum, sample.judged, sample.relevant, sample.pooled_total)
     assert budget.xinf_ap_deletions(twice, units, 1000).tobytes() == _dense(twice, units, 1000).tobytes()
+
+
+def _dense_added(sample: budget.TopicSample, units: list[np.ndarray], max_results: int) -> np.ndarray:
+    """xinf_ap_topic of every judgement set adding one unit as judged relevant, built as [set, item] masks."""
+    judged = np.repeat(sample.judged[None, :], len(units), axis=0)
+    relevant = np.repeat((sample.relevant & sample.judged)[None, :], len(units), axis=0)
+    for row, docs in enumerate(units):
+        judged[row, docs] = relevant[row, docs] = True
+    return budget.xinf_ap_topic(sample, judged, relevant, max_results)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_adding_units_at_the_relevant_entries_gives_the_dense_xinfap_bit_for_bit(seed: int, monkeypatch) -> None:
+    """The floors' sets (one unjudged doc judged relevant each) and units of several docs, against xinf_ap_topic."""
+    sample = _three_strata(seed)
+    rng = np.random.default_rng(seed + 70)
+    unjudged = [np.flatnonzero(~sample.judged & (sample.stratum == c)) for c in (1, 2)]
+    units = [docs[i : i + 1] for docs in unjudged for i in rng.permutation(len(docs))[:30]]  # add-one, as the floors
+    units += [part for docs in unjudged for part in np.array_split(rng.permutation(docs), 5)]  # add a group
+    units += [np.zeros(0, dtype=np.int64)]  # nothing added: the full judgements
+    for max_results in (1000, 3):
+        expected = _dense_added(sample, units, max_results)
+        found = budget.xinf_ap_additions(sample, units, max_results)
+        assert found.tobytes() == expected.tobytes()
+        point = budget.xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)
+        assert found[-1].tobytes() == point.tobytes()
+    assert len(set(found[:60, 1].tolist())) > 10  # the additions move the values
+    monkeypatch.setattr(budget, "JACKKNIFE_ELEMENTS", 50)  # a few sets a call: the same numbers
+    assert budget.xinf_ap_additions(sample, units, 1000).tobytes() == _dense_added(sample, units, 1000).tobytes()
+    ranked_twice = np.concatenate([sample.ranked[:, :5]] * 2, axis=1)  # each run ranks its first items twice
+    twice = budget.TopicSample(ranked_twice, sample.stratum, sample.judged, sample.relevant, sample.pooled_total)
+    assert budget.xinf_ap_additions(twice, units, 1000).tobytes() == _dense_added(twice, units, 1000).tobytes()
+    with pytest.raises(ValueError, match="unjudged"):
+        budget.xinf_ap_additions(sample, [np.flatnonzero(sample.judged)[:1]], 1000)

@@ -381,6 +381,21 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
     same integers, then the same float operations in the same order as `xinf_ap_topic`). None of the [set, run,
     depth] arrays: its work is the relevant entries, not the ranks. A run ranking one item twice takes
     `xinf_ap_topic` itself."""
+    return _changed_sets(sample, units, -1, max_results)
+
+
+def xinf_ap_additions(sample: TopicSample, units: Sequence[np.ndarray], max_results: int = 1000) -> np.ndarray:
+    """`xinf_ap_topic` of the judgement sets that add one unit of unjudged docs each, judged relevant (the floors'),
+    [unit, run], bit for bit, as `xinf_ap_deletions` computes deletions: the full judgements' counts above a rank
+    plus the added docs the run ranks higher, and the added docs' own entries among the relevant ones."""
+    if any(np.any(sample.judged[np.asarray(u, dtype=np.int64)]) for u in units):
+        raise ValueError("only unjudged docs can be added")
+    return _changed_sets(sample, units, 1, max_results)
+
+
+def _changed_sets(sample: TopicSample, units: Sequence[np.ndarray], sign: int, max_results: int) -> np.ndarray:
+    """`xinf_ap_topic` of the full judgements with each unit's docs taken out (`sign` -1) or added as relevant
+    (`sign` 1), at the relevant entries only (`xinf_ap_deletions`)."""
     ranked = sample.ranked
     n_run, depth = ranked.shape
     if len(units) == 0 or depth == 0 or n_run == 0:
@@ -388,7 +403,7 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
     entries = max(1, int(np.count_nonzero(sample.relevant[np.where(ranked >= 0, ranked, 0)] & (ranked >= 0))))
     step = max(1, JACKKNIFE_ELEMENTS // 4 // entries)  # sets a call: a dozen int64 arrays of their relevant entries
     if len(units) > step:
-        return np.concatenate([xinf_ap_deletions(sample, units[i : i + step], max_results)
+        return np.concatenate([_changed_sets(sample, units[i : i + step], sign, max_results)
                                for i in range(0, len(units), step)])  # fmt: skip
     n_b, n_strata, n_item = len(units), len(sample.pooled_total), len(sample.stratum)
     pooled = ranked >= 0
@@ -397,12 +412,12 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
     position = np.full((n_run, n_item), -1, dtype=np.int64)
     position[run_of, ranked[run_of, pos_of]] = pos_of
     if np.count_nonzero(position >= 0) != len(run_of):  # an item ranked twice by one run
-        return _deleted_sets(sample, units, max_results)
+        return _dense_sets(sample, units, sign, max_results)
     relevant = sample.relevant & sample.judged
     stratum = np.where(pooled, sample.stratum[item], -1)  # [run, depth]
     is_judged = sample.judged[item] & pooled
     is_relevant = relevant[item] & pooled
-    # each deletion's docs as events (set, run, position, stratum, relevant), in (set, run, position) order
+    # each unit's docs as events (set, run, position, stratum, relevant), in (set, run, position) order
     unit_of = np.repeat(np.arange(n_b), [len(u) for u in units])
     docs = np.concatenate([np.asarray(u, dtype=np.int64) for u in units])
     at = position[:, docs]  # [run, event doc]
@@ -413,18 +428,25 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
     ev_key = (ev_set * n_run + ev_run) * width + ev_pos
     order = np.argsort(ev_key, kind="stable")
     ev_key, ev_item = ev_key[order], ev_item[order]
-    ev_stratum, ev_relevant = sample.stratum[ev_item], relevant[ev_item]
-    # the full judgements' relevant entries for every set, less the deleted ones
+    ev_run, ev_pos, ev_set = ev_run[order], ev_pos[order], ev_set[order]
+    ev_stratum = sample.stratum[ev_item]
+    ev_relevant = relevant[ev_item] if sign < 0 else np.ones(len(ev_item), dtype=bool)  # added docs: relevant
+    # the full judgements' relevant entries for every set, less the deleted ones or with the added ones
     e_run, e_pos = np.nonzero(is_relevant)  # row-major: run, then rank
     e_set = np.repeat(np.arange(n_b), len(e_run))
     e_run, e_pos = np.tile(e_run, n_b), np.tile(e_pos, n_b)
     e_key = (e_set * n_run + e_run) * width + e_pos
-    deleted = np.zeros(len(e_key), dtype=bool)
-    if len(ev_key):
-        found = np.minimum(np.searchsorted(ev_key, e_key), len(ev_key) - 1)
-        deleted = ev_key[found] == e_key
-    keep = np.flatnonzero(~deleted)
-    e_set, e_run, e_pos, e_key = e_set[keep], e_run[keep], e_pos[keep], e_key[keep]
+    if sign < 0:
+        deleted = np.zeros(len(e_key), dtype=bool)
+        if len(ev_key):
+            found = np.minimum(np.searchsorted(ev_key, e_key), len(ev_key) - 1)
+            deleted = ev_key[found] == e_key
+        keep = np.flatnonzero(~deleted)
+        e_set, e_run, e_pos, e_key = e_set[keep], e_run[keep], e_pos[keep], e_key[keep]
+    elif len(ev_key):  # an added doc was unjudged: its entry is new, and goes in (set, run, position) order
+        slots = np.searchsorted(e_key, ev_key)
+        e_set, e_run = np.insert(e_set, slots, ev_set), np.insert(e_run, slots, ev_run)
+        e_pos, e_key = np.insert(e_pos, slots, ev_pos), np.insert(e_key, slots, ev_key)
     row_start = e_key - e_pos  # the key of the entry's (set, run) at rank 0
     ranks = np.arange(1, depth + 1, dtype=np.float64)
     above = np.zeros(len(e_key))
@@ -435,17 +457,18 @@ def xinf_ap_deletions(sample: TopicSample, units: Sequence[np.ndarray], max_resu
         rho = (np.cumsum(is_relevant & own, axis=1) - (is_relevant & own))[e_run, e_pos]
         mine = ev_stratum == c
         keys, rel_keys = ev_key[mine], ev_key[mine & ev_relevant]
-        s = s - (np.searchsorted(keys, e_key) - np.searchsorted(keys, row_start))
-        rho = rho - (np.searchsorted(rel_keys, e_key) - np.searchsorted(rel_keys, row_start))
+        s = s + sign * (np.searchsorted(keys, e_key) - np.searchsorted(keys, row_start))
+        rho = rho + sign * (np.searchsorted(rel_keys, e_key) - np.searchsorted(rel_keys, row_start))
         above += d * (rho + EPSILON) / (s + SAMPLED_EPSILON)
     precision = (1.0 + above) / ranks[e_pos]
     judged_c = np.array([np.sum(sample.judged & (sample.stratum == c)) for c in range(n_strata)], dtype=np.int64)
     relevant_c = np.array([np.sum(relevant & (sample.stratum == c)) for c in range(n_strata)], dtype=np.int64)
     unit_stratum = np.zeros((n_b, n_strata), dtype=np.int64)
     unit_relevant = np.zeros((n_b, n_strata), dtype=np.int64)
+    doc_relevant = relevant[docs] if sign < 0 else np.ones(len(docs), dtype=bool)
     np.add.at(unit_stratum, (unit_of, sample.stratum[docs]), 1)
-    np.add.at(unit_relevant, (unit_of, sample.stratum[docs]), relevant[docs].astype(np.int64))
-    n_c, r_c = judged_c[None, :] - unit_stratum, relevant_c[None, :] - unit_relevant
+    np.add.at(unit_relevant, (unit_of, sample.stratum[docs]), doc_relevant.astype(np.int64))
+    n_c, r_c = judged_c[None, :] + sign * unit_stratum, relevant_c[None, :] + sign * unit_relevant
     weight = np.divide(sample.pooled_total[None, :], n_c, out=np.zeros(n_c.shape), where=n_c > 0)  # N_c / n_c
     r_hat = np.sum(weight * r_c, axis=1)  # [B]
     value = np.zeros((n_b, n_run))
@@ -467,15 +490,18 @@ def _per_relevant(value: np.ndarray, r_hat: np.ndarray, max_results: int) -> np.
     return capped
 
 
-def _deleted_sets(sample: TopicSample, units: Sequence[np.ndarray], max_results: int) -> np.ndarray:
-    """`xinf_ap_topic` of the judgement sets leaving each unit out, on [set, run, depth] arrays, 64 sets a call."""
+def _dense_sets(sample: TopicSample, units: Sequence[np.ndarray], sign: int, max_results: int) -> np.ndarray:
+    """`xinf_ap_topic` of the judgement sets leaving each unit out (`sign` -1) or adding it as relevant (`sign` 1), on
+    [set, run, depth] arrays, 64 sets a call."""
     values = np.zeros((len(units), sample.ranked.shape[0]))
     for start in range(0, len(units), 64):
         part = units[start : start + 64]
         judged = np.repeat(sample.judged[None, :], len(part), axis=0)
+        relevant = np.repeat((sample.relevant & sample.judged)[None, :], len(part), axis=0)
         for row, docs in enumerate(part):
-            judged[row, docs] = False
-        values[start : start + 64] = xinf_ap_topic(sample, judged, judged & sample.relevant[None, :], max_results)
+            judged[row, docs] = sign > 0
+            relevant[row, docs] = sign > 0
+        values[start : start + 64] = xinf_ap_topic(sample, judged, relevant, max_results)
     return values
 
 
@@ -602,11 +628,8 @@ def _floors(
         if point is None:
             point = xinf_ap_topic(sample, sample.judged, sample.relevant, max_results)[0]
         pick = rng.choice(unjudged, size=min(draws, len(unjudged)), replace=False)
-        judged = np.repeat(sample.judged[None, :], len(pick), axis=0)
-        relevant = np.repeat(sample.relevant[None, :] & sample.judged[None, :], len(pick), axis=0)
-        judged[np.arange(len(pick)), pick] = True
-        relevant[np.arange(len(pick)), pick] = True
-        change = by_run_sum(xinf_ap_topic(sample, judged, relevant, max_results) - point[None, :]) / len(pick)
+        added = xinf_ap_additions(sample, [pick[i : i + 1] for i in range(len(pick))], max_results)
+        change = by_run_sum(added - point[None, :]) / len(pick)
         out[:, c] = np.sqrt((1.0 - n / big_n) * extra / n)[:, None] * (n + 1.0) * change[None, :]
     return out
 
@@ -680,7 +703,7 @@ def topic_error(sample: TopicSample, rng: np.random.Generator, max_results: int 
 
 def run_chunks(sample: TopicSample) -> list[TopicSample]:
     """The sample's runs a few at a time (in order), so that one xinfAP call's arrays stay within
-    `JACKKNIFE_ELEMENTS` (the floors score about 64 judgement sets a call)."""
+    `JACKKNIFE_ELEMENTS` (a run ranking an item twice takes the dense path, 64 judgement sets a call)."""
     n_run, depth = sample.ranked.shape
     step = max(1, JACKKNIFE_ELEMENTS // (64 * max(depth, 1)))
     if n_run <= step:

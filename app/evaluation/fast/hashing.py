@@ -119,9 +119,9 @@ class KeyTable:
     Each slot (addressed by a key's top bits) holds the index of one key (int32, -1 if empty); the keys that find
     their slot taken go to a smaller table of their own (on re-mixed keys), asked only by look-ups whose slot is
     marked as having overflowed. With 8 slots per key the slots (4 bytes each) stay small enough for the L2 cache,
-    about 6% of the keys overflow, and most look-ups of absent keys end at an empty slot (a table kept alongside
-    a large vocabulary takes fewer: 5 bytes a slot, and at least one slot a key, up to twice that number). Masks are turned into
-    index arrays before selecting with them: numpy's boolean indexing branches on every element and mispredicts.
+    about 6% of the keys overflow, and most look-ups of absent keys end at an empty slot (a table kept alongside a
+    large vocabulary takes fewer: `slots_per_key`, 5 bytes a slot). Masks are turned into index arrays before
+    selecting with them: numpy's boolean indexing branches on every element and mispredicts.
     """
 
     SLOTS_PER_KEY = 8
