@@ -266,3 +266,24 @@ def test_the_doc_index_answers_as_a_dict_does(seed: int, monkeypatch: pytest.Mon
     monkeypatch.setattr(prepared_runs, "hash_strings", lambda values, matrix: np.zeros(len(values), np.uint64))
     colliding = DocIndex(docs)
     assert colliding.table is None and colliding.ids(np.array(asked, dtype=object)).tolist() == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_grading_plan_grades_regraded_copies_as_grade_matrix_does(seed: int) -> None:
+    """The imputations' path: a plan made once grades every copy with other grades as a fresh grade_matrix would,
+    and refuses qrels with other rows."""
+    from app.evaluation.grading.grade_matrix import GradingPlan
+
+    runs = random_runs(seed)
+    prepared = prepare_runs_with_dicts(runs, 1000)
+    for stratified in (True, False):
+        first = random_qrels(seed, stratified=stratified)
+        plan = GradingPlan.of(prepared, first)
+        rng = np.random.default_rng(seed)
+        for _ in range(3):
+            copy = first.regraded(rng.integers(-1, 3, len(first.grades)))
+            ours, fresh = plan.graded(copy), grade_matrix(prepare_runs_with_dicts(runs, 1000), copy)
+            assert_same_grades(ours, fresh)
+            assert ours.judged.num_rel.tolist() == fresh.judged.num_rel.tolist()
+        with pytest.raises(ValueError, match="rows"):
+            plan.graded(random_qrels(seed + 1))

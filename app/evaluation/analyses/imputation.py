@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation.grading.grade_matrix import GradingPlan
 from app.evaluation.grading.prepared_runs import PreparedRuns
-from app.evaluation.measures.evaluate import evaluate_prepared
+from app.evaluation.measures.evaluate import evaluate_graded
 from app.evaluation.records import Qrels
 
 DEFAULT_IMPUTATIONS = 20
@@ -111,10 +112,11 @@ def imputed_values(
         raise ValueError(f"imputations must be a positive integer, got {imputations!r}")
     rng = np.random.default_rng([seed, 24])
     groups = cells(qrels)
+    plan = GradingPlan.of(prepared, qrels)  # the copies differ in their grades alone: one plan grades them all
     values = []
     topics: list[str] = []
     for _ in range(imputations):
-        results = evaluate_prepared(prepared, impute(qrels, rng, groups), list(measures))
+        results = evaluate_graded(plan.graded(impute(qrels, rng, groups)), prepared.names, list(measures))
         topics = results.topics
         values.append(results.values)
     return Imputed(list(prepared.names), list(measures), list(topics), np.stack(values))

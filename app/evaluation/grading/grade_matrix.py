@@ -126,42 +126,69 @@ def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]
 
 def grade_matrix(prepared: PreparedRuns, qrels: Qrels) -> GradeMatrix:
     """Look every ranked doc up in the qrels: the matrices all measures reduce over (topics = the qrels' topics)."""
-    judged, topic_index, stratum_index = summarise_qrels(qrels)
-    n_topic = len(judged.topics)
-    n_run = len(prepared.names)
-    # Map the qrels' topics onto the prepared topics (-1: no run answers it).
-    prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
-    column = np.array([prepared_topic.get(name, -1) for name in judged.topics], dtype=np.int64)
+    return GradingPlan.of(prepared, qrels).graded(qrels)
 
-    # Grade (and stratum) of each pair id: find each qrels row's pair by (topic, doc) key.
-    n_pair = len(prepared.pair_topic)
-    q_grades = np.asarray(qrels.grades)
-    pair_grade = np.full(n_pair + 1, NOT_POOLED, dtype=grade_dtype(q_grades))  # last slot: padding lookups
-    pair_grade[n_pair] = PADDING
-    pair_stratum = np.full(n_pair + 1, -1, dtype=np.int64)
-    if n_pair:
-        pairs_of, lines = _pair_lines(prepared, qrels, column[topic_index])
-        pair_grade[pairs_of] = q_grades[lines]
-        pair_stratum[pairs_of] = stratum_index[lines]
 
-    depth = prepared.depth
-    pairs = np.full((n_run, n_topic, depth), n_pair, dtype=np.int64)
-    lengths = np.zeros((n_run, n_topic), dtype=np.int64)
-    present = column >= 0
-    if present.any():
-        block = prepared.pairs[:, column[present], :]
-        pairs[:, present, :] = np.where(block >= 0, block, n_pair)
-        lengths[:, present] = prepared.lengths[:, column[present]]
-    grades = pair_grade[pairs]
-    strata = pair_stratum[pairs] if qrels.strata is not None else None
-    return GradeMatrix(
-        grades=grades,
-        strata=strata,
-        lengths=lengths,
-        answered=lengths > 0,
-        judged=judged,
-        max_results=prepared.max_results,
-    )
+@dataclass(frozen=True)
+class GradingPlan:
+    """What grading prepared runs against a qrels takes of the qrels' rows alone (topics and docs, not grades):
+    each ranked position's pair id and the qrels row of every retrieved pair. Copies of the qrels with other grades
+    (`Qrels.regraded`: the imputations) are graded from one plan, which lives as long as its caller keeps it."""
+
+    pairs: np.ndarray  # int64 [n_run, n_topic, depth] pair id at each position, n_pair past a list's end
+    lengths: np.ndarray  # int64 [n_run, n_topic]
+    pair_ids: np.ndarray  # int64: the retrieved pairs that qrels rows judge ...
+    lines: np.ndarray  # int64: ... and those rows (a repeated judgement's last row assigned last)
+    n_pair: int
+    max_results: int
+    topics: np.ndarray  # the qrels' topics array the plan was made for
+    docs: np.ndarray  # and its docs array
+
+    @classmethod
+    def of(cls, prepared: PreparedRuns, qrels: Qrels) -> GradingPlan:
+        """The plan of grading `prepared` against qrels with these rows."""
+        judged, topic_index, _ = summarise_qrels(qrels)
+        n_topic = len(judged.topics)
+        n_run = len(prepared.names)
+        # Map the qrels' topics onto the prepared topics (-1: no run answers it).
+        prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
+        column = np.array([prepared_topic.get(name, -1) for name in judged.topics], dtype=np.int64)
+        n_pair = len(prepared.pair_topic)
+        pair_ids, lines = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if n_pair:
+            pair_ids, lines = _pair_lines(prepared, qrels, column[topic_index])
+        pairs = np.full((n_run, n_topic, prepared.depth), n_pair, dtype=np.int64)
+        lengths = np.zeros((n_run, n_topic), dtype=np.int64)
+        present = column >= 0
+        if present.any():
+            block = prepared.pairs[:, column[present], :]
+            pairs[:, present, :] = np.where(block >= 0, block, n_pair)
+            lengths[:, present] = prepared.lengths[:, column[present]]
+        pairs.flags.writeable = lengths.flags.writeable = False  # every matrix graded from the plan shares them
+        return cls(pairs, lengths, pair_ids, lines, n_pair, prepared.max_results, qrels.topics, qrels.docs)
+
+    def graded(self, qrels: Qrels) -> GradeMatrix:
+        """The grade matrix of qrels with the plan's rows (its own arrays, or a `Qrels.regraded` copy's)."""
+        if qrels.topics is not self.topics or qrels.docs is not self.docs:
+            raise ValueError("a grading plan grades qrels with the rows it was made for")
+        judged, _, stratum_index = summarise_qrels(qrels)
+        q_grades = np.asarray(qrels.grades)
+        pair_grade = np.full(self.n_pair + 1, NOT_POOLED, dtype=grade_dtype(q_grades))  # last slot: padding lookups
+        pair_grade[self.n_pair] = PADDING
+        pair_grade[self.pair_ids] = q_grades[self.lines]
+        strata = None
+        if qrels.strata is not None:
+            pair_stratum = np.full(self.n_pair + 1, -1, dtype=np.int64)
+            pair_stratum[self.pair_ids] = stratum_index[self.lines]
+            strata = pair_stratum[self.pairs]
+        return GradeMatrix(
+            grades=pair_grade[self.pairs],
+            strata=strata,
+            lengths=self.lengths,
+            answered=self.lengths > 0,
+            judged=judged,
+            max_results=self.max_results,
+        )
 
 
 def _pair_lines(prepared: PreparedRuns, qrels: Qrels, q_topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
