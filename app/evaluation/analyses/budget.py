@@ -431,10 +431,16 @@ def _changed_sets(sample: TopicSample, units: Sequence[np.ndarray], sign: int, m
     ev_run, ev_pos, ev_set = ev_run[order], ev_pos[order], ev_set[order]
     ev_stratum = sample.stratum[ev_item]
     ev_relevant = relevant[ev_item] if sign < 0 else np.ones(len(ev_item), dtype=bool)  # added docs: relevant
-    # the full judgements' relevant entries for every set, less the deleted ones or with the added ones
-    e_run, e_pos = np.nonzero(is_relevant)  # row-major: run, then rank
-    e_set = np.repeat(np.arange(n_b), len(e_run))
-    e_run, e_pos = np.tile(e_run, n_b), np.tile(e_pos, n_b)
+    # the full judgements' relevant entries (row-major: run, then rank); a (set, run) cell whose run ranks none of the
+    # set's docs keeps them as they are, so only the changed cells' entries are laid out, less the deleted ones or
+    # with the added ones
+    f_run, f_pos = np.nonzero(is_relevant)
+    changed = np.unique(ev_set * n_run + ev_run)  # the changed cells, ascending
+    run_bounds = np.searchsorted(f_run, np.arange(n_run + 1))
+    counts = run_bounds[changed % n_run + 1] - run_bounds[changed % n_run]
+    first = np.repeat(run_bounds[changed % n_run] - (np.cumsum(counts) - counts), counts)
+    taken = first + np.arange(int(counts.sum()))
+    e_set, e_run, e_pos = np.repeat(changed // n_run, counts), f_run[taken], f_pos[taken]
     e_key = (e_set * n_run + e_run) * width + e_pos
     if sign < 0:
         deleted = np.zeros(len(e_key), dtype=bool)
@@ -449,18 +455,21 @@ def _changed_sets(sample: TopicSample, units: Sequence[np.ndarray], sign: int, m
         e_pos, e_key = np.insert(e_pos, slots, ev_pos), np.insert(e_key, slots, ev_key)
     row_start = e_key - e_pos  # the key of the entry's (set, run) at rank 0
     ranks = np.arange(1, depth + 1, dtype=np.float64)
-    above = np.zeros(len(e_key))
+    above, full_above = np.zeros(len(e_key)), np.zeros(len(f_run))
     for c in range(n_strata):
         own = stratum == c
-        d = (np.cumsum(own, axis=1) - own)[e_run, e_pos]
-        s = (np.cumsum(is_judged & own, axis=1) - (is_judged & own))[e_run, e_pos]
-        rho = (np.cumsum(is_relevant & own, axis=1) - (is_relevant & own))[e_run, e_pos]
+        d_c = np.cumsum(own, axis=1) - own
+        s_c = np.cumsum(is_judged & own, axis=1) - (is_judged & own)
+        rho_c = np.cumsum(is_relevant & own, axis=1) - (is_relevant & own)
+        full_above += d_c[f_run, f_pos] * (rho_c[f_run, f_pos] + EPSILON) / (s_c[f_run, f_pos] + SAMPLED_EPSILON)
+        d, s, rho = d_c[e_run, e_pos], s_c[e_run, e_pos], rho_c[e_run, e_pos]
         mine = ev_stratum == c
         keys, rel_keys = ev_key[mine], ev_key[mine & ev_relevant]
         s = s + sign * (np.searchsorted(keys, e_key) - np.searchsorted(keys, row_start))
         rho = rho + sign * (np.searchsorted(rel_keys, e_key) - np.searchsorted(rel_keys, row_start))
         above += d * (rho + EPSILON) / (s + SAMPLED_EPSILON)
     precision = (1.0 + above) / ranks[e_pos]
+    full_precision = (1.0 + full_above) / ranks[f_pos]
     judged_c = np.array([np.sum(sample.judged & (sample.stratum == c)) for c in range(n_strata)], dtype=np.int64)
     relevant_c = np.array([np.sum(relevant & (sample.stratum == c)) for c in range(n_strata)], dtype=np.int64)
     unit_stratum = np.zeros((n_b, n_strata), dtype=np.int64)
@@ -473,11 +482,15 @@ def _changed_sets(sample: TopicSample, units: Sequence[np.ndarray], sign: int, m
     r_hat = np.sum(weight * r_c, axis=1)  # [B]
     value = np.zeros((n_b, n_run))
     cell = e_set * n_run + e_run
-    entry_stratum = stratum[e_run, e_pos]
+    entry_stratum, full_stratum = stratum[e_run, e_pos], stratum[f_run, f_pos]
+    is_changed = np.zeros(n_b * n_run, dtype=bool)
+    is_changed[changed] = True
     for c in range(n_strata):
-        mine = entry_stratum == c
-        sap = np.bincount(cell[mine], weights=precision[mine], minlength=n_b * n_run).reshape(n_b, n_run)
-        value += weight[:, c, None] * sap
+        # a cell's sum adds its entries' precisions in rank order: an unchanged cell's is its run's full one
+        mine, full_mine = entry_stratum == c, full_stratum == c
+        sap = np.bincount(cell[mine], weights=precision[mine], minlength=n_b * n_run)
+        full = np.bincount(f_run[full_mine], weights=full_precision[full_mine], minlength=n_run)
+        value += weight[:, c, None] * np.where(is_changed, sap, np.tile(full, n_b)).reshape(n_b, n_run)
     return _per_relevant(value, r_hat, max_results)
 
 
