@@ -180,3 +180,30 @@ def test_prepare_runs_of_unicode_arrays_and_empty_runs() -> None:
     )
     for runs in ([unicode_run, empty], [empty], []):
         assert_same_prepared(prepare_runs(runs), prepare_runs_with_dicts(runs))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stratum_sums_are_the_running_sums_last_values_bit_for_bit(seed: int) -> None:
+    """xinfAP's and infNDCG's per-stratum sums at the relevant docs, by a bincount in rank order, against the running
+    sum down each list taken at its last rank (the script's one-term-at-a-time order)."""
+    from app.evaluation.formats.trec_files import parse_qrels
+    from app.evaluation.grading.grade_matrix import grade_matrix
+    from app.evaluation.measures import inferred
+    from app.evaluation.measures.trec import RankedLists
+
+    rng = np.random.default_rng(seed + 300)
+    runs = random_runs(seed)
+    docs = [f"d{i}" for i in range(40)] + ["caf\u00e9", "\u65e5\u672c", "D\U0001f600", "z" * 40, "a", "b"]
+    lines = [
+        f"{t} 0 {d} {rng.integers(1, 4)} {rng.choice([-1, 0, 1, 2])}"
+        for t in ["1", "2", "10", "t\u00e9", "3"]
+        for d in rng.choice(docs, 25, replace=False).tolist()
+    ]
+    matrix = grade_matrix(prepare_runs(runs, 1000), parse_qrels("\n".join(lines) + "\n"))
+    st = inferred._Strata(RankedLists(matrix))
+    values = np.random.default_rng(seed).random(matrix.grades.shape) * 3.0
+    _, _, relevant = st.own
+    for c, found in enumerate(inferred._stratum_sums(st, values)):
+        running = np.cumsum(np.where(relevant[c], values, 0.0), axis=2)
+        assert found.tobytes() == st.last_of_list(running).tobytes()
+    assert any(np.any(r) for r in relevant)

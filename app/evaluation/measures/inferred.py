@@ -60,6 +60,17 @@ class _Strata:
         return pooled, pooled & (grades >= 0), pooled & (grades >= RELEVANCE_LEVEL)
 
     @cached_property
+    def relevant_entries(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per stratum, its relevant docs as (run * n_topic + topic, position), in rank order within each list."""
+        _, _, relevant = self.own
+        n_cells = relevant.shape[1] * relevant.shape[2]
+        entries = []
+        for c in range(self.n_strata):
+            cell, position = np.nonzero(relevant[c].reshape(n_cells, -1))
+            entries.append((cell, position))
+        return entries
+
+    @cached_property
     def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Inclusive cumulative (pooled d_c, judged s_c, relevant rho_c), each float [c, run, topic, position]."""
         pooled, judged, relevant = (np.cumsum(a, axis=3, dtype=np.int64).astype(np.float64) for a in self.own)
@@ -117,13 +128,18 @@ def _strata(lists: RankedLists) -> _Strata:
     return cached
 
 
-def _by_stratum(st: _Strata, values: np.ndarray) -> list[np.ndarray]:
-    """Per stratum c, the running sum down the list of `values` at the relevant docs of c [run, topic, position].
+def _stratum_sums(st: _Strata, values: np.ndarray) -> list[np.ndarray]:
+    """Per stratum c, the sum down each list of `values` at the relevant docs of c [run, topic] (0 for none).
 
-    A running sum (np.cumsum) adds one term at a time in rank order, as the script does, where np.sum would pair.
-    """
-    _, _, relevant = st.own
-    return [np.cumsum(np.where(relevant[c], values, 0.0), axis=2) for c in range(st.n_strata)]
+    The terms are added one at a time in rank order, as the script does (np.sum would pair them): a bincount over
+    c's relevant entries in rank order, the bits of a running sum's last value (adding the zeros between them
+    changes nothing: the terms are positive)."""
+    shape = values.shape[:2]
+    cells = values.reshape(shape[0] * shape[1], -1)
+    return [
+        np.bincount(cell, weights=cells[cell, position], minlength=len(cells)).reshape(shape)
+        for cell, position in st.relevant_entries
+    ]
 
 
 def xinf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
@@ -145,7 +161,7 @@ def xinf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
         above = above + share * (rho[c] + INFAP_EPSILON) / (s[c] + SAMPLED_EPSILON)
     ranks = lists.ranks
     precision = 1.0 / ranks + (pooled_above / ranks) * above
-    sums = [st.last_of_list(running) for running in _by_stratum(st, precision)]  # SAP_c [run, topic]
+    sums = _stratum_sums(st, precision)  # SAP_c [run, topic]
     r_hat = st.r_hat
     value = np.zeros(shape)
     for c in st.order:
@@ -236,7 +252,7 @@ def inf_ndcg(lists: RankedLists, k: int | None = None) -> np.ndarray:
     if lists.depth == 0:
         return np.zeros(shape)
     gains = np.clip(lists.matrix.grades, 0, None) / _log2_table(lists.depth)[None, None, :]
-    gain = [st.last_of_list(running) for running in _by_stratum(st, gains)]  # G_c [run, topic]
+    gain = _stratum_sums(st, gains)  # G_c [run, topic]
     d, s, _ = (st.last_of_list(count) for count in st.counts)  # d_c, s_c over the whole list [c, run, topic]
     pooled = np.sum(d, axis=0)  # D, whole numbers
     dcg = np.zeros(shape)
