@@ -8,6 +8,7 @@ which gives exactly the same matrix or declines.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -87,6 +88,14 @@ class _RowGroups:
             values.flags.writeable = False
         return cls(topics, topic_index, order, split, labels, stratum_index)
 
+    @cached_property
+    def cells(self) -> np.ndarray:
+        """int64 per row: topic index * strata + stratum index (qrels with strata)."""
+        n_strata = 1 if self.strata is None else len(self.strata)
+        cells: np.ndarray = self.topic_index * n_strata + self.stratum_index
+        cells.flags.writeable = False
+        return cells
+
 
 def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]:
     """Per-topic qrels counts, plus each row's topic index and stratum index (read-only arrays)."""
@@ -94,21 +103,23 @@ def summarise_qrels(qrels: Qrels) -> tuple[JudgedTopics, np.ndarray, np.ndarray]
     topic_index, stratum_index = rows.topic_index, rows.stratum_index
     n_topic = len(rows.topics)
     grades = np.asarray(qrels.grades, dtype=np.int64)
-    num_rel = np.bincount(topic_index, weights=grades >= 1, minlength=n_topic).astype(np.int64)
-    num_nonrel = np.bincount(topic_index, weights=(grades >= 0) & (grades < 1), minlength=n_topic).astype(np.int64)
+    relevant_rows = np.flatnonzero(grades >= 1)
+    num_rel = np.bincount(topic_index[relevant_rows], minlength=n_topic).astype(np.int64)
+    num_nonrel = np.bincount(topic_index[(grades >= 0) & (grades < 1)], minlength=n_topic).astype(np.int64)
     per_topic = np.split(grades[rows.order], rows.split)
     strata_labels = pooled = judged = relevant = by_grade = None
     if rows.strata is not None:
         strata_labels = rows.strata
-        cell = topic_index * len(strata_labels) + stratum_index
+        cell = rows.cells
         size = n_topic * len(strata_labels)
         shape = (n_topic, len(strata_labels))
-        pooled = np.bincount(cell, minlength=size).reshape(shape)
-        judged = np.bincount(cell, weights=grades >= 0, minlength=size).astype(np.int64).reshape(shape)
-        relevant = np.bincount(cell, weights=grades >= 1, minlength=size).astype(np.int64).reshape(shape)
+        pooled = np.bincount(cell, minlength=size).astype(np.int64).reshape(shape)
+        judged = np.bincount(cell[grades >= 0], minlength=size).astype(np.int64).reshape(shape)
+        relevant_cell, relevant_grade = cell[relevant_rows], grades[relevant_rows]
+        relevant = np.bincount(relevant_cell, minlength=size).astype(np.int64).reshape(shape)
         by_grade = {
-            int(g): np.bincount(cell, weights=grades == g, minlength=size).astype(np.int64).reshape(shape)
-            for g in np.unique(grades[grades >= 1])
+            int(g): np.bincount(relevant_cell[relevant_grade == g], minlength=size).astype(np.int64).reshape(shape)
+            for g in np.unique(relevant_grade)
         }
     summary = JudgedTopics(
         topics=rows.topics.tolist(),
