@@ -103,8 +103,9 @@ def judged_only(prepared: PreparedRuns, qrels: Qrels) -> PreparedRuns:
     pair of a doc no qrels names (`UNJUDGED_DOC`), at its rank. Graded against any subset of these qrels it gives the
     matrix of the runs themselves (`grade_matrix`: an entry no line names is NOT_POOLED either way) and every rank,
     list length and judged entry stays. Its docs are the qrels' own (`JudgedDocs`, one list and index for every block
-    of these qrels), so pool-depth and leave-out keep a block in about 8 bytes a ranked position and 16 a judged pair
-    instead of the vocabulary of every retrieved doc. Pair ids keep (topic, doc) key order, docs their docno order."""
+    of these qrels), so pool-depth and leave-out keep a block in about 4 bytes a ranked position (int32 pair ids) and
+    16 a judged pair instead of the vocabulary of every retrieved doc. Pair ids keep (topic, doc) key order, docs
+    their docno order."""
     n_topic = len(prepared.topics)
     if n_topic == 0 or prepared.depth == 0:
         return prepared
@@ -124,7 +125,9 @@ def judged_only(prepared: PreparedRuns, qrels: Qrels) -> PreparedRuns:
     pair_topic[kept_at], doc_of[kept_at] = topic_of, pair_doc[kept]
     remap = unjudged_at[prepared.pair_topic]
     remap[kept] = kept_at
-    pairs = np.where(prepared.pairs >= 0, remap[np.maximum(prepared.pairs, 0)], -1)
+    if len(pair_topic) < 2**31:  # pair ids are only ever indices: 4 bytes a ranked position
+        remap = remap.astype(np.int32)
+    pairs = np.where(prepared.pairs >= 0, remap[np.maximum(prepared.pairs, 0)], remap.dtype.type(-1))
     slim = dataclasses.replace(prepared, docs=vocabulary.docs, pairs=pairs, pair_topic=pair_topic, pair_doc=doc_of)
     slim.__dict__["doc_index"] = vocabulary.index  # the cached property, shared rather than built again per block
     return slim

@@ -69,7 +69,7 @@ class PreparedRuns:
     names: list[str]
     topics: list[str]  # every topic some run answers
     docs: list[str]  # every retrieved doc
-    pairs: np.ndarray  # int64 [n_run, n_topic, depth]
+    pairs: np.ndarray  # int64 [n_run, n_topic, depth] (int32 in `lines.judged_only`'s copies: ids, never summed)
     lengths: np.ndarray  # int64 [n_run, n_topic], ranked list length after the cut
     pair_topic: np.ndarray  # int64 [n_pair]
     pair_doc: np.ndarray  # int64 [n_pair]

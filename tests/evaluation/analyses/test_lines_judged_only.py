@@ -49,6 +49,7 @@ def test_every_subset_of_the_qrels_grades_the_kept_pairs_like_the_runs(seed: int
     assert slim.docs[0] == UNJUDGED_DOC and slim.docs[1:] == sorted(set(qrels.docs.tolist()))  # the qrels' docnos
     assert judged_only(prepare_runs(runs[:2]), qrels).docs is slim.docs  # one vocabulary for every block
     assert slim.pairs.shape == whole.pairs.shape and np.array_equal(slim.pairs >= 0, whole.pairs >= 0)
+    assert slim.pairs.dtype == np.int32 and slim.pairs.nbytes * 2 == whole.pairs.nbytes  # ids: 4 bytes a position
     keys = slim.pair_topic * len(slim.docs) + slim.pair_doc
     assert np.all(keys[1:] > keys[:-1])  # pair ids in (topic, doc) key order, as grading's search needs
     measures = default_measures(stratified=True) if stratified else ALL_TREC
