@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -207,3 +209,48 @@ def test_stratum_sums_are_the_running_sums_last_values_bit_for_bit(seed: int) ->
         running = np.cumsum(np.where(relevant[c], values, 0.0), axis=2)
         assert found.tobytes() == st.last_of_list(running).tobytes()
     assert any(np.any(r) for r in relevant)
+
+
+def _dense_xinf_ap(lists, st) -> np.ndarray:
+    """sample_eval.pl's xinfAP with P_k worked out at every rank of every list (the form before `inferred._sap`)."""
+    from app.evaluation.measures import inferred
+    from app.evaluation.measures.trec import _safe_divide
+
+    d, s, rho = (count - own for count, own in zip(st.counts, st.own, strict=True))
+    pooled_above = np.sum(d, axis=0)
+    above = np.zeros(d.shape[1:])
+    for c in st.order:
+        share = _safe_divide(d[c], pooled_above)
+        above = above + share * (rho[c] + inferred.INFAP_EPSILON) / (s[c] + inferred.SAMPLED_EPSILON)
+    precision = 1.0 / lists.ranks + (pooled_above / lists.ranks) * above
+    sums = inferred._stratum_sums(st, precision)
+    value = np.zeros(lists.matrix.lengths.shape)
+    for c in st.order:
+        relevant = st.relevant_total[None, :, c]
+        estimate = _safe_divide(relevant * st.pooled_total[None, :, c], st.judged_total[None, :, c])
+        term = _safe_divide(estimate, st.r_hat) * _safe_divide(sums[c], relevant)
+        value = value + np.where((st.judged_total[None, :, c] != 0) & (st.r_hat != 0), term, 0.0)
+    limit = float(lists.matrix.max_results)
+    return np.where(st.r_hat > limit, value * st.r_hat / limit, value)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_xinfap_at_the_relevant_docs_is_the_dense_formula_bit_for_bit(seed: int) -> None:
+    from app.evaluation.formats.trec_files import parse_qrels
+    from app.evaluation.grading.grade_matrix import grade_matrix
+    from app.evaluation.measures import inferred
+    from app.evaluation.measures.trec import RankedLists
+
+    rng = np.random.default_rng(seed + 400)
+    docs = [f"d{i}" for i in range(40)] + ["a", "b"]
+    lines = [
+        f"{t} 0 {d} {rng.integers(1, 4)} {rng.choice([-1, 0, 1, 2])}"
+        for t in ["1", "2", "10", "t\u00e9", "3"]
+        for d in rng.choice(docs, 30, replace=False).tolist()
+    ]
+    matrix = grade_matrix(prepare_runs(random_runs(seed), 1000), parse_qrels("\n".join(lines) + "\n"))
+    for max_results in (1000, 2):  # 2: R_hat above the cut
+        lists = RankedLists(dataclasses.replace(matrix, max_results=max_results))
+        expected = _dense_xinf_ap(lists, inferred._Strata(lists))
+        found = inferred.xinf_ap(lists)
+        assert found.tobytes() == expected.tobytes() and np.any(found > 0)

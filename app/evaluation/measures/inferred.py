@@ -142,6 +142,27 @@ def _stratum_sums(st: _Strata, values: np.ndarray) -> list[np.ndarray]:
     ]
 
 
+def _sap(st: _Strata, ranks: np.ndarray, cell: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Per list [run, topic], the sum of P_k (`xinf_ap`) over the relevant docs at (cell, position) (one stratum's,
+    in rank order within each list): P_k worked out at those docs alone, by the same elementwise operations as over
+    every rank, then added one at a time in rank order (`_stratum_sums`)."""
+    n_cells = st.matrix.lengths.size
+    at = cell * st.lists.depth + position  # flat index of each doc in a stratum's [run, topic, position] array
+    # the pooled, judged and relevant docs of each stratum above each of these docs [c, doc]
+    d, s, rho = (
+        np.take(count.reshape(st.n_strata, -1), at, axis=1) - np.take(own.reshape(st.n_strata, -1), at, axis=1)
+        for count, own in zip(st.counts, st.own, strict=True)
+    )
+    pooled_above = np.sum(d, axis=0)  # whole numbers: exact in any order
+    above = np.zeros(len(cell))
+    for c in st.order:
+        share = _safe_divide(d[c], pooled_above)
+        above = above + share * (rho[c] + INFAP_EPSILON) / (s[c] + SAMPLED_EPSILON)
+    rank = ranks[position]
+    precision = 1.0 / rank + (pooled_above / rank) * above
+    return np.bincount(cell, weights=precision, minlength=n_cells).reshape(st.matrix.lengths.shape)
+
+
 def xinf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
     """sample_eval.pl's stratified infAP (printed there as `infAP`), with its R_hat > max_results adjustment.
 
@@ -153,15 +174,7 @@ def xinf_ap(lists: RankedLists, k: int | None = None) -> np.ndarray:
     shape = lists.matrix.lengths.shape
     if lists.depth == 0:
         return np.zeros(shape)
-    d, s, rho = (count - own for count, own in zip(st.counts, st.own, strict=True))  # counts above each rank
-    pooled_above = np.sum(d, axis=0)  # whole numbers: exact in any order
-    above = np.zeros(d.shape[1:])
-    for c in st.order:
-        share = _safe_divide(d[c], pooled_above)
-        above = above + share * (rho[c] + INFAP_EPSILON) / (s[c] + SAMPLED_EPSILON)
-    ranks = lists.ranks
-    precision = 1.0 / ranks + (pooled_above / ranks) * above
-    sums = _stratum_sums(st, precision)  # SAP_c [run, topic]
+    sums = [_sap(st, lists.ranks, cell, position) for cell, position in st.relevant_entries]  # SAP_c [run, topic]
     r_hat = st.r_hat
     value = np.zeros(shape)
     for c in st.order:
