@@ -285,7 +285,7 @@ def run_block(session: Session, evaluation_id: int, index: int, run_ids: Sequenc
         return False
     sampling = _Sampling.of(session, evaluation) if evaluation.measures[BLOCKS].get(HELD) else None
     if sampling is not None:
-        kept, counted = held_block(session, evaluation, run_ids, sampling=sampling)
+        kept, counted = held_block(session, evaluation, run_ids, lambda _: None, sampling=sampling)
         data = kept.to_bytes()
         upsert = pg_insert(EvaluationBlockParts).values(evaluation_id=evaluation_id, block=index, data=data)
         session.execute(upsert.on_conflict_do_update(index_elements=["evaluation_id", "block"], set_={"data": data}))
@@ -392,26 +392,25 @@ def held_block(
     session: Session,
     evaluation: Evaluation,
     run_ids: Sequence[int],
-    progress: Progress = lambda _: None,
+    progress: Progress,
     *,
-    sampling: _Sampling | None = None,
+    sampling: _Sampling,
 ) -> tuple[HeldBlock, bool]:
     """One block of a sampled, incomplete or combined evaluation: its scores stored (a combined version's estimates
     in place, replacing any the block stored before) and what the step over every run needs of it; whether it
     replaced scores of its own (`store_block`)."""
-    found = _Sampling.of(session, evaluation) if sampling is None else sampling
-    campaign, names = found.campaign, found.names
+    campaign, names = sampling.campaign, sampling.names
     keys = [str(r) for r in run_ids]
     tables = load_runs(session, run_ids)
-    table = evaluate(found.qrels, tables, names, max_results=campaign.max_results, names=keys).to_dict()
+    table = evaluate(sampling.qrels, tables, names, max_results=campaign.max_results, names=keys).to_dict()
     topics = score_intervals.topics_of(table)
     scored = score_intervals.score_arrays(table, keys, names, topics)
     progress(0.4)
-    parts = score_intervals.sampling_parts(found.plan, tables, keys, campaign.max_results, names, topics)
+    parts = score_intervals.sampling_parts(sampling.plan, tables, keys, campaign.max_results, names, topics)
     estimated = None
-    if found.verified is not None:  # the table then holds the estimates: they are stored and bootstrapped
+    if sampling.verified is not None:  # the table then holds the estimates: they are stored and bootstrapped
         estimated = score_intervals.prediction_powered_scores(
-            found.verified, tables, keys, campaign.max_results, names, table
+            sampling.verified, tables, keys, campaign.max_results, names, table
         )
     stored = scored if estimated is None else score_intervals.score_arrays(table, keys, names, topics)
     replaced = store_block(session, evaluation, run_ids, table)
@@ -423,13 +422,12 @@ def held_block(
 
 
 def reduce_held(
-    session: Session, evaluation: Evaluation, held: Sequence[HeldBlock], *, sampling: _Sampling | None = None
+    session: Session, evaluation: Evaluation, held: Sequence[HeldBlock], *, sampling: _Sampling
 ) -> Evaluation:
     """The step over every run of a sampled, incomplete or combined evaluation, from its blocks (in block order):
     the sampling variances (the estimators' jackknife / imputation ratio per topic over every run), each block's
     means with their intervals, and the evaluation marked done."""
-    found = _Sampling.of(session, evaluation) if sampling is None else sampling
-    campaign, names, plan = found.campaign, found.names, found.plan
+    campaign, names, plan = sampling.campaign, sampling.names, sampling.plan
     topics = topic_order({t for kept in held for t in kept.topics})
     session.execute(delete(RunMean).where(RunMean.evaluation_id == evaluation.id))
     info = score_intervals.compute(np.zeros((0, len(names), len(topics))), names, {}).info

@@ -232,8 +232,8 @@ def test_judged_cells_are_the_judged_grades_in_matrix_order(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_one_prepared_set_graded_against_qrels_in_turn_grades_each_as_if_fresh(seed: int) -> None:
-    """grade_matrix keeps the docno look-up of the last qrels arrays it saw on the prepared runs: copies sharing
-    them (re-graded, imputed) reuse it, and any other qrels (other docs, other topics, a subset) is looked up anew."""
+    """One prepared set graded against qrels in turn (copies sharing arrays: re-graded, imputed; other docs, other
+    topics, a subset) grades each as a fresh prepared set would: nothing of one qrels leaks into the next."""
     runs = random_runs(seed)
     prepared = prepare_runs_with_dicts(runs, 1000)
     first = random_qrels(seed, stratified=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.evaluation.grading.grade_matrix import summarise_qrels
+from app.evaluation.grading.grade_matrix import pair_lines, summarise_qrels, topic_columns
 from app.evaluation.grading.prepared_runs import DocIndex, PreparedRuns
 from app.evaluation.measures.evaluate import evaluate_prepared
 from app.evaluation.measures.registry import resolve
@@ -51,19 +51,10 @@ def index_lines(prepared: PreparedRuns, qrels: Qrels) -> LineIndex:
     """Find every qrels line's pair id in the prepared runs (one searchsorted)."""
     judged, line_topic, _ = summarise_qrels(qrels)
     n_pair = len(prepared.pair_topic)
-    n_doc = max(len(prepared.docs), 1)
-    topic_ids = {name: i for i, name in enumerate(prepared.topics)}
-    column = np.array([topic_ids.get(t, -1) for t in judged.topics], dtype=np.int64)
-    q_topic = column[line_topic] if len(line_topic) else np.zeros(0, np.int64)
-    q_doc = prepared.doc_index.ids(np.asarray(qrels.docs))
-    line_pair = np.full(len(q_doc), -1, dtype=np.int64)
-    usable = (q_topic >= 0) & (q_doc >= 0)
-    if n_pair and usable.any():
-        key = q_topic[usable] * n_doc + q_doc[usable]
-        pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
-        where = np.minimum(np.searchsorted(pair_key, key), n_pair - 1)
-        found = pair_key[where] == key
-        line_pair[np.flatnonzero(usable)[found]] = where[found]
+    q_topic = topic_columns(prepared, judged.topics)[line_topic] if len(line_topic) else np.zeros(0, np.int64)
+    pair_ids, rows = pair_lines(prepared, qrels, q_topic)
+    line_pair = np.full(len(qrels), -1, dtype=np.int64)
+    line_pair[rows] = pair_ids
     pair_line = np.full(n_pair + 1, -1, dtype=np.int64)
     hit = line_pair >= 0
     pair_line[line_pair[hit]] = np.flatnonzero(hit)

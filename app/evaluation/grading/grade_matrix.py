@@ -161,13 +161,9 @@ class GradingPlan:
         judged, topic_index, _ = summarise_qrels(qrels)
         n_topic = len(judged.topics)
         n_run = len(prepared.names)
-        # Map the qrels' topics onto the prepared topics (-1: no run answers it).
-        prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
-        column = np.array([prepared_topic.get(name, -1) for name in judged.topics], dtype=np.int64)
+        column = topic_columns(prepared, judged.topics)
         n_pair = len(prepared.pair_topic)
-        pair_ids, lines = np.zeros(0, np.int64), np.zeros(0, np.int64)
-        if n_pair:
-            pair_ids, lines = _pair_lines(prepared, qrels, column[topic_index])
+        pair_ids, lines = pair_lines(prepared, qrels, column[topic_index])
         pairs = np.full((n_run, n_topic, prepared.depth), n_pair, dtype=np.int64)
         lengths = np.zeros((n_run, n_topic), dtype=np.int64)
         present = column >= 0
@@ -202,23 +198,24 @@ class GradingPlan:
         )
 
 
-def _pair_lines(prepared: PreparedRuns, qrels: Qrels, q_topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def topic_columns(prepared: PreparedRuns, topics: list[str]) -> np.ndarray:
+    """int64: each of `topics`' index among the prepared runs' topics (-1: no run answers it)."""
+    prepared_topic = {name: i for i, name in enumerate(prepared.topics)}
+    return np.array([prepared_topic.get(name, -1) for name in topics], dtype=np.int64)
+
+
+def pair_lines(prepared: PreparedRuns, qrels: Qrels, q_topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(pair id, qrels row) of every qrels row some prepared run retrieves, in row order (a repeated judgement's
-    last row is assigned last); `q_topic` is each row's prepared topic (-1: none). It depends on the rows' topics and
-    docs alone, so it is kept on the prepared runs for the last qrels arrays seen: imputed or re-graded copies of one
-    qrels, which share those arrays (`Qrels` arrays never change), look their docnos up once."""
-    held = prepared.__dict__.get("_pair_lines")
-    if held is not None and held[0] is qrels.docs and held[1] is qrels.topics:
-        found: tuple[np.ndarray, np.ndarray] = held[2]
-        return found
+    last row is assigned last); `q_topic` is each row's prepared topic (-1: none). One searchsorted of the rows'
+    (topic, doc) keys among the pairs' ids, which are in key order."""
     n_pair = len(prepared.pair_topic)
     q_doc = prepared.doc_index.ids(np.asarray(qrels.docs))
     usable = np.flatnonzero((q_doc >= 0) & (q_topic >= 0))
+    if n_pair == 0 or len(usable) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     n_doc = max(len(prepared.docs), 1)
     q_key = q_topic[usable] * n_doc + q_doc[usable]
     pair_key = prepared.pair_topic * n_doc + prepared.pair_doc
     where = np.minimum(np.searchsorted(pair_key, q_key), n_pair - 1)
     hit = pair_key[where] == q_key
-    found = (where[hit], usable[hit])
-    prepared.__dict__["_pair_lines"] = (qrels.docs, qrels.topics, found)
-    return found
+    return where[hit], usable[hit]
