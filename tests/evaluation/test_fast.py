@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.evaluation.fast.columns import parse_floats, parse_ints, split_columns
+from app.evaluation.fast.distinct import distinct
 from app.evaluation.fast.hashing import KeyTable, group_hashes, hash_strings, mix
 
 
@@ -26,6 +27,48 @@ def test_key_table_finds_what_a_dict_finds(seed: int) -> None:
 def test_key_table_refuses_repeated_keys() -> None:
     with pytest.raises(ValueError):
         KeyTable(np.array([1, 1], dtype=np.uint64))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_key_table_refuses_a_repeat_wherever_it_lands(seed: int) -> None:
+    """A repeated key is refused whether it meets its twin at home or among the overflow, at any level: crowded keys
+    (equal top bits: all but one overflow, level after level) and spread ones, the repeat anywhere among them."""
+    rng = np.random.default_rng(seed)
+    crowded = np.arange(1, 60, dtype=np.uint64)
+    spread = np.unique(mix(rng.integers(0, 2**62, 2000).astype(np.uint64)))
+    for keys in (crowded, spread):
+        KeyTable(keys)  # distinct: accepted
+        repeated = np.insert(keys, int(rng.integers(0, len(keys) + 1)), keys[int(rng.integers(0, len(keys)))])
+        with pytest.raises(ValueError, match="distinct"):
+            KeyTable(repeated)
+        with pytest.raises(ValueError, match="distinct"):
+            KeyTable(repeated[::-1].copy())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_distinct_is_np_unique(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 5000))
+    arrays = [
+        rng.integers(0, int(rng.integers(1, 10**6)), n),
+        rng.integers(-50, 50, n).astype(np.int8),
+        mix(rng.integers(0, 2**40, n).astype(np.uint64)),
+        rng.integers(0, 2, n).astype(bool),
+        np.array([f"d{v}" for v in rng.integers(0, 300, n)], dtype=str),
+        np.array([f"d{v}".encode() for v in rng.integers(0, 300, n)], dtype=bytes),
+        rng.integers(0, 30, (3, n // 3 + 1)),  # flattened, as np.unique flattens
+    ]
+    for values in arrays:
+        expected = np.unique(values)
+        got = distinct(values)
+        assert got.dtype == expected.dtype
+        assert got.tolist() == expected.tolist()
+
+
+def test_distinct_refuses_floats() -> None:
+    """np.unique folds NaNs together and a sort does not: floats are not `distinct`'s."""
+    with pytest.raises(TypeError, match="integer or string"):
+        distinct(np.array([1.0, np.nan, np.nan]))
 
 
 @pytest.mark.parametrize("matrix", [True, False])

@@ -123,6 +123,7 @@ import numpy as np
 from app.evaluation.analyses.kendall import tau_b_batch
 from app.evaluation.analyses.lines import LineIndex, index_lines
 from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks
+from app.evaluation.fast.distinct import distinct
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.pools.builders import (
@@ -435,7 +436,7 @@ def _changed_sets(sample: TopicSample, units: Sequence[np.ndarray], sign: int, m
     # set's docs keeps them as they are, so only the changed cells' entries are laid out, less the deleted ones or
     # with the added ones
     f_run, f_pos = np.nonzero(is_relevant)
-    changed = np.unique(ev_set * n_run + ev_run)  # the changed cells, ascending
+    changed = distinct(ev_set * n_run + ev_run)  # the changed cells, ascending
     run_bounds = np.searchsorted(f_run, np.arange(n_run + 1))
     counts = run_bounds[changed % n_run + 1] - run_bounds[changed % n_run]
     first = np.repeat(run_bounds[changed % n_run] - (np.cumsum(counts) - counts), counts)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.evaluation.fast.distinct import distinct
 from app.evaluation.grading.grade_matrix import pair_lines, summarise_qrels, topic_columns
 from app.evaluation.grading.prepared_runs import DocIndex, PreparedRuns
 from app.evaluation.measures.evaluate import evaluate_prepared
@@ -105,7 +106,7 @@ def judged_only(prepared: PreparedRuns, qrels: Qrels) -> PreparedRuns:
     found = np.flatnonzero(line_pair >= 0)
     pair_doc = np.zeros(len(prepared.pair_topic), dtype=np.int64)
     pair_doc[line_pair[found]] = vocabulary.line_doc[found]  # the docno of a pair's lines (one docno per pair)
-    kept = np.unique(line_pair[found])  # ascending pair ids: key order, topic-major
+    kept = distinct(line_pair[found])  # ascending pair ids: key order, topic-major
     topic_of = prepared.pair_topic[kept]
     counts = np.bincount(topic_of, minlength=n_topic)
     unjudged_at = np.cumsum(counts) - counts + np.arange(n_topic)  # each topic's own pair first, then its kept ones

@@ -130,22 +130,23 @@ class KeyTable:
         self.keys = np.asarray(keys, dtype=np.uint64)
         if len(self.keys) >= 2**31:
             raise ValueError("too many keys for int32 slots")
-        if len(np.unique(self.keys)) < len(self.keys):
-            raise ValueError("the keys of a KeyTable must be distinct")
         self._bits = max(int(slots_per_key * len(self.keys)).bit_length(), 4)
         size = 1 << self._bits
         self._slot_index = np.full(size, -1, dtype=np.int32)
-        home = self.keys >> np.uint64(64 - self._bits)
-        taken, first = np.unique(home, return_index=True)  # the first key of each slot sits in it
-        self._slot_index[taken] = first
-        rest = np.ones(len(self.keys), dtype=bool)
-        rest[first] = False
+        home = (self.keys >> np.uint64(64 - self._bits)).view(np.intp)
+        number = np.arange(len(self.keys), dtype=np.int32)
+        self._slot_index[home] = number  # one of the keys of each slot sits in it (no sort: whichever write lands)
+        self._overflow_index = np.flatnonzero(np.take(self._slot_index, home) != number)
         self._overflowed = np.zeros(size, dtype=bool)
         self._overflow: KeyTable | None = None
-        self._overflow_index = np.flatnonzero(rest)
         if len(self._overflow_index):
-            self._overflowed[home[rest]] = True
-            self._overflow = KeyTable(mix(self.keys[self._overflow_index]), slots_per_key)
+            # a key equal to another shares its slot: it is the key at home or overflows with it (the overflow
+            # table, on a bijection of the keys, finds that)
+            others = self.keys[self._overflow_index]
+            if np.any(self.keys[self._slot_index[home[self._overflow_index]]] == others):
+                raise ValueError("the keys of a KeyTable must be distinct")
+            self._overflowed[home[self._overflow_index]] = True
+            self._overflow = KeyTable(mix(others), slots_per_key)
 
     def hits(self, parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(ascending positions, key indices) of the keys found in `parts` laid end to end (positions count across).

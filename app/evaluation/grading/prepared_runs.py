@@ -36,6 +36,7 @@ class DocIndex:
         self.docs[:] = docs
         self.table: KeyTable | None = None
         self.index: dict[str, int] | None = None
+        self._last: tuple[np.ndarray, np.ndarray] | None = None  # the last array looked up, and its ids
         try:
             self.table = KeyTable(hash_strings(self.docs, matrix=False), slots_per_key=DOC_SLOTS_PER_KEY)
         except ValueError:  # two docnos with one hash
@@ -46,8 +47,19 @@ class DocIndex:
         return len(self.docs)
 
     def ids(self, values: np.ndarray) -> np.ndarray:
-        """int64: each value's index in the docnos, -1 for strings they lack."""
+        """int64: each value's index in the docnos, -1 for strings they lack (read-only). The last array asked is
+        answered again without a look-up: a qrels' arrays never change (`records.Qrels`), and one qrels' docnos are
+        asked for each of its gradings (the imputations' plan, the jackknife's line index)."""
         values = np.asarray(values)
+        if self._last is not None and self._last[0] is values:
+            return self._last[1]
+        out = self._look_up(values)
+        out.flags.writeable = False
+        self._last = (values, out)
+        return out
+
+    def _look_up(self, values: np.ndarray) -> np.ndarray:
+        """`ids` worked out."""
         if self.table is None:
             assert self.index is not None
             return lookup(values, self.index)

@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from app.evaluation.errors import FormatError
+from app.evaluation.fast.distinct import distinct
 from app.evaluation.ordering import ranked_order
 from app.evaluation.pools.keys import pair_keys
 from app.evaluation.pools.seeding import topic_rng
@@ -328,7 +329,7 @@ class PoolStatsTally:
         n_groups = len(self.group_names or ())
         if not len(items):
             return
-        pairs = np.unique(items * n_groups + codes)
+        pairs = distinct(items * n_groups + codes)
         block_items, block_groups = pairs // n_groups, pairs % n_groups
         block_owner = np.full(len(self.pool_keys), _NOBODY, dtype=np.int64)
         block_owner[block_items] = block_groups

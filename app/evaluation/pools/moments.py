@@ -10,6 +10,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from app.evaluation.fast.distinct import distinct
 from app.evaluation.moments.parse import MomentRunTable
 from app.evaluation.moments.relevance import temporal_iou
 from app.evaluation.pools.seeding import topic_rng
@@ -135,7 +136,7 @@ def build_moment_pool(
     np.minimum.at(seg_start, label, starts)
     np.maximum.at(seg_end, label, ends)
     np.minimum.at(best, label, ranks)
-    pairs = np.unique(label * max(len(runs), 1) + run_index)
+    pairs = distinct(label * max(len(runs), 1) + run_index)
     n_runs = np.bincount(pairs // max(len(runs), 1), minlength=n).astype(np.int64)
     topic_code, video_code = top["topic"][first], top["video"][first]  # codes sort as the names do
     seg_topics, seg_videos = top["topic_names"][topic_code], top["video_names"][video_code]
