@@ -46,6 +46,7 @@ import numpy as np
 
 from app.evaluation.analyses.lines import index_lines
 from app.evaluation.analyses.pooled_lines import RunBlocks, as_blocks, tally_blocks
+from app.evaluation.fast.distinct import distinct
 from app.evaluation.grading.grade_matrix import summarise_qrels
 from app.evaluation.grading.prepared_runs import PreparedRuns
 from app.evaluation.records import Qrels, RunTable
@@ -141,7 +142,7 @@ class UniqueRelevantTally:
         self.start += len(block.names)
         self.hit_runs.append(run)
         self.hit_shots.append(shot)
-        self.couples = np.union1d(self.couples, shot * n_team + self.team_of_run[run])
+        self.couples = distinct(np.concatenate((self.couples, shot * n_team + self.team_of_run[run])))
 
     def result(self) -> NoveltyResult:
         """The hits of every run added, unique where one team alone found them."""
@@ -285,7 +286,7 @@ class NoveltyScoresTally:
         self.start += len(block.names)
         self.hit_runs.append(run.astype(np.int32))
         self.hit_lines.append(line.astype(np.int32))
-        self.couples = np.union1d(self.couples, line * self.n_team + self.team_of_run[run])
+        self.couples = distinct(np.concatenate((self.couples, line * self.n_team + self.team_of_run[run])))
 
     def result(self) -> NoveltyScores:
         """The scores of every run added."""
