@@ -36,7 +36,8 @@ class DocIndex:
         self.docs[:] = docs
         self.table: KeyTable | None = None
         self.index: dict[str, int] | None = None
-        self._last: tuple[np.ndarray, np.ndarray] | None = None  # the last array looked up, and its ids
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the last array asked, where it held
+        # docnos and their indices (kept small: a block's runs hold few of a large qrels' docnos)
         try:
             self.table = KeyTable(hash_strings(self.docs, matrix=False), slots_per_key=DOC_SLOTS_PER_KEY)
         except ValueError:  # two docnos with one hash
@@ -47,27 +48,28 @@ class DocIndex:
         return len(self.docs)
 
     def ids(self, values: np.ndarray) -> np.ndarray:
-        """int64: each value's index in the docnos, -1 for strings they lack (read-only). The last array asked is
-        answered again without a look-up: a qrels' arrays never change (`records.Qrels`), and one qrels' docnos are
-        asked for each of its gradings (the imputations' plan, the jackknife's line index)."""
+        """int64: each value's index in the docnos, -1 for strings they lack. The docnos found in the last array
+        asked are kept and that array is answered again without a look-up: a qrels' arrays never change
+        (`records.Qrels`), and one qrels' docnos are asked for each of its gradings (the imputations' plan, the
+        jackknife's line index)."""
         values = np.asarray(values)
-        if self._last is not None and self._last[0] is values:
-            return self._last[1]
-        out = self._look_up(values)
-        out.flags.writeable = False
-        self._last = (values, out)
+        if self._last is None or self._last[0] is not values:
+            self._last = (values, *self._found(values))
+        _, where, index = self._last
+        out = np.full(len(values), -1, dtype=np.int64)
+        out[where] = index
         return out
 
-    def _look_up(self, values: np.ndarray) -> np.ndarray:
-        """`ids` worked out."""
+    def _found(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, docno indices) of the values that are docnos."""
         if self.table is None:
             assert self.index is not None
-            return lookup(values, self.index)
+            found = lookup(values, self.index)
+            where = np.flatnonzero(found >= 0)
+            return where, found[where]
         where, index = self.table.hits([hash_strings(values, matrix=False)])
-        same = np.asarray(values[where] == self.docs[index], dtype=bool)
-        out = np.full(len(values), -1, dtype=np.int64)
-        out[where[same]] = index[same]
-        return out
+        same = np.flatnonzero(np.asarray(values[where] == self.docs[index], dtype=bool))
+        return where[same], index[same]
 
 
 @dataclass(frozen=True)
