@@ -37,7 +37,8 @@ PREPARED_BYTES_PER_RUN_LINE = 340
 # scores, then the rows prepared, the imputations' evaluations and xinfAP's jackknife over the located lines):
 # scripts/bench/campaign_evaluation.py --lines 1000000 --sampled saw one block of 10^6 lines allocate at most 335 bytes
 # a line (tracemalloc) and its RSS peak rise 386-397 (a 5-run block: 424 and 507-513), rounded up; after the sparse
-# sampling parts: 265 and 274-275 (5 runs: 371 and 362-425; one run: 570 and 533)
+# sampling parts: 265 and 274-275 (5 runs: 371 and 362-425; one run: 570 and 533); with the docnos the block's runs
+# hold of the qrels kept for the block's second look-up (`DocIndex.ids`): one run 573 and 498-507
 SAMPLED_BYTES_PER_RUN_LINE = 600
 # a docno's str header (49), list slot (8) and `doc_index` entry in prepared runs (a `DocIndex`: object slot, hash,
 # table slots): tracemalloc saw 20 synthetic runs' prepared runs with their doc_index take 94.9 bytes a docno beyond
