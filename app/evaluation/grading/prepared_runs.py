@@ -127,7 +127,9 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     doc_order = np.argsort(doc_names, kind="stable")
     doc_rank = np.empty(len(doc_names), np.int64)
     doc_rank[doc_order] = np.arange(len(doc_names))
-    docs_sorted = [str(v) for v in doc_names[doc_order].tolist()]
+    docs_sorted = doc_names[doc_order].tolist()  # a unicode array's items are str already; an object array's may not be
+    if doc_names.dtype.kind != "U":
+        docs_sorted = [str(v) for v in docs_sorted]
     n_doc, n_topic = max(len(docs_sorted), 1), len(topic_names)
     pair_topic_all = topic_rank[topic_seen[pair_rows]]
     pair_doc_all = doc_rank[doc_of_pair]
