@@ -8,6 +8,7 @@ import pytest
 from app.evaluation.fast.columns import parse_floats, parse_ints, split_columns
 from app.evaluation.fast.distinct import distinct
 from app.evaluation.fast.hashing import KeyTable, group_hashes, hash_strings, mix
+from app.evaluation.fast.string_order import string_order
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -218,3 +219,25 @@ def test_byte_matrix_is_each_token_zero_padded_up_to_the_last_byte_of_the_file()
         assert matrix.shape == (40, 20)
         assert [bytes(row).rstrip(b"\0").decode() for row in matrix] == [pair[col] for pair in tokens]
         assert all(not row[len(pair[col]) :].any() for row, pair in zip(matrix, tokens, strict=True))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_string_order_is_a_stable_argsort(seed: int) -> None:
+    """Packed ASCII words sort as numpy sorts the strings: prefixes first, repeats in their order, every width
+    around the 8-character words, and non-ASCII, object and too-wide arrays through np.argsort itself."""
+    rng = np.random.default_rng(seed)
+    alphabet = np.array(list("ab_0Z~ \t"))
+    n = int(rng.integers(0, 400))
+    width = int(rng.integers(1, 30))
+    words = ["".join(rng.choice(alphabet, int(rng.integers(0, width + 1)))) for _ in range(n)]
+    words += [w[: int(rng.integers(0, len(w) + 1))] for w in words[:20]]  # prefixes of others
+    words += words[:10]  # repeats: the stable order keeps them as they stand
+    arrays = [np.array(words, dtype=str), np.array([w + "\u00e9" for w in words]), np.array(words, dtype=object)]
+    arrays += [np.array(["x" * k for k in (0, 7, 8, 9, 16, 17, 24, 25)] * 3)[rng.permutation(24)]]
+    for values in arrays:
+        if len(values) == 0:
+            continue
+        expected = np.argsort(values, kind="stable")
+        got = string_order(values)
+        assert got.dtype == np.int64
+        assert got.tolist() == expected.tolist()

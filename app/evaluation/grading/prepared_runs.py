@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from app.evaluation.fast.hashing import KeyTable, group_hashes, hash_strings, matrix_hashable, mix
+from app.evaluation.fast.string_order import string_order
 from app.evaluation.ordering import ranked_order
 from app.evaluation.records import RunTable
 
@@ -124,7 +125,7 @@ def prepare_runs(runs: Sequence[RunTable], max_results: int = 1000, names: Seque
     topic_names = sorted(topic_vocab)
     topic_rank = np.empty(len(topic_names), np.int64)
     topic_rank[[topic_vocab[name] for name in topic_names]] = np.arange(len(topic_names))
-    doc_order = np.argsort(doc_names, kind="stable")
+    doc_order = string_order(doc_names)  # np.argsort(doc_names, kind="stable"), faster for ASCII docnos
     doc_rank = np.empty(len(doc_names), np.int64)
     doc_rank[doc_order] = np.arange(len(doc_names))
     docs_sorted = doc_names[doc_order].tolist()  # a unicode array's items are str already; an object array's may not be
