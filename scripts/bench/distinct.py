@@ -14,28 +14,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from evaluate import best_of  # noqa: E402  (seconds, best of `repeat` calls)
 
 from app.evaluation.fast.distinct import distinct  # noqa: E402
 from app.evaluation.fast.hashing import KeyTable, mix  # noqa: E402
 from app.evaluation.fast.string_order import string_order  # noqa: E402
-
-
-def best_of(call: Callable[[], object], repeat: int) -> float:
-    """The shortest wall time of `repeat` calls, in ms."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
 
 
 def cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray]]:
@@ -60,12 +51,12 @@ def main() -> None:
     print(f"{'array':<56} {'np.unique':>10} {'distinct':>10} {'ratio':>7}  equal")
     for label, values in cases(rng):
         equal = np.array_equal(np.unique(values), distinct(values))
-        numpy_ms = best_of(partial(np.unique, values), args.repeat)
-        ours_ms = best_of(partial(distinct, values), args.repeat)
+        numpy_ms = 1e3 * best_of(partial(np.unique, values), args.repeat)
+        ours_ms = 1e3 * best_of(partial(distinct, values), args.repeat)
         print(f"{label:<56} {numpy_ms:8.1f} ms {ours_ms:7.1f} ms {ours_ms / numpy_ms:6.2f}x  {equal}")
     keys = mix(rng.integers(0, 2**62, 500_000).astype(np.uint64))
-    table_ms = best_of(lambda: KeyTable(keys, slots_per_key=2), args.repeat)
-    unique_ms = best_of(lambda: np.unique(keys), args.repeat)
+    table_ms = 1e3 * best_of(lambda: KeyTable(keys, slots_per_key=2), args.repeat)
+    unique_ms = 1e3 * best_of(lambda: np.unique(keys), args.repeat)
     print(f"KeyTable of 500,000 keys, 2 slots a key: {table_ms:.1f} ms; np.unique of the keys: {unique_ms:.1f} ms")
     print(f"{'docnos, stable order':<56} {'np.argsort':>10} {'ours':>10} {'ratio':>7}  equal")
     for label, docs in (
@@ -80,8 +71,8 @@ def main() -> None:
         ),
     ):
         equal = np.array_equal(np.argsort(docs, kind="stable"), string_order(docs))
-        numpy_ms = best_of(partial(np.argsort, docs, kind="stable"), args.repeat)
-        ours_ms = best_of(partial(string_order, docs), args.repeat)
+        numpy_ms = 1e3 * best_of(partial(np.argsort, docs, kind="stable"), args.repeat)
+        ours_ms = 1e3 * best_of(partial(string_order, docs), args.repeat)
         print(f"{label:<56} {numpy_ms:8.1f} ms {ours_ms:7.1f} ms {ours_ms / numpy_ms:6.2f}x  {equal}")
 
 
