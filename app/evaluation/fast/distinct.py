@@ -1,6 +1,6 @@
 """The distinct values of an array of ids or keys, ascending, by one sort: `np.unique` without its hash table.
 
-numpy 2.3 and later answer a plain `np.unique(values)` of integers and strings from a hash table, which is 3-15x
+numpy 2.3 and later answer a plain `np.unique(values)` of integers and strings from a hash table, which is 4-16x
 slower than a sort once most values are distinct (`scripts/bench/distinct.py` prints both side by side); with few
 distinct values it is about twice as fast, so `distinct` is for arrays whose values are mostly distinct. The result
 is `np.unique`'s, value for value. Floats are refused: `np.unique` folds NaNs together, a sort does not.

@@ -54,9 +54,11 @@ class DocIndex:
         (`records.Qrels`), and one qrels' docnos are asked for each of its gradings (the imputations' plan, the
         jackknife's line index)."""
         values = np.asarray(values)
-        if self._last is None or self._last[0] is not values:
-            self._last = (values, *self._found(values))
-        _, where, index = self._last
+        last = self._last  # read once: another thread's look-up may replace it meanwhile
+        if last is None or last[0] is not values:
+            last = (values, *self._found(values))
+            self._last = last
+        _, where, index = last
         out = np.full(len(values), -1, dtype=np.int64)
         out[where] = index
         return out
