@@ -22,7 +22,9 @@ from app.storage.models import Run
 DEFAULT_MEMORY_MB = 512.0  # the job_memory_mb setting's default
 # a block's peak memory per run line held: scripts/bench/campaign_evaluation.py --lines 1000000 measured one
 # evaluation block of 10^6 lines (12-character shot ids) allocating at most 148 bytes a line (tracemalloc) and its
-# RSS peak rising 161, rounded up for longer docnos (a run's docnos take 4 bytes a character of the longest)
+# RSS peak rising 161, rounded up for longer docnos (a run's docnos take 4 bytes a character of the longest); one run
+# of 10^6 lines alone (decompressed, parsed, evaluated; tracemalloc) 315 bytes a line when its text was parsed as one
+# block, 193 since a stored run over `streams.BLOCK_BYTES` is parsed a block of lines at a time
 BYTES_PER_RUN_LINE = 200
 # a pool build's block (pool candidates: the block's rows concatenated, ranked and keyed as `topic<US>doc` strings,
 # then made unique): scripts/bench/campaign_pooling.py --lines 1000000 --tasks pool saw its RSS peak rise 393 MiB

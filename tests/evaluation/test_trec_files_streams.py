@@ -67,6 +67,39 @@ def test_errors_found_in_a_later_block_name_their_line(tmp_path: Path, small_blo
     assert "not UTF-8" in info.value.errors[2][1]
 
 
+@pytest.fixture
+def small_pieces(monkeypatch):  # type: ignore[no-untyped-def]
+    """Bytes held in memory (an upload, a stored run) cut in pieces of 300 bytes, blocks of about 1 KiB."""
+    monkeypatch.setattr(streams, "PIECE", 300)
+    monkeypatch.setattr(streams, "BLOCK_BYTES", 1024)
+
+
+def test_bytes_parsed_in_blocks_are_the_run_parsed_whole(small_pieces, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A large upload or stored run is parsed a block of lines at a time (its working arrays a block's): the same
+    table, line numbers, dtypes and docno hashes as one block, with a byte-order mark and blank lines."""
+    text = ("\ufeff" + run_text()).encode()
+    blocked = parse_trec_run(text)
+    monkeypatch.setattr(streams, "BLOCK_BYTES", 1 << 30)
+    whole = parse_trec_run(text)
+    same_table(blocked, whole)
+    assert blocked.docs.dtype == whole.docs.dtype and blocked.topics.dtype == whole.topics.dtype
+    assert blocked.doc_hashes is not None and whole.doc_hashes is not None
+    assert np.array_equal(blocked.doc_hashes, whole.doc_hashes)
+    assert blocked.lines[-1] == text.count(b"\n")
+
+
+def test_bytes_with_errors_in_a_later_block_name_their_line(small_pieces) -> None:  # type: ignore[no-untyped-def]
+    lines = run_text().splitlines()
+    lines[1500] = lines[1500].replace(" Q0 ", " Q0 extra ")
+    lines[1800] = lines[1800].rsplit(" ", 1)[0] + " tagB"
+    with pytest.raises(FormatError) as info:
+        parse_trec_run(("\n".join(lines) + "\n").encode())
+    assert [line for line, _ in info.value.errors] == [1501, 1801]
+    repeated = run_text(n_topics=1, per_topic=200) + "1 Q0 doc1_0 201 -9 tagA\n"
+    with pytest.raises(FormatError, match="appears twice for topic '1'"):
+        parse_trec_run(repeated.encode())
+
+
 def test_a_docno_repeated_across_blocks_is_found(tmp_path: Path, small_blocks) -> None:
     text = run_text(n_topics=1, per_topic=200) + "1 Q0 doc1_0 201 -9 tagA\n"
     (tmp_path / "run.txt").write_text(text)
@@ -142,8 +175,11 @@ def test_reading_a_gzipped_run_does_not_hold_its_whole_text(tmp_path: Path, monk
             tracemalloc.stop()
 
     streamed = peak(lambda: read_run(tmp_path / "run.gz"))
-    whole = peak(lambda: parse_trec_run(read_bytes(tmp_path / "run.gz")))
+    in_blocks = peak(lambda: parse_trec_run(read_bytes(tmp_path / "run.gz")))  # the bytes held, parsed in blocks
+    monkeypatch.setattr(streams, "BLOCK_BYTES", 1 << 30)
+    whole = peak(lambda: parse_trec_run(read_bytes(tmp_path / "run.gz")))  # the bytes parsed as one block
     assert streamed < 0.5 * whole, (streamed, whole)
+    assert in_blocks < 0.9 * whole, (in_blocks, whole)
 
 
 def test_line_blocks_cut_after_newlines_and_number_lines() -> None:

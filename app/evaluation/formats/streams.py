@@ -294,19 +294,21 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
 def gunzip_limited(data: bytes, limit: int, *, source: str = "input") -> bytes:
     """The decompressed bytes of gzip `data`; TooLarge past `limit` bytes (about `limit` bytes held at most)."""
     out = bytearray()
-    for piece in gunzip_pieces(_slices(data), limit=limit, source=source):
+    for piece in gunzip_pieces(byte_pieces(data), limit=limit, source=source):
         out += piece
     return bytes(out)
 
 
-def _slices(data: bytes) -> Iterator[memoryview]:
+def byte_pieces(data: bytes) -> Iterator[memoryview]:
     """`data` in PIECE-sized views (no copies)."""
     view = memoryview(data)
     for start in range(0, len(view), PIECE):
         yield view[start : start + PIECE]
 
 
-def line_blocks(pieces: Iterable[bytes], block_bytes: int | None = None) -> Generator[tuple[bytes, int], None, None]:
+def line_blocks(
+    pieces: Iterable[bytes | memoryview], block_bytes: int | None = None
+) -> Generator[tuple[bytes, int], None, None]:
     """Data cut into blocks of whole lines (about `block_bytes`, default BLOCK_BYTES, each; the last may lack its
     newline), each with the 1-based number of its first line; a leading UTF-8 byte-order mark is dropped."""
     block_bytes = block_bytes or BLOCK_BYTES
