@@ -119,3 +119,28 @@ def test_topic_and_doc_keys_do_not_collide():
     assert sorted(zip(pool.topics.tolist(), pool.docs.tolist(), strict=True)) == [("1", "1b"), ("11", "b")]
     stats = pool_stats([a], pool, depth=5)
     assert stats.judged_share.tolist() == [[1.0, 1.0]]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_topic_rows_and_pool_order_are_the_plain_ones(seed: int) -> None:
+    """Each topic's rows cut from sorted candidates are those a comparison finds, and the pool's order is
+    np.lexsort((docs, key, topics)) whether the rows come in `topic<US>doc` key order (integers sorted) or not
+    (strings sorted): topics that are prefixes of others, control characters below the separator, keys tied."""
+    from app.evaluation.pools.builders import _pool_order, _topic_rows
+    from app.evaluation.pools.keys import pair_keys
+
+    rng = np.random.default_rng(seed)
+    names = np.array(["1", "10", "2", "1\x01", "a", "b"])
+    n = int(rng.integers(0, 300))
+    topics = names[rng.integers(0, len(names), n)]
+    docs = np.array([f"d{v}" for v in rng.integers(0, 60, n)])
+    keys, first = np.unique(pair_keys(topics, docs), return_index=True)  # distinct pairs in key order
+    shuffled = rng.permutation(len(keys))
+    for at in (first, first[shuffled]):
+        t, d = topics[at], docs[at]
+        rows = list(_topic_rows(t))
+        assert [name for name, _ in rows] == np.unique(t).tolist()
+        for name, where in rows:
+            assert where.tolist() == np.flatnonzero(t == name).tolist()
+        key = np.where(rng.random(len(t)) < 0.5, rng.integers(0, 5, len(t)), np.iinfo(np.int64).max)
+        assert _pool_order(t, d, key, rows).tolist() == np.lexsort((d, key, t)).tolist()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -227,16 +227,16 @@ def sample_pool(candidates: PoolCandidates, strata: Sequence[Stratum], *, seed: 
     pair_strata = np.searchsorted(lasts, best) + 1
     sampled = np.zeros(n_pairs, dtype=bool)
     judging_order = np.full(n_pairs, -1, dtype=np.int64)
-    for topic in np.unique(pair_topics).tolist():
+    rows = list(_topic_rows(pair_topics))
+    for topic, in_topic in rows:
         rng = topic_rng(seed, topic)
-        in_topic = np.flatnonzero(pair_topics == topic)
         for number, stratum in enumerate(strata, start=1):
             members = in_topic[pair_strata[in_topic] == number]
             take = int(np.floor(stratum.rate * len(members) + 0.5))
             sampled[rng.choice(members, size=take, replace=False) if take < len(members) else members] = True
         chosen = in_topic[sampled[in_topic]]
         judging_order[chosen] = rng.permutation(len(chosen))
-    order = np.lexsort((pair_docs, np.where(sampled, judging_order, np.iinfo(np.int64).max), pair_topics))
+    order = _pool_order(pair_topics, pair_docs, np.where(sampled, judging_order, np.iinfo(np.int64).max), rows)
     return PoolTable(
         topics=pair_topics[order],
         docs=pair_docs[order],
@@ -246,6 +246,43 @@ def sample_pool(candidates: PoolCandidates, strata: Sequence[Stratum], *, seed: 
         n_runs=candidates.n_runs[order],
         judging_order=judging_order[order],
     )
+
+
+def _topic_rows(topics: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
+    """(topic, its row indices ascending) for each distinct topic in name order. Candidates come sorted by their
+    `topic<US>doc` keys, so each topic's rows usually stand together: they are then cut from one pass over the rows,
+    instead of comparing every row with every topic; otherwise each topic's rows are found by comparison."""
+    if len(topics) == 0:
+        return
+    starts = np.concatenate(([0], np.flatnonzero(topics[1:] != topics[:-1]) + 1))
+    names = topics[starts].tolist()
+    if len(set(names)) == len(names):
+        ends = np.append(starts[1:], len(topics)).tolist()
+        for name, start, end in sorted(zip(names, starts.tolist(), ends, strict=True)):
+            yield str(name), np.arange(start, end)
+        return
+    for name in np.unique(topics).tolist():
+        yield str(name), np.flatnonzero(topics == name)
+
+
+def _pool_order(
+    topics: np.ndarray, docs: np.ndarray, key: np.ndarray, rows: Sequence[tuple[str, np.ndarray]]
+) -> np.ndarray:
+    """`np.lexsort((docs, key, topics))`: the rows by topic name, then `key`, then doc (`rows`: `_topic_rows`).
+
+    Candidates sorted by `topic<US>doc` keys hold each topic's rows together in doc order: a stable sort of the
+    integers (topic rank, key) then gives the same order without sorting strings (about 6x faster); otherwise the
+    strings are sorted."""
+    code = np.empty(len(topics), dtype=np.int64)
+    for rank, (_, at) in enumerate(rows):
+        code[at] = rank
+    follows = code[1:] == code[:-1]  # rows i and i + 1 are of one topic
+    together = np.count_nonzero(~follows) + 1 == len(rows)
+    if together and np.all((docs[1:] > docs[:-1]) | ~follows):
+        ranked: np.ndarray = np.lexsort((key, code))
+        return ranked
+    ranked = np.lexsort((docs, key, topics))
+    return ranked
 
 
 @dataclass(frozen=True)
